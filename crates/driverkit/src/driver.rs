@@ -1,0 +1,152 @@
+//! What every driver implements, whatever its capability.
+
+use std::borrow::Cow;
+use std::error::Error as StdError;
+
+use async_trait::async_trait;
+use serde::de::DeserializeOwned;
+
+use crate::Health;
+
+/// A driver failed to build, start or stop. The message is shown to people in SANDLOOM-B022
+/// and B030 errors: never put a secret in it (a password, a token, a URL with user-info).
+///
+/// ```
+/// use sandloom_driverkit::DriverError;
+/// let io = std::io::Error::other("connection refused");
+/// let err = DriverError::new("cannot reach 127.0.0.1:6379").with_source(io);
+/// assert_eq!(err.to_string(), "cannot reach 127.0.0.1:6379");
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct DriverError {
+    message: Cow<'static, str>,
+    #[source]
+    source: Option<Box<dyn StdError + Send + Sync + 'static>>,
+}
+
+impl DriverError {
+    /// An error with a message for people.
+    ///
+    /// ```
+    /// let e = sandloom_driverkit::DriverError::new("root is not a directory");
+    /// assert_eq!(e.message(), "root is not a directory");
+    /// ```
+    pub fn new(message: impl Into<Cow<'static, str>>) -> Self {
+        Self {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// Attach the cause.
+    ///
+    /// ```
+    /// use std::error::Error as _;
+    /// let e = sandloom_driverkit::DriverError::new("x").with_source(std::io::Error::other("y"));
+    /// assert!(e.source().is_some());
+    /// ```
+    #[must_use]
+    pub fn with_source(mut self, source: impl StdError + Send + Sync + 'static) -> Self {
+        self.source = Some(Box::new(source));
+        self
+    }
+
+    /// The message.
+    ///
+    /// ```
+    /// assert_eq!(sandloom_driverkit::DriverError::new("m").message(), "m");
+    /// ```
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+/// A driver: typed options, declared features, construction and lifecycle.
+///
+/// Implement this, then the provider trait of the capability (for example
+/// [`CacheProvider`](crate::cache::CacheProvider)), then register the type with
+/// [`register_driver!`](crate::register_driver).
+///
+/// ## Options
+/// `Options` is deserialized from the instance's `INFRA` table (every key except `driver`). It
+/// must refuse unknown fields (`#[serde(deny_unknown_fields)]`, checked by `sandloom-lint`), so a
+/// misspelt option is SANDLOOM-B022 with a "did you mean", not a silently ignored setting.
+/// Redact secrets in its `Debug`.
+///
+/// ## Features
+/// [`supported_features`](Driver::supported_features) lists every optional feature the type may
+/// declare; override [`features_for`](Driver::features_for) when some depend on the options. The
+/// kernel refuses a driver that reports anything else, and checks module requirements against
+/// `features_for` before anything starts.
+///
+/// ## Lifecycle
+/// [`from_options`](Driver::from_options) must not do I/O or block: connect in
+/// [`start`](Driver::start), which runs under the start timeout. [`stop`](Driver::stop) may be
+/// called after a failed or timed-out `start` and must release whatever `start` acquired; after
+/// `stop`, operations answer [`ErrorKind::Stopped`](sandloom_sdk_infra::ErrorKind::Stopped).
+///
+/// ```
+/// use sandloom_driverkit::{async_trait, Driver, DriverError};
+///
+/// #[derive(Debug, Default, serde::Deserialize)]
+/// #[serde(deny_unknown_fields, default)]
+/// pub struct Options { pub capacity: u64 }
+///
+/// pub struct Tiny { capacity: u64 }
+///
+/// #[async_trait]
+/// impl Driver for Tiny {
+///     type Options = Options;
+///     fn supported_features() -> &'static [&'static str] { &[] }
+///     fn from_options(options: Options) -> Result<Self, DriverError> {
+///         if options.capacity == 0 {
+///             return Err(DriverError::new("`capacity` must be at least 1"));
+///         }
+///         Ok(Tiny { capacity: options.capacity })
+///     }
+/// }
+/// # assert!(Tiny::from_options(Options { capacity: 0 }).is_err());
+/// ```
+#[async_trait]
+pub trait Driver: Send + Sync + Sized + 'static {
+    /// The driver's options, deserialized from `INFRA`.
+    type Options: DeserializeOwned + Send + 'static;
+
+    /// Every optional feature this type may declare, for any options.
+    fn supported_features() -> &'static [&'static str];
+
+    /// The features these options give; by default all of
+    /// [`supported_features`](Driver::supported_features).
+    fn features_for(options: &Self::Options) -> Vec<&'static str> {
+        let _ = options;
+        Self::supported_features().to_vec()
+    }
+
+    /// Construct from options. No I/O here.
+    ///
+    /// # Errors
+    /// A [`DriverError`] when the options are unusable together (reported as SANDLOOM-B022).
+    fn from_options(options: Self::Options) -> Result<Self, DriverError>;
+
+    /// Connect, create, warm up. Runs under the start timeout.
+    ///
+    /// # Errors
+    /// A [`DriverError`] naming what failed (reported as SANDLOOM-B022).
+    async fn start(&self) -> Result<(), DriverError> {
+        Ok(())
+    }
+
+    /// Release everything. Afterwards operations answer `Stopped`.
+    ///
+    /// # Errors
+    /// A [`DriverError`] naming what could not be released (reported as SANDLOOM-B030).
+    async fn stop(&self) -> Result<(), DriverError> {
+        Ok(())
+    }
+
+    /// Report health.
+    async fn health(&self) -> Health {
+        Health::Healthy
+    }
+}

@@ -1,0 +1,144 @@
+//! # sandloom-driverkit — the driver door
+//!
+//! For people who write drivers: a driver implements the operation trait a module calls
+//! ([`cache::Cache`], …) through that capability's provider trait ([`cache::CacheProvider`],
+//! …), which adds the [`Driver`] lifecycle, declared features and a required contract version.
+//! One [`register_driver!`] call makes it selectable by name in `INFRA`.
+//!
+//! Modules never depend on this crate (rule C004); applications link driver crates with
+//! `sandloom::link_drivers!`.
+//!
+//! ## For driver authors
+//!
+//! A driver crate has the same shape as the built-ins in `sandloom-embedded`: `lib.rs` (names,
+//! registration), `options.rs` (a `#[serde(deny_unknown_fields)]` options type with secrets
+//! redacted in `Debug`), `provider.rs` (the traits), and tests that run the conformance kit.
+//!
+//! ```
+//! use std::sync::Mutex;
+//! use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+//! use sandloom_driverkit::notifier::{Message, Notifier, NotifierProvider, Receipt};
+//! use sandloom_driverkit::sdk::{InfraError, InfraResult};
+//!
+//! #[derive(Debug, Default, serde::Deserialize)]
+//! #[serde(deny_unknown_fields, default)]
+//! pub struct StdoutOptions { pub prefix: String }
+//!
+//! pub struct StdoutNotifier { prefix: String, sent: Mutex<u64> }
+//!
+//! #[async_trait]
+//! impl Notifier for StdoutNotifier {
+//!     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
+//!         if message.body.is_empty() {
+//!             return Err(InfraError::invalid_input("notifier", "empty message body"));
+//!         }
+//!         println!("{}{}: {}", self.prefix, message.recipient, message.body);
+//!         let mut sent = self.sent.lock().unwrap();
+//!         *sent += 1;
+//!         Ok(Receipt::new(sent.to_string()))
+//!     }
+//! }
+//!
+//! #[async_trait]
+//! impl Driver for StdoutNotifier {
+//!     type Options = StdoutOptions;
+//!     fn supported_features() -> &'static [&'static str] { &[] }
+//!     fn from_options(options: StdoutOptions) -> Result<Self, DriverError> {
+//!         Ok(Self { prefix: options.prefix, sent: Mutex::new(0) })
+//!     }
+//! }
+//!
+//! impl NotifierProvider for StdoutNotifier {
+//!     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+//! }
+//!
+//! sandloom_driverkit::register_driver!(notifier, "stdout", StdoutNotifier);
+//! # fn main() {}
+//! ```
+//!
+//! `register_driver!` places a `#[link_section]` static in your crate, which the `unsafe_code`
+//! lint counts as unsafe: a crate with `#![forbid(unsafe_code)]` must use `deny` instead.
+
+mod driver;
+mod glue;
+mod macros;
+mod providers;
+
+pub use async_trait::async_trait;
+pub use driver::{Driver, DriverError};
+pub use providers::{cache, lock, notifier, objectstore, taskqueue};
+pub use sandloom_kernel::__private::semver::Version;
+pub use sandloom_kernel::Health;
+pub use sandloom_kernel::registry::Stability;
+/// The module door, re-exported for drivers: operation traits, errors, values.
+pub use sandloom_sdk_infra as sdk;
+
+/// Options for a driver that takes none: refuses every key.
+///
+/// ```
+/// let raw: sandloom_kernel::RawOptions = "anything = 1".parse().unwrap();
+/// assert!(raw.deserialize::<sandloom_driverkit::NoOptions>().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoOptions {}
+
+// Not public API: what the macros expand to. Versioned with this crate, never semver-stable.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::glue::{build, parse_options};
+    pub use sandloom_kernel::__private::linkme;
+    pub use sandloom_kernel::registry::{
+        BoxError, BuiltDriver, CAPABILITIES, CapabilitySpec, DRIVERS, DriverEntry, ParsedOptions,
+    };
+
+    /// Lowercase ASCII letters, digits, `_`, `-`; not empty.
+    #[must_use]
+    pub const fn valid_name(name: &str) -> bool {
+        let bytes = name.as_bytes();
+        if bytes.is_empty() {
+            return false;
+        }
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if !(b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-') {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+
+    const fn str_eq(a: &str, b: &str) -> bool {
+        let (a, b) = (a.as_bytes(), b.as_bytes());
+        if a.len() != b.len() {
+            return false;
+        }
+        let mut i = 0;
+        while i < a.len() {
+            if a[i] != b[i] {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+
+    /// No string is in both lists.
+    #[must_use]
+    pub const fn disjoint(a: &[&str], b: &[&str]) -> bool {
+        let mut i = 0;
+        while i < a.len() {
+            let mut j = 0;
+            while j < b.len() {
+                if str_eq(a[i], b[j]) {
+                    return false;
+                }
+                j += 1;
+            }
+            i += 1;
+        }
+        true
+    }
+}

@@ -1,0 +1,169 @@
+//! `SANDLOOM__…` environment overrides.
+
+use toml::Value;
+
+use super::parse::{check_name, read_millis, read_risks, unknown_top_level, wrong_type};
+use super::{Environment, InfraConfig, InstanceConfig, Location, OVERRIDE_PREFIX};
+use crate::error::Problem;
+use crate::options::RawOptions;
+
+pub(super) fn apply(
+    mut config: InfraConfig,
+    vars: impl IntoIterator<Item = (String, String)>,
+) -> Result<InfraConfig, Vec<Problem>> {
+    let mut overrides: Vec<(String, String)> = vars
+        .into_iter()
+        .filter(|(name, _)| name.starts_with(OVERRIDE_PREFIX))
+        .collect();
+    // Deterministic: the same environment always gives the same configuration and errors.
+    overrides.sort();
+    let mut problems = Vec::new();
+    for (name, raw) in overrides {
+        let location = Location::variable(&name);
+        let path: Vec<String> = name[OVERRIDE_PREFIX.len()..]
+            .split("__")
+            .map(str::to_ascii_lowercase)
+            .collect();
+        let value = read_value(&raw);
+        let result = match path.as_slice() {
+            [key] => apply_top_level(&mut config, key, &value, location.clone()),
+            [capability, instance, key] => apply_instance(
+                &mut config,
+                capability,
+                instance,
+                key,
+                value,
+                location.clone(),
+            ),
+            _ => Err(Problem::config(
+                location.clone(),
+                format!("`{name}` is not a valid override"),
+                format!(
+                    "use {OVERRIDE_PREFIX}<KEY> for a top-level key or {OVERRIDE_PREFIX}<CAPABILITY>__<INSTANCE>__<KEY> for an instance"
+                ),
+            )),
+        };
+        if let Err(problem) = result {
+            problems.push(problem);
+        }
+    }
+    for entry in config
+        .instances
+        .values()
+        .filter(|entry| entry.driver.is_empty())
+    {
+        problems.push(Problem::config(
+            entry.location.clone(),
+            format!("`{}` is set by overrides but has no `driver`", entry.qualified_name()),
+            format!(
+                "also set {OVERRIDE_PREFIX}{}__{}__DRIVER, or configure the instance in the INFRA file",
+                entry.capability.to_ascii_uppercase(),
+                entry.instance.to_ascii_uppercase()
+            ),
+        ));
+    }
+    if problems.is_empty() {
+        Ok(config)
+    } else {
+        Err(problems)
+    }
+}
+
+// `10` is an integer, `true` a boolean, `["a"]` an array; anything that is not a TOML value is
+// the string itself, so `redis://host` needs no quoting.
+fn read_value(raw: &str) -> Value {
+    format!("v = {raw}")
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|mut table| table.remove("v"))
+        .unwrap_or_else(|| Value::String(raw.to_owned()))
+}
+
+fn apply_top_level(
+    config: &mut InfraConfig,
+    key: &str,
+    value: &Value,
+    location: Location,
+) -> Result<(), Problem> {
+    match key {
+        "environment" => {
+            let name = value
+                .as_str()
+                .map_or_else(|| value.to_string(), str::to_owned);
+            config.environment = name.parse::<Environment>().map_err(|message| {
+                Problem::config(
+                    location,
+                    message,
+                    "set it to development, test or production",
+                )
+            })?;
+        }
+        "accepted_risks" => {
+            // A comma-separated list is the natural way to write a set in a variable.
+            let list = match value {
+                Value::String(text) => Value::Array(
+                    text.split(',')
+                        .map(str::trim)
+                        .filter(|s| !s.is_empty())
+                        .map(|s| Value::String(s.to_owned()))
+                        .collect(),
+                ),
+                other => other.clone(),
+            };
+            config.accepted_risks = read_risks(&list).map_err(|message| {
+                Problem::config(
+                    location,
+                    message,
+                    "give a comma-separated list of known risks",
+                )
+            })?;
+        }
+        "start_timeout_ms" | "stop_timeout_ms" => {
+            let timeout = read_millis(value).ok_or_else(|| {
+                wrong_type(location, key, "a positive integer of milliseconds", value)
+            })?;
+            if key == "start_timeout_ms" {
+                config.start_timeout = timeout;
+            } else {
+                config.stop_timeout = timeout;
+            }
+        }
+        other => return Err(unknown_top_level(location, other)),
+    }
+    Ok(())
+}
+
+fn apply_instance(
+    config: &mut InfraConfig,
+    capability: &str,
+    instance: &str,
+    key: &str,
+    value: Value,
+    location: Location,
+) -> Result<(), Problem> {
+    check_name(instance)
+        .map_err(|message| Problem::config(location.clone(), message, "rename the instance"))?;
+    let entry = config
+        .instances
+        .entry((capability.to_owned(), instance.to_owned()))
+        .or_insert_with(|| InstanceConfig {
+            capability: capability.to_owned(),
+            instance: instance.to_owned(),
+            driver: String::new(),
+            options: RawOptions::default(),
+            location: location.clone(),
+            driver_location: location.clone(),
+            option_locations: std::collections::BTreeMap::new(),
+        });
+    if key == "driver" {
+        let Value::String(driver) = value else {
+            return Err(wrong_type(location, "driver", "a string", &value));
+        };
+        entry.driver = driver;
+        entry.driver_location = location;
+    } else {
+        entry.options.0.insert(key.to_owned(), value);
+        entry.option_locations.insert(key.to_owned(), location);
+    }
+    Ok(())
+}

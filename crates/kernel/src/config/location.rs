@@ -1,0 +1,72 @@
+use std::fmt;
+
+/// Where in the configuration something was written.
+///
+/// ```
+/// use sandloom_kernel::Location;
+/// assert_eq!(Location::at("infra.toml", 3, 9).to_string(), "infra.toml:3:9");
+/// assert_eq!(Location::variable("SANDLOOM__ENVIRONMENT").to_string(), "environment variable SANDLOOM__ENVIRONMENT");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// A line and column (1-based) of a TOML source.
+    Source {
+        /// The file path or other name of the source.
+        origin: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column, in characters.
+        column: usize,
+    },
+    /// A whole source.
+    File(String),
+    /// An override variable.
+    Variable(String),
+    /// Given in code, with no source.
+    Code,
+}
+
+impl Location {
+    /// A position in a source.
+    pub fn at(origin: &str, line: usize, column: usize) -> Self {
+        Self::Source {
+            origin: origin.to_owned(),
+            line,
+            column,
+        }
+    }
+
+    /// A whole file.
+    pub fn file(origin: &str) -> Self {
+        Self::File(origin.to_owned())
+    }
+
+    /// An environment variable.
+    pub fn variable(name: &str) -> Self {
+        Self::Variable(name.to_owned())
+    }
+
+    /// The position of byte `offset` of `text`.
+    pub(crate) fn of_offset(origin: &str, text: &str, offset: usize) -> Self {
+        let before = &text[..offset.min(text.len())];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let column = before[line_start..].chars().count() + 1;
+        Self::at(origin, line, column)
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Source {
+                origin,
+                line,
+                column,
+            } => write!(f, "{origin}:{line}:{column}"),
+            Self::File(origin) => f.write_str(origin),
+            Self::Variable(name) => write!(f, "environment variable {name}"),
+            Self::Code => f.write_str("configuration given in code"),
+        }
+    }
+}

@@ -1,0 +1,322 @@
+//! `INFRA`: which driver serves each capability instance, with which options, where.
+//!
+//! ```toml
+//! environment = "production"            # development | test | production
+//! accepted_risks = ["experimental_capability"]
+//! start_timeout_ms = 30000              # per driver; default 30 s
+//! stop_timeout_ms = 10000               # per driver; default 10 s
+//!
+//! [cache.default]
+//! driver = "memory"
+//! capacity = 10000                      # every other key is the driver's own option
+//!
+//! [cache.sessions]
+//! driver = "memory"
+//! ```
+//!
+//! Sources, later ones winning: embedded defaults (only when no file is given), the TOML file,
+//! then environment variables `SANDLOOM__<KEY>` or `SANDLOOM__<CAPABILITY>__<INSTANCE>__<KEY>`
+//! (double underscores separate levels; names are lower-cased; a value is read as a TOML value
+//! when it is one — `10`, `true`, `["a"]` — and as a string otherwise).
+
+mod env;
+mod location;
+mod parse;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+pub use location::Location;
+
+use crate::error::{Problem, StartupError};
+use crate::options::RawOptions;
+
+/// The environment variable naming the `INFRA` file.
+pub const INFRA_FILE_VAR: &str = "SANDLOOM_INFRA";
+/// The prefix of override variables.
+pub const OVERRIDE_PREFIX: &str = "SANDLOOM__";
+/// The risk that allows experimental capabilities in production.
+pub const EXPERIMENTAL_CAPABILITY_RISK: &str = "experimental_capability";
+/// Every risk an application may accept.
+pub const KNOWN_RISKS: &[&str] = &[EXPERIMENTAL_CAPABILITY_RISK];
+
+/// Where the application runs.
+///
+/// ```
+/// use sandloom_kernel::Environment;
+/// assert_eq!("production".parse::<Environment>().unwrap(), Environment::Production);
+/// assert!("prod".parse::<Environment>().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Environment {
+    /// A developer's machine (the default).
+    #[default]
+    Development,
+    /// Automated tests.
+    Test,
+    /// Serving users: experimental capabilities need an accepted risk.
+    Production,
+}
+
+impl Environment {
+    /// Every environment name, as written in `INFRA`.
+    pub const NAMES: &'static [&'static str] = &["development", "test", "production"];
+
+    /// The name as written in `INFRA`.
+    ///
+    /// ```
+    /// assert_eq!(sandloom_kernel::Environment::Test.as_str(), "test");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Development => "development",
+            Self::Test => "test",
+            Self::Production => "production",
+        }
+    }
+}
+
+impl FromStr for Environment {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        match name {
+            "development" => Ok(Self::Development),
+            "test" => Ok(Self::Test),
+            "production" => Ok(Self::Production),
+            other => Err(format!(
+                "unknown environment `{other}`; expected one of development, test, production"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Environment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One configured capability instance: `[capability.instance]` with `driver = "…"`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InstanceConfig {
+    /// The capability (`cache`).
+    pub capability: String,
+    /// The instance name (`default`, `sessions`).
+    pub instance: String,
+    /// The selected driver name (`memory`).
+    pub driver: String,
+    /// Every other key of the table.
+    pub options: RawOptions,
+    /// Where the instance was configured.
+    pub location: Location,
+    /// Where `driver` was set.
+    pub driver_location: Location,
+    pub(crate) option_locations: BTreeMap<String, Location>,
+}
+
+impl InstanceConfig {
+    /// Where option `key` (a top-level key of the instance's table) was set, or the instance's
+    /// own location.
+    pub fn option_location(&self, key: &str) -> &Location {
+        self.option_locations.get(key).unwrap_or(&self.location)
+    }
+
+    /// `capability.instance`.
+    pub fn qualified_name(&self) -> String {
+        format!("{}.{}", self.capability, self.instance)
+    }
+}
+
+/// A whole `INFRA` configuration, validated for shape (not yet against linked drivers).
+///
+/// ```
+/// use sandloom_kernel::{Environment, InfraConfig};
+///
+/// let config = InfraConfig::from_toml_str(
+///     r#"
+///     environment = "test"
+///     [cache.default]
+///     driver = "memory"
+///     capacity = 100
+///     "#,
+///     "inline",
+/// )
+/// .unwrap();
+/// assert_eq!(config.environment(), Environment::Test);
+/// let cache = config.instance("cache", "default").unwrap();
+/// assert_eq!(cache.driver, "memory");
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct InfraConfig {
+    pub(crate) environment: Environment,
+    pub(crate) accepted_risks: BTreeSet<String>,
+    pub(crate) start_timeout: Duration,
+    pub(crate) stop_timeout: Duration,
+    pub(crate) instances: BTreeMap<(String, String), InstanceConfig>,
+    pub(crate) origin: String,
+}
+
+/// The default time a driver's `start` may take.
+pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default time a driver's `stop` may take.
+pub const DEFAULT_STOP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The embedded defaults: one working instance of each public capability, no services needed.
+pub const EMBEDDED_DEFAULTS: &str = r#"
+[cache.default]
+driver = "memory"
+
+[notifier.default]
+driver = "log"
+
+[objectstore.default]
+driver = "fs"
+root = ".sandloom/objects"
+
+[taskqueue.default]
+driver = "memory"
+"#;
+
+impl InfraConfig {
+    /// Parse `INFRA` from TOML text; `origin` names it in error locations (a file path).
+    ///
+    /// # Errors
+    /// A [`StartupError`] of SANDLOOM-B010 problems, every one found, each with its location.
+    pub fn from_toml_str(text: &str, origin: &str) -> Result<Self, StartupError> {
+        parse::parse(text, origin).map_err(StartupError::new)
+    }
+
+    /// Read and parse an `INFRA` file.
+    ///
+    /// # Errors
+    /// SANDLOOM-B010 when the file cannot be read or is malformed.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self, StartupError> {
+        let path = path.as_ref();
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|err| {
+            StartupError::new(vec![Problem::config(
+                Location::file(&origin),
+                format!("cannot read the INFRA file: {err}"),
+                format!("check that `{origin}` exists and is readable, or unset {INFRA_FILE_VAR} to run on embedded defaults"),
+            )])
+        })?;
+        Self::from_toml_str(&text, &origin)
+    }
+
+    /// The embedded defaults: `cache.memory`, `notifier.log`, `objectstore.fs` (under
+    /// `.sandloom/objects`) and `taskqueue.memory`, all as instance `default`.
+    ///
+    /// ```
+    /// let config = sandloom_kernel::InfraConfig::embedded_defaults();
+    /// assert_eq!(config.instances().count(), 4);
+    /// ```
+    pub fn embedded_defaults() -> Self {
+        parse::parse(EMBEDDED_DEFAULTS, "embedded defaults")
+            .unwrap_or_else(|problems| unreachable!("embedded defaults are valid: {problems:?}"))
+    }
+
+    /// What an application normally wants: the file named by `SANDLOOM_INFRA` (or the embedded
+    /// defaults when it is unset), then `SANDLOOM__…` overrides from the process environment.
+    ///
+    /// # Errors
+    /// SANDLOOM-B010 for an unreadable or malformed file or override.
+    pub fn from_env() -> Result<Self, StartupError> {
+        let base = match std::env::var_os(INFRA_FILE_VAR) {
+            Some(path) if !path.is_empty() => Self::from_file(Path::new(&path))?,
+            _ => Self::embedded_defaults(),
+        };
+        base.with_overrides(std::env::vars())
+    }
+
+    /// Apply `SANDLOOM__…` overrides from `vars` (other variables are ignored).
+    ///
+    /// ```
+    /// use sandloom_kernel::InfraConfig;
+    /// let config = InfraConfig::embedded_defaults()
+    ///     .with_overrides([("SANDLOOM__CACHE__DEFAULT__CAPACITY".to_string(), "500".to_string())])
+    ///     .unwrap();
+    /// let cache = config.instance("cache", "default").unwrap();
+    /// assert_eq!(cache.options.keys().collect::<Vec<_>>(), ["capacity"]);
+    /// ```
+    ///
+    /// # Errors
+    /// SANDLOOM-B010 for an override that does not fit (an unknown top-level key, a bad value),
+    /// every one found.
+    pub fn with_overrides(
+        self,
+        vars: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Self, StartupError> {
+        env::apply(self, vars).map_err(StartupError::new)
+    }
+
+    /// The environment.
+    pub fn environment(&self) -> Environment {
+        self.environment
+    }
+
+    /// The accepted risks.
+    pub fn accepted_risks(&self) -> impl Iterator<Item = &str> {
+        self.accepted_risks.iter().map(String::as_str)
+    }
+
+    /// Whether `risk` was accepted.
+    pub fn accepts(&self, risk: &str) -> bool {
+        self.accepted_risks.contains(risk)
+    }
+
+    /// How long one driver's `start` may take.
+    pub fn start_timeout(&self) -> Duration {
+        self.start_timeout
+    }
+
+    /// How long one driver's `stop` may take.
+    pub fn stop_timeout(&self) -> Duration {
+        self.stop_timeout
+    }
+
+    /// Where the configuration came from (a file path, `embedded defaults`).
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// Every configured instance, sorted by capability then instance.
+    pub fn instances(&self) -> impl Iterator<Item = &InstanceConfig> {
+        self.instances.values()
+    }
+
+    /// One instance.
+    pub fn instance(&self, capability: &str, instance: &str) -> Option<&InstanceConfig> {
+        self.instances
+            .get(&(capability.to_owned(), instance.to_owned()))
+    }
+
+    /// Set the environment (builder style, for programmatic configuration and tests).
+    ///
+    /// ```
+    /// use sandloom_kernel::{Environment, InfraConfig};
+    /// let config = InfraConfig::embedded_defaults().with_environment(Environment::Production);
+    /// assert_eq!(config.environment(), Environment::Production);
+    /// ```
+    #[must_use]
+    pub fn with_environment(mut self, environment: Environment) -> Self {
+        self.environment = environment;
+        self
+    }
+
+    /// Set the per-driver start timeout.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let c = sandloom_kernel::InfraConfig::embedded_defaults().with_start_timeout(Duration::from_secs(1));
+    /// assert_eq!(c.start_timeout(), Duration::from_secs(1));
+    /// ```
+    #[must_use]
+    pub fn with_start_timeout(mut self, timeout: Duration) -> Self {
+        self.start_timeout = timeout;
+        self
+    }
+}

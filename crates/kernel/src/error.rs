@@ -1,0 +1,554 @@
+//! Coded startup problems, and the one error that lists them all.
+
+use std::fmt::{self, Write as _};
+use std::time::Duration;
+
+use semver::Version;
+
+use crate::config::Location;
+use crate::options::OptionsError;
+
+/// The stable codes. A code never changes meaning; new problems get new codes.
+pub mod codes {
+    /// `start` was called outside a Tokio runtime.
+    pub const NO_RUNTIME: &str = "SANDLOOM-B001";
+    /// `INFRA` is malformed: bad TOML, a wrong type, an unknown key or capability.
+    pub const CONFIG: &str = "SANDLOOM-B010";
+    /// A selected driver (or a required instance) has no provider.
+    pub const NO_DRIVER: &str = "SANDLOOM-B020";
+    /// Two providers of one selected name, or a package claiming a built-in name.
+    pub const CONFLICT: &str = "SANDLOOM-B021";
+    /// A selected driver cannot be used.
+    pub const UNUSABLE: &str = "SANDLOOM-B022";
+    /// An experimental capability in production without the accepted risk.
+    pub const EXPERIMENTAL: &str = "SANDLOOM-B023";
+    /// A driver failed to stop cleanly.
+    pub const STOP_FAILED: &str = "SANDLOOM-B030";
+}
+
+/// Why two providers conflict (SANDLOOM-B021).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConflictKind {
+    /// A name `INFRA` selects is registered by more than one package (or twice by one).
+    SelectedTwice,
+    /// A package other than the owner registers a built-in driver's name.
+    BuiltinClaimed {
+        /// The built-in's owner.
+        owner: &'static str,
+    },
+    /// Two packages define a capability spec of the same name.
+    CapabilityDefinedTwice,
+}
+
+/// Why a selected driver cannot be used (SANDLOOM-B022).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UnusableReason {
+    /// The driver targets a contract version this runtime does not satisfy.
+    ContractVersion {
+        /// The version the driver was written against.
+        driver: Version,
+        /// The runtime's version of the contract.
+        runtime: Version,
+    },
+    /// The options did not deserialize into the driver's options type.
+    Options {
+        /// What serde said, with path and suggestion.
+        error: OptionsError,
+        /// Where the failing key (or the instance) is configured.
+        location: Location,
+    },
+    /// A module requires a feature the driver does not declare (for these options).
+    MissingFeature {
+        /// The feature.
+        feature: String,
+        /// The package that requires it.
+        module: &'static str,
+        /// What the driver declares.
+        declared: Vec<&'static str>,
+    },
+    /// The driver reports a feature it may not: not among its `supported_features`, or not a
+    /// feature of the capability at all.
+    UndeclaredFeature {
+        /// The feature.
+        feature: &'static str,
+        /// Why it is refused.
+        why: String,
+    },
+    /// Construction returned an error.
+    BuildFailed(String),
+    /// `start` returned an error.
+    StartFailed(String),
+    /// Construction or `start` panicked; the panic was caught.
+    Panicked {
+        /// `build` or `start`.
+        phase: &'static str,
+        /// The panic message.
+        message: String,
+    },
+    /// `start` did not finish within the start timeout.
+    TimedOut {
+        /// The timeout.
+        after: Duration,
+    },
+}
+
+impl UnusableReason {
+    fn describe(&self, capability: &str) -> String {
+        match self {
+            Self::ContractVersion { driver, runtime } => format!(
+                "it implements contract {driver} of `{capability}`, and this runtime has {runtime}"
+            ),
+            Self::Options { error, location } => {
+                format!("invalid options at {location}: {error}")
+            }
+            Self::MissingFeature {
+                feature,
+                module,
+                declared,
+            } => format!(
+                "module `{module}` requires feature `{feature}`, which it does not declare (declared: {})",
+                if declared.is_empty() {
+                    "none".to_owned()
+                } else {
+                    declared.join(", ")
+                }
+            ),
+            Self::UndeclaredFeature { feature, why } => {
+                format!("it reports feature `{feature}`, which {why}")
+            }
+            Self::BuildFailed(message) => {
+                format!("construction failed: {message}")
+            }
+            Self::StartFailed(message) => format!("start failed: {message}"),
+            Self::Panicked { phase, message } => {
+                format!("it panicked during {phase}: {message}")
+            }
+            Self::TimedOut { after } => {
+                format!("start did not finish within {} ms", after.as_millis())
+            }
+        }
+    }
+
+    fn action(&self, capability: &str, instance: &str, driver: &str, package: &str) -> String {
+        match self {
+            Self::ContractVersion { driver: d, runtime } => {
+                if d.major == runtime.major && d > runtime {
+                    format!(
+                        "upgrade Sandloom to a version with contract {d} of `{capability}`, or use a version of `{package}` written for {runtime}"
+                    )
+                } else {
+                    format!(
+                        "use a version of `{package}` written for contract {}.x of `{capability}`",
+                        runtime.major
+                    )
+                }
+            }
+            Self::Options { error, .. } => match (error.unknown_field(), error.suggestion()) {
+                (Some(field), Some(close)) => {
+                    format!("rename `{field}` to `{close}` in `[{capability}.{instance}]`")
+                }
+                (Some(field), None) => format!(
+                    "remove `{field}` from `[{capability}.{instance}]`; see the options of `{capability}.{driver}` in `{package}`'s documentation"
+                ),
+                _ => format!(
+                    "fix the option in `[{capability}.{instance}]`; see the options of `{capability}.{driver}` in `{package}`'s documentation"
+                ),
+            },
+            Self::MissingFeature { feature, .. } => format!(
+                "select a `{capability}` driver that declares `{feature}` for `{capability}.{instance}`, or change its options if the feature depends on them"
+            ),
+            Self::UndeclaredFeature { .. } => format!(
+                "report this to the maintainers of `{package}`; meanwhile select another driver"
+            ),
+            Self::BuildFailed(_) | Self::StartFailed(_) => format!(
+                "fix the cause above (options, a backend that must be reachable) and start again, or select another driver for `{capability}.{instance}`"
+            ),
+            Self::Panicked { .. } => format!(
+                "report the panic to the maintainers of `{package}`; meanwhile select another driver"
+            ),
+            Self::TimedOut { .. } => format!(
+                "check that the backend of `{capability}.{instance}` is reachable, or raise `start_timeout_ms` in INFRA"
+            ),
+        }
+    }
+}
+
+/// One thing that stops startup. Every problem has a stable [`code`](Problem::code), a
+/// [`description`](Problem::description) and an [`action`](Problem::action).
+///
+/// ```
+/// use sandloom_kernel::{Location, Problem};
+/// let p = Problem::config(Location::at("infra.toml", 2, 1), "unknown top-level key `enviroment`", "did you mean `environment`?");
+/// assert_eq!(p.code(), "SANDLOOM-B010");
+/// assert!(p.to_string().starts_with("[SANDLOOM-B010] unknown top-level key"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Problem {
+    /// SANDLOOM-B001.
+    NoRuntime,
+    /// SANDLOOM-B010.
+    Config {
+        /// Where.
+        location: Location,
+        /// What is wrong.
+        message: String,
+        /// What to do.
+        action: String,
+    },
+    /// SANDLOOM-B020: a selected driver name has no provider linked.
+    NoDriver {
+        /// The capability.
+        capability: String,
+        /// The instance that selects it.
+        instance: String,
+        /// The selected driver name.
+        driver: String,
+        /// Where `driver` is set.
+        location: Location,
+        /// The linked drivers of that capability, sorted.
+        linked: Vec<String>,
+        /// The package known to provide the name, when known.
+        provided_by: Option<&'static str>,
+        /// That package is a dependency of the application but was not linked.
+        dependency_not_linked: bool,
+        /// The closest linked name, when one is close.
+        suggestion: Option<String>,
+    },
+    /// SANDLOOM-B020: a module requires an instance `INFRA` does not configure.
+    NoInstance {
+        /// The capability.
+        capability: String,
+        /// The instance.
+        instance: String,
+        /// The module that requires it.
+        module: &'static str,
+        /// The configured instances of that capability, sorted.
+        configured: Vec<String>,
+    },
+    /// SANDLOOM-B021.
+    Conflict {
+        /// The capability.
+        capability: String,
+        /// The driver name (or capability name, for a spec conflict).
+        name: String,
+        /// Every package involved, sorted.
+        packages: Vec<String>,
+        /// Why.
+        kind: ConflictKind,
+    },
+    /// SANDLOOM-B022.
+    Unusable {
+        /// The capability.
+        capability: String,
+        /// The instance.
+        instance: String,
+        /// The driver name.
+        driver: String,
+        /// The driver's package.
+        package: &'static str,
+        /// Why.
+        reason: UnusableReason,
+    },
+    /// SANDLOOM-B023.
+    Experimental {
+        /// The capability.
+        capability: String,
+        /// The instance.
+        instance: String,
+        /// Where it is configured.
+        location: Location,
+    },
+    /// SANDLOOM-B030.
+    StopFailed {
+        /// The capability.
+        capability: String,
+        /// The instance.
+        instance: String,
+        /// The driver name.
+        driver: String,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+impl Problem {
+    /// A SANDLOOM-B010 problem.
+    pub fn config(
+        location: Location,
+        message: impl Into<String>,
+        action: impl Into<String>,
+    ) -> Self {
+        Self::Config {
+            location,
+            message: message.into(),
+            action: action.into(),
+        }
+    }
+
+    /// The stable code, such as `SANDLOOM-B020`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::NoRuntime => codes::NO_RUNTIME,
+            Self::Config { .. } => codes::CONFIG,
+            Self::NoDriver { .. } | Self::NoInstance { .. } => codes::NO_DRIVER,
+            Self::Conflict { .. } => codes::CONFLICT,
+            Self::Unusable { .. } => codes::UNUSABLE,
+            Self::Experimental { .. } => codes::EXPERIMENTAL,
+            Self::StopFailed { .. } => codes::STOP_FAILED,
+        }
+    }
+
+    /// What happened, with the names involved.
+    pub fn description(&self) -> String {
+        match self {
+            Self::NoRuntime => "Sandloom was started outside a Tokio runtime".to_owned(),
+            Self::Config {
+                location, message, ..
+            } => format!("{message} (at {location})"),
+            Self::NoDriver {
+                capability,
+                instance,
+                driver,
+                location,
+                linked,
+                dependency_not_linked,
+                provided_by,
+                ..
+            } => {
+                let mut text = format!(
+                    "no driver `{capability}.{driver}` is linked; `{capability}.{instance}` selects it (at {location}). Linked `{capability}` drivers: {}",
+                    list_or_none(linked)
+                );
+                if let (true, Some(package)) = (dependency_not_linked, provided_by) {
+                    let _ = write!(
+                        text,
+                        ". Package `{package}` provides it and is a dependency of this application, but no code names it, so it is not linked into the binary"
+                    );
+                }
+                text
+            }
+            Self::NoInstance {
+                capability,
+                instance,
+                module,
+                configured,
+            } => format!(
+                "module `{module}` requires `{capability}.{instance}`, which INFRA does not configure (configured `{capability}` instances: {})",
+                list_or_none(configured)
+            ),
+            Self::Conflict {
+                capability,
+                name,
+                packages,
+                kind,
+            } => match kind {
+                ConflictKind::SelectedTwice => format!(
+                    "driver `{capability}.{name}` is provided by more than one package: {}",
+                    packages.join(" and ")
+                ),
+                ConflictKind::BuiltinClaimed { owner } => format!(
+                    "`{capability}.{name}` is a built-in driver of `{owner}`, and {} also registers it",
+                    packages
+                        .iter()
+                        .filter(|p| p != owner)
+                        .map(|p| format!("`{p}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                ConflictKind::CapabilityDefinedTwice => format!(
+                    "capability `{capability}` is defined by more than one package: {}",
+                    packages.join(" and ")
+                ),
+            },
+            Self::Unusable {
+                capability,
+                instance,
+                driver,
+                package,
+                reason,
+            } => {
+                let head = format!(
+                    "driver `{capability}.{driver}` (package `{package}`) for `{capability}.{instance}` cannot be used: "
+                );
+                head + &reason.describe(capability)
+            }
+            Self::Experimental {
+                capability,
+                instance,
+                location,
+            } => format!(
+                "capability `{capability}` is experimental, and `{capability}.{instance}` is configured in production (at {location})"
+            ),
+            Self::StopFailed {
+                capability,
+                instance,
+                driver,
+                reason,
+            } => format!(
+                "driver `{capability}.{driver}` of `{capability}.{instance}` did not stop cleanly: {reason}"
+            ),
+        }
+    }
+
+    /// What to do about it.
+    pub fn action(&self) -> String {
+        match self {
+            Self::NoRuntime => {
+                "call `start` from inside a Tokio runtime (for example under `#[tokio::main]`)"
+                    .to_owned()
+            }
+            Self::Config { action, .. } => action.clone(),
+            Self::NoDriver {
+                capability,
+                instance,
+                driver,
+                provided_by,
+                dependency_not_linked,
+                suggestion,
+                ..
+            } => {
+                let crate_ident = |package: &str| package.replace('-', "_");
+                match (provided_by, dependency_not_linked, suggestion) {
+                    (Some(package), true, _) => format!(
+                        "link it: add `{}` to the application's `sandloom::link_drivers!(…)` call",
+                        crate_ident(package)
+                    ),
+                    (Some(package), false, _) => format!(
+                        "add the package that provides it: `cargo add {package}`, then link it with `sandloom::link_drivers!({})` in the application",
+                        crate_ident(package)
+                    ),
+                    (None, _, Some(close)) => format!(
+                        "did you mean `{close}`? Set `driver = \"{close}\"` in `[{capability}.{instance}]`, or add and link the crate that provides `{capability}.{driver}`"
+                    ),
+                    (None, _, None) => format!(
+                        "add the crate that provides `{capability}.{driver}` as a dependency and name it in `sandloom::link_drivers!(…)`, or select one of the linked drivers"
+                    ),
+                }
+            }
+            Self::NoInstance {
+                capability,
+                instance,
+                ..
+            } => format!(
+                "configure it: add `[{capability}.{instance}]` with `driver = \"…\"` to INFRA"
+            ),
+            Self::Conflict {
+                kind,
+                capability,
+                name,
+                ..
+            } => match kind {
+                ConflictKind::SelectedTwice => format!(
+                    "remove one of the packages from the application; there is no override: a different behaviour needs a different name than `{capability}.{name}`"
+                ),
+                ConflictKind::BuiltinClaimed { .. } => format!(
+                    "rename the other package's driver (built-in names cannot be replaced) and select the new name in INFRA instead of `{name}`"
+                ),
+                ConflictKind::CapabilityDefinedTwice => {
+                    "depend on only one of the packages that define it".to_owned()
+                }
+            },
+            Self::Unusable {
+                capability,
+                instance,
+                driver,
+                package,
+                reason,
+            } => reason.action(capability, instance, driver, package),
+            Self::Experimental { .. } => format!(
+                "accept the risk with `accepted_risks = [\"{}\"]` at the top of INFRA, or remove the instance from the production configuration",
+                crate::config::EXPERIMENTAL_CAPABILITY_RISK
+            ),
+            Self::StopFailed { .. } => {
+                "check the backend for resources left behind (connections, locks)".to_owned()
+            }
+        }
+    }
+}
+
+fn list_or_none(names: &[String]) -> String {
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "[{}] {}\n    Action: {}",
+            self.code(),
+            self.description(),
+            self.action()
+        )
+    }
+}
+
+impl std::error::Error for Problem {}
+
+/// Startup (or a dry-run check) refused: every problem found, in a stable order.
+///
+/// ```
+/// use sandloom_kernel::{InfraConfig, StartupError};
+/// let err: StartupError = InfraConfig::from_toml_str("environment = 3", "infra.toml").unwrap_err();
+/// assert_eq!(err.codes(), ["SANDLOOM-B010"]);
+/// println!("{err}");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartupError {
+    problems: Vec<Problem>,
+}
+
+impl StartupError {
+    /// An error of these problems.
+    pub fn new(problems: Vec<Problem>) -> Self {
+        Self { problems }
+    }
+
+    /// Every problem.
+    pub fn problems(&self) -> &[Problem] {
+        &self.problems
+    }
+
+    /// The code of every problem, in order.
+    pub fn codes(&self) -> Vec<&'static str> {
+        self.problems.iter().map(Problem::code).collect()
+    }
+
+    pub(crate) fn push(&mut self, problem: Problem) {
+        self.problems.push(problem);
+    }
+}
+
+impl fmt::Display for StartupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let count = self.problems.len();
+        writeln!(
+            f,
+            "Sandloom refused to start: {count} problem{} found.",
+            if count == 1 { "" } else { "s" }
+        )?;
+        for (index, problem) in self.problems.iter().enumerate() {
+            write!(
+                f,
+                "\n{}. [{}]\n    Description: {}\n    Action: {}\n",
+                index + 1,
+                problem.code(),
+                problem.description(),
+                problem.action()
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for StartupError {}

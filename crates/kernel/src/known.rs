@@ -1,0 +1,52 @@
+//! Names the kernel knows without any driver being linked: the built-ins and their owner, and
+//! which package provides a driver name (for SANDLOOM-B020's "add this crate").
+
+/// The package that owns every built-in driver name.
+pub const BUILTIN_OWNER: &str = "sandloom-embedded";
+
+/// Built-in driver names, as `(capability, driver)`. No other package may register these.
+pub const BUILTIN_DRIVERS: &[(&str, &str)] = &[
+    ("cache", "memory"),
+    ("lock", "memory"),
+    ("notifier", "log"),
+    ("notifier", "memory"),
+    ("objectstore", "fs"),
+    ("objectstore", "memory"),
+    ("taskqueue", "memory"),
+];
+
+/// `(capability, driver, package)` for every driver name whose providing package is known.
+/// Backend drivers join this list as their crates are published.
+pub const KNOWN_PROVIDERS: &[(&str, &str, &str)] = &[
+    ("cache", "memory", BUILTIN_OWNER),
+    ("lock", "memory", BUILTIN_OWNER),
+    ("notifier", "log", BUILTIN_OWNER),
+    ("notifier", "memory", BUILTIN_OWNER),
+    ("objectstore", "fs", BUILTIN_OWNER),
+    ("objectstore", "memory", BUILTIN_OWNER),
+    ("taskqueue", "memory", BUILTIN_OWNER),
+];
+
+/// Whether `(capability, driver)` is a built-in name.
+///
+/// ```
+/// assert!(sandloom_kernel::known::is_builtin("cache", "memory"));
+/// assert!(!sandloom_kernel::known::is_builtin("cache", "redis"));
+/// ```
+pub fn is_builtin(capability: &str, driver: &str) -> bool {
+    BUILTIN_DRIVERS
+        .iter()
+        .any(|&(c, d)| c == capability && d == driver)
+}
+
+/// The package known to provide `(capability, driver)`.
+///
+/// ```
+/// assert_eq!(sandloom_kernel::known::provider_of("objectstore", "fs"), Some("sandloom-embedded"));
+/// ```
+pub fn provider_of(capability: &str, driver: &str) -> Option<&'static str> {
+    KNOWN_PROVIDERS
+        .iter()
+        .find(|&&(c, d, _)| c == capability && d == driver)
+        .map(|&(_, _, package)| package)
+}

@@ -1,0 +1,78 @@
+//! # sandloom-kernel — the runtime
+//!
+//! Reads `INFRA`, finds the drivers it selects by name among those linked into the binary,
+//! refuses to start with coded errors on conflicts or unusable drivers, and runs lifecycles.
+//! It never depends on `sandloom-driverkit`: drivers reach it only as the type-erased
+//! [`registry::DriverEntry`] values driverkit's macros produce.
+//!
+//! ## For applications
+//!
+//! ```no_run
+//! use sandloom_kernel::{InfraConfig, Kernel};
+//!
+//! #[tokio::main]
+//! async fn main() -> std::process::ExitCode {
+//!     // Name every driver crate here: a crate no code names is not linked.
+//!     let linked = sandloom_kernel::link_drivers!(/* sandloom_embedded, my_driver_crate */);
+//!     let config = match InfraConfig::from_env() {
+//!         Ok(config) => config,
+//!         Err(err) => { eprintln!("{err}"); return std::process::ExitCode::FAILURE; }
+//!     };
+//!     let running = match Kernel::new(config, linked).start().await {
+//!         Ok(running) => running,
+//!         Err(err) => { eprintln!("{err}"); return std::process::ExitCode::FAILURE; }
+//!     };
+//!     println!("{}", running.report());
+//!     // ... hand running.infra() to modules ...
+//!     let _ = running.shutdown().await;
+//!     std::process::ExitCode::SUCCESS
+//! }
+//! ```
+//!
+//! ## Error codes
+//!
+//! | code | when |
+//! |---|---|
+//! | SANDLOOM-B001 | `start` called outside a Tokio runtime |
+//! | SANDLOOM-B010 | `INFRA` malformed: bad TOML, wrong type, unknown key or capability (with location) |
+//! | SANDLOOM-B020 | a selected driver, or an instance a module requires, has no provider |
+//! | SANDLOOM-B021 | a selected name has two providers; a package claims a built-in name |
+//! | SANDLOOM-B022 | a selected driver cannot be used (contract, options, features, build/start error, panic, timeout) |
+//! | SANDLOOM-B023 | experimental capability in production without `experimental_capability` |
+//! | SANDLOOM-B030 | a driver failed to stop cleanly |
+
+pub mod config;
+mod error;
+pub mod known;
+mod link;
+mod options;
+pub mod registry;
+mod report;
+mod resolve;
+mod runtime;
+mod specs;
+mod suggest;
+
+pub use config::{Environment, InfraConfig, InstanceConfig, Location};
+pub use error::{ConflictKind, Problem, StartupError, UnusableReason, codes};
+pub use link::LinkedDrivers;
+pub use options::{OptionsError, RawOptions};
+pub use registry::Health;
+pub use report::{ReportLine, StartupReport};
+pub use runtime::{Kernel, Running};
+
+/// The text of a caught panic's payload.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic with a non-string payload".to_owned())
+}
+
+// Not public API: what driverkit's macros expand to. Versioned with this crate.
+#[doc(hidden)]
+pub mod __private {
+    pub use linkme;
+    pub use semver;
+}

@@ -1,0 +1,256 @@
+//! A driver's options as written in `INFRA`, and what goes wrong deserializing them.
+
+use std::fmt;
+
+use serde::de::DeserializeOwned;
+
+/// The options of one configured instance: every key of its `INFRA` table except `driver`.
+///
+/// Drivers never see this type: `sandloom-driverkit` deserializes it into the driver's own
+/// `Options` type, which refuses unknown fields.
+///
+/// ```
+/// use sandloom_kernel::RawOptions;
+/// #[derive(Debug, serde::Deserialize)]
+/// #[serde(deny_unknown_fields)]
+/// struct Opts { capacity: u64 }
+///
+/// let raw: RawOptions = "capacity = 10".parse().unwrap();
+/// assert_eq!(raw.deserialize::<Opts>().unwrap().capacity, 10);
+///
+/// let typo: RawOptions = "capcity = 10".parse().unwrap();
+/// let err = typo.deserialize::<Opts>().unwrap_err();
+/// assert_eq!(err.suggestion(), Some("capacity"));
+/// ```
+#[derive(Clone, Default, PartialEq)]
+pub struct RawOptions(pub(crate) toml::Table);
+
+impl RawOptions {
+    /// Deserialize into a driver's typed options.
+    ///
+    /// # Errors
+    /// An [`OptionsError`] naming the key path, with a "did you mean" for an unknown key.
+    pub fn deserialize<O: DeserializeOwned>(&self) -> Result<O, OptionsError> {
+        serde_path_to_error::deserialize(self.0.clone()).map_err(|err| {
+            let path: Vec<String> = err
+                .path()
+                .iter()
+                .filter_map(|segment| match segment {
+                    serde_path_to_error::Segment::Map { key } => Some(key.clone()),
+                    serde_path_to_error::Segment::Seq { index } => Some(index.to_string()),
+                    _ => None,
+                })
+                .collect();
+            OptionsError::from_message(path, err.inner().message())
+        })
+    }
+
+    /// The option keys, sorted.
+    ///
+    /// ```
+    /// let raw: sandloom_kernel::RawOptions = "b = 1\na = 2".parse().unwrap();
+    /// assert_eq!(raw.keys().collect::<Vec<_>>(), ["a", "b"]);
+    /// ```
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.0.keys().map(String::as_str)
+    }
+
+    /// Whether there are no options.
+    ///
+    /// ```
+    /// assert!(sandloom_kernel::RawOptions::default().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::str::FromStr for RawOptions {
+    type Err = toml::de::Error;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        text.parse::<toml::Table>().map(Self)
+    }
+}
+
+// Option values may be secrets: show keys only.
+impl fmt::Debug for RawOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.0.keys()).finish()
+    }
+}
+
+/// Options did not deserialize.
+///
+/// ```
+/// use sandloom_kernel::RawOptions;
+/// #[derive(Debug, serde::Deserialize)]
+/// struct Opts { #[allow(dead_code)] port: u16 }
+/// let raw: RawOptions = "port = \"secret-ish\"".parse().unwrap();
+/// let err = raw.deserialize::<Opts>().unwrap_err();
+/// assert_eq!(err.path(), ["port"]);
+/// assert!(!err.to_string().contains("secret-ish"), "string values are redacted");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OptionsError {
+    path: Vec<String>,
+    message: String,
+    unknown_field: Option<String>,
+    suggestion: Option<String>,
+}
+
+impl OptionsError {
+    /// An error at `path` with `message` (as serde wrote it; string values are redacted).
+    ///
+    /// ```
+    /// let e = sandloom_kernel::OptionsError::from_message(vec![], "unknown field `tll`, expected `ttl` or `capacity`");
+    /// assert_eq!(e.unknown_field(), Some("tll"));
+    /// assert_eq!(e.suggestion(), Some("ttl"));
+    /// ```
+    pub fn from_message(path: Vec<String>, message: &str) -> Self {
+        let (unknown_field, suggestion) = match parse_unknown_field(message) {
+            Some((field, expected)) => {
+                let suggestion =
+                    crate::suggest::closest(&field, expected.iter().map(String::as_str))
+                        .map(str::to_owned);
+                (Some(field), suggestion)
+            }
+            None => (None, None),
+        };
+        Self {
+            path,
+            message: redact_string_values(message),
+            unknown_field,
+            suggestion,
+        }
+    }
+
+    /// The key path of the failing value, outermost first (empty for the table itself).
+    pub fn path(&self) -> &[String] {
+        &self.path
+    }
+
+    /// The message, with string values redacted.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The unknown key, when that is the problem.
+    pub fn unknown_field(&self) -> Option<&str> {
+        self.unknown_field.as_deref()
+    }
+
+    /// The known key closest to the unknown one, when one is close.
+    pub fn suggestion(&self) -> Option<&str> {
+        self.suggestion.as_deref()
+    }
+
+    /// The key path the error is about: the unknown key itself when that is the problem.
+    pub(crate) fn key_path(&self) -> Vec<String> {
+        let mut path = self.path.clone();
+        if let Some(field) = &self.unknown_field {
+            path.push(field.clone());
+        }
+        path
+    }
+}
+
+impl fmt::Display for OptionsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.path.is_empty() {
+            write!(f, "option `{}`: ", self.path.join("."))?;
+        }
+        f.write_str(&self.message)?;
+        if let Some(suggestion) = &self.suggestion {
+            write!(f, " (did you mean `{suggestion}`?)")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for OptionsError {}
+
+// serde's `Error::unknown_field` writes "unknown field `x`, expected `a` or `b`",
+// "expected one of `a`, `b`, `c`" or "there are no fields"; a test pins that format.
+fn parse_unknown_field(message: &str) -> Option<(String, Vec<String>)> {
+    let rest = message.strip_prefix("unknown field `")?;
+    let (field, rest) = rest.split_once('`')?;
+    let expected = rest
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_owned)
+        .collect();
+    Some((field.to_owned(), expected))
+}
+
+// serde writes `invalid type: string "value"`; a value may be a password, so never echo it.
+fn redact_string_values(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(start) = rest.find("string \"") {
+        let value_start = start + "string \"".len();
+        out.push_str(&rest[..start]);
+        out.push_str("a string");
+        match rest[value_start..].find('"') {
+            Some(end) => rest = &rest[value_start + end + 1..],
+            None => {
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Two {
+        capacity: u64,
+        ttl_ms: u64,
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Three {
+        capacity: u64,
+        ttl_ms: u64,
+        root: String,
+    }
+
+    #[test]
+    fn serde_unknown_field_format_is_the_one_we_parse() {
+        let raw: RawOptions = "capcity = 1".parse().unwrap();
+        let err = raw.deserialize::<Two>().unwrap_err();
+        assert_eq!(err.unknown_field(), Some("capcity"));
+        assert_eq!(err.suggestion(), Some("capacity"));
+        let err = raw.deserialize::<Three>().unwrap_err();
+        assert_eq!(err.suggestion(), Some("capacity"));
+        assert!(
+            err.to_string().contains("did you mean `capacity`?"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn far_off_key_gets_no_suggestion() {
+        let raw: RawOptions = "zzzzzzzz = 1".parse().unwrap();
+        let err = raw.deserialize::<Two>().unwrap_err();
+        assert_eq!(err.unknown_field(), Some("zzzzzzzz"));
+        assert_eq!(err.suggestion(), None);
+    }
+
+    #[test]
+    fn string_values_are_redacted() {
+        assert_eq!(
+            redact_string_values(r#"invalid type: string "hunter2", expected u64"#),
+            "invalid type: a string, expected u64"
+        );
+    }
+}

@@ -1,0 +1,176 @@
+//! The type-erased entries that driver crates link into the binary, and the slices holding them.
+//!
+//! The kernel never names a provider trait: `sandloom-driverkit`'s macros turn a typed driver
+//! into a [`DriverEntry`] of plain data and function pointers. Nothing here runs before `main`,
+//! and nothing is constructed until `INFRA` selects it.
+
+use std::any::Any;
+use std::error::Error as StdError;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+
+use linkme::distributed_slice;
+use semver::Version;
+
+use crate::options::{OptionsError, RawOptions};
+
+/// A boxed error from driver code.
+pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
+/// A boxed, sendable future.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Whether a capability's contract is stable.
+///
+/// ```
+/// use sandloom_kernel::registry::Stability;
+/// assert_eq!(Stability::Experimental.to_string(), "experimental");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stability {
+    /// Public, with a conformance kit; semver applies.
+    Stable,
+    /// May change in a minor release; refused in `production` without the accepted risk
+    /// `experimental_capability` (SANDLOOM-B023).
+    Experimental,
+}
+
+impl fmt::Display for Stability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Stable => "stable",
+            Self::Experimental => "experimental",
+        })
+    }
+}
+
+/// A capability: what a driver of it must implement and may declare.
+///
+/// Built-in specs are linked by the kernel; a third-party package defines its own with
+/// `sandloom_driverkit::define_capability!`.
+#[derive(Debug)]
+pub struct CapabilitySpec {
+    /// The name used in `INFRA` (`cache`).
+    pub name: &'static str,
+    /// Stable or experimental.
+    pub stability: Stability,
+    /// The current version of the contract; drivers must target the same major.
+    pub contract_version: Version,
+    /// Operations every driver implements; never features.
+    pub required_operations: &'static [&'static str],
+    /// Optional features a driver may declare.
+    pub features: &'static [&'static str],
+    /// The package that defines the spec.
+    pub package: &'static str,
+}
+
+/// How one driver is found, checked and built. Produced by `sandloom_driverkit::register_driver!`.
+pub struct DriverEntry {
+    /// The capability it serves (`cache`).
+    pub capability: &'static str,
+    /// Its driver name (`memory`); `INFRA` selects it as `driver = "memory"`.
+    pub name: &'static str,
+    /// The package that registered it (`env!("CARGO_PKG_NAME")` of the registering crate).
+    pub package: &'static str,
+    /// The contract version the driver was written against.
+    pub contract_version: Version,
+    /// Every feature the driver may declare, for any options.
+    pub supported_features: fn() -> &'static [&'static str],
+    /// Deserialize the driver's options and compute the features they give. Builds nothing.
+    pub parse_options: fn(&RawOptions) -> Result<ParsedOptions, OptionsError>,
+    /// Construct the driver from parsed options. Must not do I/O; that belongs in `start`.
+    pub build: fn(ParsedOptions) -> Result<BuiltDriver, BoxError>,
+}
+
+impl fmt::Debug for DriverEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DriverEntry")
+            .field("capability", &self.capability)
+            .field("name", &self.name)
+            .field("package", &self.package)
+            .field("contract_version", &self.contract_version)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A driver's options after deserialization, with the features they give.
+pub struct ParsedOptions {
+    /// The typed options, erased (`T::Options` of the driver).
+    pub value: Box<dyn Any + Send>,
+    /// `features_for(&options)` of the driver.
+    pub features: Vec<&'static str>,
+}
+
+/// A constructed driver, not yet started.
+pub struct BuiltDriver {
+    /// Its lifecycle.
+    pub lifecycle: Box<dyn ErasedLifecycle>,
+    /// Its operations as `Arc<dyn OperationTrait>` (`Arc<dyn Cache>`), erased, for `Infra`.
+    pub operations: Box<dyn Any + Send + Sync>,
+}
+
+/// A driver's health as it reports it.
+///
+/// ```
+/// use sandloom_kernel::Health;
+/// assert!(Health::Healthy.is_healthy());
+/// assert!(!Health::Unhealthy("connection refused".into()).is_healthy());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Health {
+    /// Working.
+    Healthy,
+    /// Working, with a problem worth a look.
+    Degraded(String),
+    /// Not working.
+    Unhealthy(String),
+}
+
+impl Health {
+    /// `true` for [`Health::Healthy`].
+    ///
+    /// ```
+    /// assert!(!sandloom_kernel::Health::Degraded("slow".into()).is_healthy());
+    /// ```
+    pub fn is_healthy(&self) -> bool {
+        matches!(self, Self::Healthy)
+    }
+}
+
+/// Lifecycle of a built driver, as the kernel drives it.
+pub trait ErasedLifecycle: Send + Sync {
+    /// Connect, create, warm up.
+    fn start(&self) -> BoxFuture<'_, Result<(), BoxError>>;
+    /// Release everything; afterwards operations answer `Stopped`.
+    fn stop(&self) -> BoxFuture<'_, Result<(), BoxError>>;
+    /// Report health.
+    fn health(&self) -> BoxFuture<'_, Health>;
+}
+
+/// Every driver linked into the binary. Iteration order is unspecified and means nothing.
+#[distributed_slice]
+pub static DRIVERS: [DriverEntry];
+
+/// Every capability spec linked into the binary. Iteration order is unspecified.
+#[distributed_slice]
+pub static CAPABILITIES: [CapabilitySpec];
+
+/// The linked driver entries.
+///
+/// ```
+/// for entry in sandloom_kernel::registry::drivers() {
+///     println!("{}.{} from {}", entry.capability, entry.name, entry.package);
+/// }
+/// ```
+pub fn drivers() -> &'static [DriverEntry] {
+    &DRIVERS
+}
+
+/// The linked capability specs.
+///
+/// ```
+/// assert!(sandloom_kernel::registry::capabilities().iter().any(|s| s.name == "cache"));
+/// ```
+pub fn capabilities() -> &'static [CapabilitySpec] {
+    &CAPABILITIES
+}

@@ -1,0 +1,117 @@
+//! What started: a value for programs, a table for people, events for `tracing`.
+
+use std::fmt;
+
+use semver::Version;
+
+use crate::config::Environment;
+use crate::registry::Stability;
+
+/// One started (or, for `check`, resolved) instance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReportLine {
+    /// The capability.
+    pub capability: String,
+    /// The instance.
+    pub instance: String,
+    /// The driver name.
+    pub driver: String,
+    /// The driver's package.
+    pub package: &'static str,
+    /// The contract version the driver implements.
+    pub contract_version: Version,
+    /// The features it declares for its options.
+    pub features: Vec<&'static str>,
+    /// The capability's stability.
+    pub stability: Stability,
+}
+
+/// Every instance, sorted by capability then instance.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let kernel = sandloom_kernel::Kernel::new(
+///     sandloom_kernel::InfraConfig::from_toml_str("", "empty").unwrap(),
+///     sandloom_kernel::link_drivers!(),
+/// );
+/// let report = kernel.check().unwrap();
+/// assert!(report.lines.is_empty());
+/// # }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StartupReport {
+    /// The environment.
+    pub environment: Environment,
+    /// Where the configuration came from.
+    pub origin: String,
+    /// One line per instance.
+    pub lines: Vec<ReportLine>,
+}
+
+impl StartupReport {
+    /// Emit one `tracing` event per instance (target `sandloom`, level INFO).
+    pub fn trace(&self) {
+        for line in &self.lines {
+            tracing::info!(
+                target: "sandloom",
+                capability = %line.capability,
+                instance = %line.instance,
+                driver = %line.driver,
+                package = line.package,
+                contract_version = %line.contract_version,
+                features = ?line.features,
+                stability = %line.stability,
+                "capability instance ready"
+            );
+        }
+    }
+}
+
+impl fmt::Display for StartupReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "Sandloom infrastructure ({} environment, from {}):",
+            self.environment, self.origin
+        )?;
+        let rows: Vec<[String; 5]> = self
+            .lines
+            .iter()
+            .map(|line| {
+                [
+                    format!("{}.{}", line.capability, line.instance),
+                    line.driver.clone(),
+                    line.package.to_owned(),
+                    line.contract_version.to_string(),
+                    if line.features.is_empty() {
+                        "-".to_owned()
+                    } else {
+                        line.features.join(",")
+                    } + if line.stability == Stability::Experimental {
+                        " (experimental)"
+                    } else {
+                        ""
+                    },
+                ]
+            })
+            .collect();
+        let header = ["instance", "driver", "package", "contract", "features"].map(str::to_owned);
+        let mut widths = header.clone().map(|h| h.len());
+        for row in &rows {
+            for (width, cell) in widths.iter_mut().zip(row) {
+                *width = (*width).max(cell.len());
+            }
+        }
+        for row in std::iter::once(&header).chain(&rows) {
+            write!(f, " ")?;
+            for (cell, width) in row.iter().zip(widths) {
+                write!(f, " {cell:<width$}")?;
+            }
+            writeln!(f)?;
+        }
+        Ok(())
+    }
+}

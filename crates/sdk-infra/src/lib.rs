@@ -1,0 +1,101 @@
+//! # sandloom-sdk-infra — the module door
+//!
+//! Application modules ask for infrastructure by **capability** and get an **operation trait**:
+//! [`Cache`], [`Notifier`], [`ObjectStore`], [`TaskQueue`] (and the experimental [`Lock`]).
+//! Which driver serves each capability instance is the application's choice, made in its `INFRA`
+//! configuration; a module never names a driver, and never depends on `sandloom-driverkit`,
+//! a driver crate or a backend SDK (rule C004).
+//!
+//! ## For modules
+//!
+//! 1. Declare what you need with [`requires!`]; the kernel checks it at startup, so an instance
+//!    you declared, with the features you declared, is there when your code runs.
+//! 2. Take an [`Infra`] handle from the application, resolve each capability once, and call it.
+//!
+//! ```
+//! use sandloom_sdk_infra::{cache, requires, Infra, InfraResult, CACHE};
+//! use std::time::Duration;
+//!
+//! requires!(CACHE, "sessions", features = [cache::TTL]);
+//!
+//! pub async fn login(infra: &Infra, user: &str) -> InfraResult<()> {
+//!     let sessions = infra.capability(&CACHE, "sessions").expect("checked at startup");
+//!     sessions
+//!         .set_with_ttl(&format!("session:{user}"), "token".into(), Duration::from_secs(3600))
+//!         .await
+//! }
+//! # fn main() {}
+//! ```
+//!
+//! Optional operations (a feature such as [`cache::TTL`]) answer an error of kind
+//! [`ErrorKind::Unsupported`] when the driver does not declare the feature; they never panic.
+//!
+//! ## For applications
+//!
+//! Applications use the `sandloom` crate (or `sandloom-kernel`), which reads `INFRA`, starts the
+//! selected drivers and hands out the [`Infra`] built here.
+//!
+//! ## For driver authors
+//!
+//! Implement the operation trait through its provider trait in `sandloom-driverkit`; nothing in
+//! this crate is for you except the traits themselves.
+//!
+//! This crate has no async runtime in its API: the traits are `async` and object-safe through
+//! [`async_trait`], and run on whatever executor the application uses.
+
+pub mod cache;
+mod capability;
+mod error;
+mod infra;
+pub mod lock;
+pub mod notifier;
+pub mod objectstore;
+mod requirement;
+pub mod taskqueue;
+
+pub use async_trait::async_trait;
+pub use bytes;
+
+pub use cache::Cache;
+pub use capability::{CapabilityRef, DEFAULT_INSTANCE};
+pub use error::{ErrorKind, InfraError, InfraResult};
+pub use infra::{AccessError, Infra, InfraBuilder};
+pub use lock::Lock;
+pub use notifier::Notifier;
+pub use objectstore::ObjectStore;
+pub use requirement::Requirement;
+pub use taskqueue::TaskQueue;
+
+/// The key of the `cache` capability.
+pub const CACHE: CapabilityRef<dyn Cache> = CapabilityRef::new(cache::NAME);
+/// The key of the `notifier` capability.
+pub const NOTIFIER: CapabilityRef<dyn Notifier> = CapabilityRef::new(notifier::NAME);
+/// The key of the `objectstore` capability.
+pub const OBJECT_STORE: CapabilityRef<dyn ObjectStore> = CapabilityRef::new(objectstore::NAME);
+/// The key of the `taskqueue` capability.
+pub const TASK_QUEUE: CapabilityRef<dyn TaskQueue> = CapabilityRef::new(taskqueue::NAME);
+/// The key of the experimental `lock` capability.
+pub const LOCK: CapabilityRef<dyn Lock> = CapabilityRef::new(lock::NAME);
+
+/// Requirements every linked module declared with [`requires!`], in no defined order.
+///
+/// ```
+/// for requirement in sandloom_sdk_infra::linked_requirements() {
+///     println!("{} needs {}.{}", requirement.module(), requirement.capability(), requirement.instance());
+/// }
+/// ```
+pub fn linked_requirements() -> &'static [Requirement] {
+    &__private::REQUIREMENTS
+}
+
+// Not public API: what `requires!` expands to. Versioned with this crate, never semver-stable.
+#[doc(hidden)]
+pub mod __private {
+    pub use linkme;
+    pub use linkme::distributed_slice;
+
+    // The slice of module requirements lives here, not in the kernel, because modules may only
+    // depend on this crate; the kernel reads it through `linked_requirements`.
+    #[distributed_slice]
+    pub static REQUIREMENTS: [crate::Requirement];
+}

@@ -1,0 +1,86 @@
+//! The experimental `lock` capability: named, expiring mutual-exclusion leases.
+//!
+//! Experimental: configuring it in the `production` environment needs the accepted risk
+//! `experimental_capability` (SANDLOOM-B023), and its contract may change in a minor release.
+//!
+//! Required operations: [`acquire`](Lock::acquire), [`release`](Lock::release),
+//! [`refresh`](Lock::refresh). No optional features yet.
+
+use std::time::{Duration, SystemTime};
+
+use async_trait::async_trait;
+
+use crate::error::InfraResult;
+
+/// Capability name of the lock.
+pub const NAME: &str = "lock";
+/// Every optional feature a lock driver may declare.
+pub const FEATURES: &[&str] = &[];
+/// Every required operation: never a feature.
+pub const REQUIRED_OPERATIONS: &[&str] = &["acquire", "release", "refresh"];
+
+/// Proof of holding the lock `name` until `expires_at`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Lease {
+    /// The lock's name.
+    pub name: String,
+    /// Opaque token of this holder; another holder's token never matches.
+    pub token: String,
+    /// After this instant another caller may acquire the lock.
+    pub expires_at: SystemTime,
+}
+
+impl Lease {
+    /// A lease value (drivers build these).
+    ///
+    /// ```
+    /// use std::time::{Duration, SystemTime};
+    /// let l = sandloom_sdk_infra::lock::Lease::new("job", "t1", SystemTime::now() + Duration::from_secs(5));
+    /// assert_eq!(l.name, "job");
+    /// ```
+    pub fn new(name: impl Into<String>, token: impl Into<String>, expires_at: SystemTime) -> Self {
+        Self {
+            name: name.into(),
+            token: token.into(),
+            expires_at,
+        }
+    }
+}
+
+/// Named leases: at most one holder per name at a time, until its lease expires.
+///
+/// ```
+/// use std::time::Duration;
+/// use sandloom_sdk_infra::lock::Lock;
+/// use sandloom_sdk_infra::InfraResult;
+///
+/// async fn run_exclusively(lock: &dyn Lock) -> InfraResult<bool> {
+///     let Some(lease) = lock.acquire("nightly-report", Duration::from_secs(30)).await? else {
+///         return Ok(false); // someone else runs it
+///     };
+///     // ... work ...
+///     lock.release(&lease).await?;
+///     Ok(true)
+/// }
+/// ```
+#[async_trait]
+pub trait Lock: Send + Sync {
+    /// Take the lock `name` for `ttl`; `None` when another holder's lease is still valid.
+    ///
+    /// # Errors
+    /// `InvalidInput` for an empty name or a zero `ttl`; `Unavailable` when the backend fails.
+    async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>>;
+
+    /// Give the lock back; `false` when the lease had already expired or been taken over.
+    ///
+    /// # Errors
+    /// As `acquire`.
+    async fn release(&self, lease: &Lease) -> InfraResult<bool>;
+
+    /// Extend a lease still held to `ttl` from now.
+    ///
+    /// # Errors
+    /// `Conflict` when the lease expired or another holder has the lock; else as `acquire`.
+    async fn refresh(&self, lease: &Lease, ttl: Duration) -> InfraResult<Lease>;
+}

@@ -1,0 +1,277 @@
+//! The `objectstore` capability: named blobs under `/`-separated keys.
+//!
+//! Required operations: [`put`](ObjectStore::put), [`get`](ObjectStore::get),
+//! [`head`](ObjectStore::head), [`delete`](ObjectStore::delete), [`list`](ObjectStore::list).
+//! Optional features: [`ETAG`], [`CONDITIONAL_PUT`].
+//!
+//! Keys are relative, `/`-separated, non-empty UTF-8 paths. A key that is absolute, contains a
+//! `..` or `.` segment, an empty segment, a backslash or a NUL is refused with
+//! [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) by every driver;
+//! [`validate_key`] is the rule.
+
+use std::time::SystemTime;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+
+use crate::error::{InfraError, InfraResult};
+
+/// Capability name of the object store.
+pub const NAME: &str = "objectstore";
+
+/// Feature: [`ObjectMeta::etag`] is filled in by `put`, `head` and `list`.
+pub const ETAG: &str = "etag";
+/// Feature: [`ObjectStore::put_if`] writes only when a condition holds.
+pub const CONDITIONAL_PUT: &str = "conditional_put";
+/// Every optional feature an object store driver may declare.
+pub const FEATURES: &[&str] = &[ETAG, CONDITIONAL_PUT];
+/// Every required operation: never a feature.
+pub const REQUIRED_OPERATIONS: &[&str] = &["put", "get", "head", "delete", "list"];
+/// The page size `list` uses when the caller gives none.
+pub const DEFAULT_PAGE_SIZE: usize = 1000;
+
+/// Check `key` against the object-key rule.
+///
+/// ```
+/// use sandloom_sdk_infra::objectstore::validate_key;
+///
+/// assert!(validate_key("reports/2026/11.csv").is_ok());
+/// for bad in ["", "/etc/passwd", "a/../b", "./a", "a//b", "a\0b", "a\\b", "a/"] {
+///     assert!(validate_key(bad).is_err(), "{bad:?}");
+/// }
+/// ```
+///
+/// # Errors
+/// `InvalidInput`, naming what is wrong with the key.
+pub fn validate_key(key: &str) -> InfraResult<()> {
+    let reason = if key.is_empty() {
+        Some("is empty")
+    } else if key.contains('\0') {
+        Some("contains a NUL byte")
+    } else if key.contains('\\') {
+        Some("contains a backslash")
+    } else if key.starts_with('/') {
+        Some("is absolute")
+    } else if key.split('/').any(|segment| segment == "..") {
+        Some("contains a `..` segment")
+    } else if key.split('/').any(|segment| segment == ".") {
+        Some("contains a `.` segment")
+    } else if key.split('/').any(str::is_empty) {
+        Some("contains an empty segment")
+    } else {
+        None
+    };
+    match reason {
+        None => Ok(()),
+        Some(reason) => Err(InfraError::invalid_input(
+            NAME,
+            format!("object key {key:?} {reason}; keys are relative `/`-separated paths"),
+        )),
+    }
+}
+
+/// What a store knows about one object.
+///
+/// ```
+/// use sandloom_sdk_infra::objectstore::ObjectMeta;
+/// let meta = ObjectMeta::new("a.txt", 3);
+/// assert_eq!((meta.key.as_str(), meta.size), ("a.txt", 3));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ObjectMeta {
+    /// The object's key.
+    pub key: String,
+    /// Its size in bytes.
+    pub size: u64,
+    /// An opaque version tag that changes whenever the content does (feature [`ETAG`]).
+    pub etag: Option<String>,
+    /// When it was last written, when the store knows.
+    pub last_modified: Option<SystemTime>,
+}
+
+impl ObjectMeta {
+    /// Metadata with a key and a size.
+    ///
+    /// ```
+    /// let m = sandloom_sdk_infra::objectstore::ObjectMeta::new("k", 0).with_etag("\"1\"");
+    /// assert_eq!(m.etag.as_deref(), Some("\"1\""));
+    /// ```
+    pub fn new(key: impl Into<String>, size: u64) -> Self {
+        Self {
+            key: key.into(),
+            size,
+            etag: None,
+            last_modified: None,
+        }
+    }
+
+    /// Set the etag.
+    ///
+    /// ```
+    /// # use sandloom_sdk_infra::objectstore::ObjectMeta;
+    /// assert!(ObjectMeta::new("k", 1).with_etag("x").etag.is_some());
+    /// ```
+    #[must_use]
+    pub fn with_etag(mut self, etag: impl Into<String>) -> Self {
+        self.etag = Some(etag.into());
+        self
+    }
+
+    /// Set the modification time.
+    ///
+    /// ```
+    /// # use sandloom_sdk_infra::objectstore::ObjectMeta;
+    /// let m = ObjectMeta::new("k", 1).with_last_modified(std::time::SystemTime::UNIX_EPOCH);
+    /// assert!(m.last_modified.is_some());
+    /// ```
+    #[must_use]
+    pub fn with_last_modified(mut self, at: SystemTime) -> Self {
+        self.last_modified = Some(at);
+        self
+    }
+}
+
+/// Which page of a listing to return.
+///
+/// ```
+/// use sandloom_sdk_infra::objectstore::ListOptions;
+/// let first = ListOptions::default().with_limit(100);
+/// let next = first.clone().after("reports/0099.csv");
+/// assert_eq!(next.start_after.as_deref(), Some("reports/0099.csv"));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ListOptions {
+    /// Only keys strictly greater than this one (the previous page's `next`).
+    pub start_after: Option<String>,
+    /// At most this many objects; `None` means [`DEFAULT_PAGE_SIZE`].
+    pub limit: Option<usize>,
+}
+
+impl ListOptions {
+    /// Set the page size.
+    ///
+    /// ```
+    /// # use sandloom_sdk_infra::objectstore::ListOptions;
+    /// assert_eq!(ListOptions::default().with_limit(5).limit, Some(5));
+    /// ```
+    #[must_use]
+    pub fn with_limit(mut self, limit: usize) -> Self {
+        self.limit = Some(limit);
+        self
+    }
+
+    /// Continue after `key`.
+    ///
+    /// ```
+    /// # use sandloom_sdk_infra::objectstore::ListOptions;
+    /// assert!(ListOptions::default().after("a").start_after.is_some());
+    /// ```
+    #[must_use]
+    pub fn after(mut self, key: impl Into<String>) -> Self {
+        self.start_after = Some(key.into());
+        self
+    }
+}
+
+/// One page of a listing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ListPage {
+    /// The objects of this page, in ascending byte order of their keys.
+    pub objects: Vec<ObjectMeta>,
+    /// When more objects follow: pass it to [`ListOptions::after`] for the next page.
+    pub next: Option<String>,
+}
+
+impl ListPage {
+    /// A page of `objects`, with `next` set when more follow.
+    ///
+    /// ```
+    /// use sandloom_sdk_infra::objectstore::{ListPage, ObjectMeta};
+    /// let page = ListPage::new(vec![ObjectMeta::new("a", 1)], None);
+    /// assert!(page.next.is_none());
+    /// ```
+    pub fn new(objects: Vec<ObjectMeta>, next: Option<String>) -> Self {
+        Self { objects, next }
+    }
+}
+
+/// The condition of [`ObjectStore::put_if`].
+///
+/// ```
+/// use sandloom_sdk_infra::objectstore::PutCondition;
+/// let create_only = PutCondition::IfAbsent;
+/// let compare_and_swap = PutCondition::IfMatch("\"abc\"".into());
+/// assert_ne!(create_only, compare_and_swap);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PutCondition {
+    /// Write only when no object has the key.
+    IfAbsent,
+    /// Write only when the current object's etag is this one.
+    IfMatch(String),
+}
+
+/// A store of objects.
+///
+/// ```
+/// use sandloom_sdk_infra::objectstore::{ListOptions, ObjectStore};
+/// use sandloom_sdk_infra::InfraResult;
+///
+/// async fn archive(store: &dyn ObjectStore) -> InfraResult<usize> {
+///     store.put("reports/1.csv", "a,b\n".into()).await?;
+///     let page = store.list("reports/", ListOptions::default()).await?;
+///     Ok(page.objects.len())
+/// }
+/// ```
+#[async_trait]
+pub trait ObjectStore: Send + Sync {
+    /// Write `data` under `key`, replacing any object, atomically: a reader sees the old or the
+    /// new object, never a part.
+    ///
+    /// # Errors
+    /// `InvalidInput` for a key [`validate_key`] refuses; `Unavailable` when the backend fails.
+    async fn put(&self, key: &str, data: Bytes) -> InfraResult<ObjectMeta>;
+
+    /// The object's bytes.
+    ///
+    /// # Errors
+    /// `NotFound` when there is no object; else as `put`.
+    async fn get(&self, key: &str) -> InfraResult<Bytes>;
+
+    /// The object's metadata, without its bytes.
+    ///
+    /// # Errors
+    /// `NotFound` when there is no object; else as `put`.
+    async fn head(&self, key: &str) -> InfraResult<ObjectMeta>;
+
+    /// Remove the object. Deleting a key that has no object succeeds (delete is idempotent).
+    ///
+    /// # Errors
+    /// As `put`.
+    async fn delete(&self, key: &str) -> InfraResult<()>;
+
+    /// One page of the objects whose keys start with `prefix` (`""` lists all), in ascending
+    /// byte order of keys. Follow [`ListPage::next`] until it is `None` to see every object.
+    ///
+    /// # Errors
+    /// `InvalidInput` for a prefix with a NUL; else as `put`.
+    async fn list(&self, prefix: &str, options: ListOptions) -> InfraResult<ListPage>;
+
+    /// Write only when `condition` holds. Feature [`CONDITIONAL_PUT`].
+    ///
+    /// # Errors
+    /// `Unsupported` without the feature; `Conflict` when the condition fails; else as `put`.
+    async fn put_if(
+        &self,
+        key: &str,
+        data: Bytes,
+        condition: PutCondition,
+    ) -> InfraResult<ObjectMeta> {
+        let _ = (key, data, condition);
+        Err(InfraError::unsupported(NAME, "put_if", CONDITIONAL_PUT))
+    }
+}
