@@ -41,14 +41,40 @@
 /// A third-party capability (see [`define_capability!`](crate::define_capability)) uses the
 /// long form, naming the operation trait object and the contract version:
 ///
-/// ```ignore
+/// ```
+/// use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
+///
+/// // In the package that defines the capability (its `contracts` crate):
+/// sandloom_driverkit::define_capability! {
+///     name: "translate",
+///     stability: Experimental,
+///     contract_version: (0, 1, 0),
+///     required_operations: ["translate"],
+///     features: [],
+/// }
+/// pub trait Translate: Send + Sync {
+///     fn translate(&self, text: &str) -> String;
+/// }
+///
+/// // In a driver crate:
+/// pub struct Echo;
+/// impl Translate for Echo {
+///     fn translate(&self, text: &str) -> String { text.to_owned() }
+/// }
+/// #[async_trait]
+/// impl Driver for Echo {
+///     type Options = NoOptions;
+///     fn supported_features() -> &'static [&'static str] { &[] }
+///     fn from_options(_: NoOptions) -> Result<Self, DriverError> { Ok(Echo) }
+/// }
 /// sandloom_driverkit::register_driver!(
-///     capability = "search",
-///     driver = "tantivy",
-///     provider = TantivySearch,
-///     operations = dyn my_search::Search,
-///     contract = <TantivySearch as my_search::SearchProvider>::CONTRACT_VERSION,
+///     capability = "translate",
+///     driver = "echo",
+///     provider = Echo,
+///     operations = dyn Translate,
+///     contract = Version::new(0, 1, 0),
 /// );
+/// # fn main() {}
 /// ```
 #[macro_export]
 macro_rules! register_driver {

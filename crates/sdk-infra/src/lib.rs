@@ -41,7 +41,7 @@
 //! this crate is for you except the traits themselves.
 //!
 //! This crate has no async runtime in its API: the traits are `async` and object-safe through
-//! [`async_trait`], and run on whatever executor the application uses.
+//! [`macro@async_trait`], and run on whatever executor the application uses.
 
 pub mod cache;
 mod capability;

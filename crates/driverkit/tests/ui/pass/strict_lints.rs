@@ -1,0 +1,41 @@
+#![deny(warnings, unsafe_code, missing_docs, unreachable_pub, rust_2018_idioms)]
+#![deny(clippy::all, clippy::pedantic)]
+//! Macro output is clean under strict user lints.
+#![allow(missing_docs)]
+use sandloom_driverkit::cache::Cache;
+use sandloom_driverkit::sdk::bytes::Bytes;
+use sandloom_driverkit::sdk::InfraResult;
+use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions};
+
+/// A cache.
+pub struct MyCache;
+
+#[async_trait]
+impl Cache for MyCache {
+    async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
+    async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
+    async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+}
+
+#[async_trait]
+impl Driver for MyCache {
+    type Options = NoOptions;
+    fn supported_features() -> &'static [&'static str] { &[] }
+    fn from_options(_: NoOptions) -> Result<Self, DriverError> { Ok(MyCache) }
+}
+
+impl sandloom_driverkit::cache::CacheProvider for MyCache {
+    const CONTRACT_VERSION: sandloom_driverkit::Version = sandloom_driverkit::Version::new(1, 0, 0);
+}
+
+sandloom_driverkit::register_driver!(cache, "strict", MyCache);
+
+sandloom_driverkit::define_capability! {
+    name: "strict_capability",
+    stability: Experimental,
+    contract_version: (0, 1, 0),
+    required_operations: ["run"],
+    features: ["fast"],
+}
+
+fn main() {}

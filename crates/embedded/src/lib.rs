@@ -1,0 +1,51 @@
+//! # sandloom-embedded — drivers that need no services
+//!
+//! The built-in drivers, owned by this package (no other package may register their names,
+//! SANDLOOM-B021). They make Sandloom work on one machine with nothing installed, and they are
+//! what `INFRA` selects when there is no `INFRA` at all.
+//!
+//! | name | features | options |
+//! |---|---|---|
+//! | `cache.memory` | `ttl`, `increment`, `bulk` | `capacity` (entries, default 10 000), `default_ttl_ms` |
+//! | `objectstore.fs` | `etag`, `conditional_put` | `root` (directory, required) |
+//! | `objectstore.memory` | `etag`, `conditional_put` | none |
+//! | `notifier.log` | `batch` | `level` (`info` default, `warn`, `debug`) |
+//! | `notifier.memory` | `batch` | `capacity` (messages kept, default 1000) |
+//! | `taskqueue.memory` | `delay`, `dead_letter`, `fifo` | `visibility_timeout_ms` (30 000), `max_attempts` (5) |
+//! | `lock.memory` (experimental) | none | none |
+//!
+//! ## For applications
+//!
+//! Link the crate with `sandloom::link_drivers!(sandloom_embedded)`, then select the drivers in
+//! `INFRA`:
+//!
+//! ```toml
+//! [cache.default]
+//! driver = "memory"
+//! capacity = 50000
+//! ```
+
+mod cache_memory;
+mod lock_memory;
+mod notifier_log;
+mod notifier_memory;
+mod objectstore_fs;
+mod objectstore_memory;
+mod running;
+mod taskqueue_memory;
+
+pub use cache_memory::{MemoryCache, MemoryCacheOptions};
+pub use lock_memory::MemoryLock;
+pub use notifier_log::{LogLevel, LogNotifier, LogNotifierOptions};
+pub use notifier_memory::{MemoryNotifier, MemoryNotifierOptions};
+pub use objectstore_fs::{FsObjectStore, FsObjectStoreOptions};
+pub use objectstore_memory::MemoryObjectStore;
+pub use taskqueue_memory::{MemoryTaskQueue, MemoryTaskQueueOptions};
+
+sandloom_driverkit::register_driver!(cache, "memory", MemoryCache);
+sandloom_driverkit::register_driver!(lock, "memory", MemoryLock);
+sandloom_driverkit::register_driver!(notifier, "log", LogNotifier);
+sandloom_driverkit::register_driver!(notifier, "memory", MemoryNotifier);
+sandloom_driverkit::register_driver!(objectstore, "fs", FsObjectStore);
+sandloom_driverkit::register_driver!(objectstore, "memory", MemoryObjectStore);
+sandloom_driverkit::register_driver!(taskqueue, "memory", MemoryTaskQueue);

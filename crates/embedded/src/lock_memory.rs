@@ -1,0 +1,349 @@
+//! `lock.memory`: expiring leases inside the process (experimental capability).
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+
+use sandloom_driverkit::lock::{Lease, Lock, LockProvider, NAME};
+use sandloom_driverkit::sdk::{InfraError, InfraResult};
+use sandloom_driverkit::{Driver, DriverError, Health, NoOptions, Version, async_trait};
+
+use crate::running::Running;
+
+/// Expired leases are swept from the table after this many acquisitions.
+const SWEEP_EVERY: u64 = 1024;
+
+#[derive(Debug)]
+struct Held {
+    token: String,
+    /// Monotonic expiry: what decides. `Lease::expires_at` is the wall-clock view of it.
+    until: Instant,
+}
+
+/// The `lock.memory` driver: named leases held inside one process.
+///
+/// At most one holder per name until its lease expires; expiry is measured on the monotonic
+/// clock, so a wall-clock jump neither frees nor prolongs a lease. Tokens are unique per driver
+/// instance and carry a per-instance random part. No optional features; options: none.
+///
+/// ```
+/// use std::time::Duration;
+/// use sandloom_driverkit::{Driver, NoOptions};
+/// use sandloom_driverkit::lock::Lock;
+/// use sandloom_embedded::MemoryLock;
+///
+/// #[tokio::main(flavor = "current_thread")]
+/// async fn main() {
+///     let lock = MemoryLock::from_options(NoOptions {}).unwrap();
+///     let lease = lock.acquire("nightly", Duration::from_secs(30)).await.unwrap().unwrap();
+///     assert!(lock.acquire("nightly", Duration::from_secs(30)).await.unwrap().is_none());
+///     assert!(lock.release(&lease).await.unwrap());
+///     assert!(lock.acquire("nightly", Duration::from_secs(30)).await.unwrap().is_some());
+/// }
+/// ```
+#[derive(Debug)]
+pub struct MemoryLock {
+    held: Mutex<HashMap<String, Held>>,
+    issued: AtomicU64,
+    salt: u64,
+    running: Running,
+}
+
+/// `Instant` and `SystemTime` `ttl` from now, or `InvalidInput` when `ttl` is zero or too far.
+fn deadline(ttl: Duration) -> InfraResult<(Instant, SystemTime)> {
+    if ttl.is_zero() {
+        return Err(InfraError::invalid_input(
+            NAME,
+            "the lease ttl must not be zero",
+        ));
+    }
+    let until = Instant::now().checked_add(ttl);
+    let expires_at = SystemTime::now().checked_add(ttl);
+    match until.zip(expires_at) {
+        Some(pair) => Ok(pair),
+        None => Err(InfraError::invalid_input(
+            NAME,
+            format!("the lease ttl {ttl:?} is too large"),
+        )),
+    }
+}
+
+fn check_name(name: &str) -> InfraResult<()> {
+    if name.is_empty() {
+        Err(InfraError::invalid_input(
+            NAME,
+            "lock names must not be empty",
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+impl MemoryLock {
+    fn table(&self) -> MutexGuard<'_, HashMap<String, Held>> {
+        // No code path panics while holding the lock; recover anyway rather than propagate.
+        self.held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn new_token(&self) -> String {
+        let n = self.issued.fetch_add(1, Ordering::Relaxed) + 1;
+        format!("lease-{n}-{:016x}", self.salt ^ n.rotate_left(32))
+    }
+}
+
+#[async_trait]
+impl Lock for MemoryLock {
+    async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
+        self.running.check(NAME)?;
+        check_name(name)?;
+        let (until, expires_at) = deadline(ttl)?;
+        let token = self.new_token();
+        let now = Instant::now();
+        let mut table = self.table();
+        if table.get(name).is_some_and(|held| held.until > now) {
+            return Ok(None);
+        }
+        if self
+            .issued
+            .load(Ordering::Relaxed)
+            .is_multiple_of(SWEEP_EVERY)
+        {
+            table.retain(|_, held| held.until > now);
+        }
+        table.insert(
+            name.to_owned(),
+            Held {
+                token: token.clone(),
+                until,
+            },
+        );
+        Ok(Some(Lease::new(name, token, expires_at)))
+    }
+
+    async fn release(&self, lease: &Lease) -> InfraResult<bool> {
+        self.running.check(NAME)?;
+        check_name(&lease.name)?;
+        let now = Instant::now();
+        let mut table = self.table();
+        match table.get(&lease.name) {
+            Some(held) if held.token == lease.token => {
+                let valid = held.until > now;
+                table.remove(&lease.name);
+                Ok(valid)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    async fn refresh(&self, lease: &Lease, ttl: Duration) -> InfraResult<Lease> {
+        self.running.check(NAME)?;
+        check_name(&lease.name)?;
+        let (until, expires_at) = deadline(ttl)?;
+        let now = Instant::now();
+        let mut table = self.table();
+        match table.get_mut(&lease.name) {
+            Some(held) if held.token == lease.token && held.until > now => {
+                held.until = until;
+                Ok(Lease::new(
+                    lease.name.clone(),
+                    lease.token.clone(),
+                    expires_at,
+                ))
+            }
+            Some(held) if held.token == lease.token => Err(InfraError::conflict(
+                NAME,
+                format!("the lease on {:?} has expired", lease.name),
+            )),
+            _ => Err(InfraError::conflict(
+                NAME,
+                format!("the lease on {:?} is not held by this token", lease.name),
+            )),
+        }
+    }
+}
+
+#[async_trait]
+impl Driver for MemoryLock {
+    type Options = NoOptions;
+
+    fn supported_features() -> &'static [&'static str] {
+        &[]
+    }
+
+    fn from_options(_options: NoOptions) -> Result<Self, DriverError> {
+        Ok(Self {
+            held: Mutex::new(HashMap::new()),
+            issued: AtomicU64::new(0),
+            salt: RandomState::new().hash_one(SystemTime::now()),
+            running: Running::default(),
+        })
+    }
+
+    async fn stop(&self) -> Result<(), DriverError> {
+        self.running.stop();
+        self.table().clear();
+        Ok(())
+    }
+
+    async fn health(&self) -> Health {
+        match self.running.check(NAME) {
+            Ok(()) => Health::Healthy,
+            Err(err) => Health::Unhealthy(err.to_string()),
+        }
+    }
+}
+
+impl LockProvider for MemoryLock {
+    const CONTRACT_VERSION: Version = Version::new(0, 1, 0);
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use sandloom_driverkit::sdk::ErrorKind;
+
+    use super::*;
+
+    fn lock() -> MemoryLock {
+        MemoryLock::from_options(NoOptions {}).unwrap()
+    }
+
+    const TTL: Duration = Duration::from_secs(30);
+
+    #[tokio::test]
+    async fn one_holder_at_a_time_until_release() {
+        let lock = lock();
+        let lease = lock.acquire("job", TTL).await.unwrap().unwrap();
+        assert_eq!(lease.name, "job");
+        assert!(lease.expires_at > SystemTime::now());
+        assert!(lock.acquire("job", TTL).await.unwrap().is_none());
+        assert!(lock.acquire("other", TTL).await.unwrap().is_some());
+        assert!(lock.release(&lease).await.unwrap());
+        assert!(
+            !lock.release(&lease).await.unwrap(),
+            "a second release finds nothing"
+        );
+        let again = lock.acquire("job", TTL).await.unwrap().unwrap();
+        assert_ne!(again.token, lease.token);
+    }
+
+    #[tokio::test]
+    async fn an_expired_lease_can_be_taken_over_and_no_longer_released_or_refreshed() {
+        let lock = lock();
+        let old = lock
+            .acquire("job", Duration::from_millis(50))
+            .await
+            .unwrap()
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let err = lock.refresh(&old, TTL).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Conflict);
+        let new = lock.acquire("job", TTL).await.unwrap().unwrap();
+        assert!(
+            !lock.release(&old).await.unwrap(),
+            "the old token does not match"
+        );
+        assert_eq!(
+            lock.refresh(&old, TTL).await.unwrap_err().kind(),
+            ErrorKind::Conflict
+        );
+        assert!(lock.release(&new).await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn expired_lease_release_answers_false() {
+        let lock = lock();
+        let lease = lock
+            .acquire("job", Duration::from_millis(30))
+            .await
+            .unwrap()
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(!lock.release(&lease).await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn refresh_extends_the_lease() {
+        let lock = lock();
+        let lease = lock
+            .acquire("job", Duration::from_millis(80))
+            .await
+            .unwrap()
+            .unwrap();
+        let refreshed = lock.refresh(&lease, TTL).await.unwrap();
+        assert_eq!(refreshed.token, lease.token);
+        assert!(refreshed.expires_at > lease.expires_at);
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        assert!(
+            lock.acquire("job", TTL).await.unwrap().is_none(),
+            "still held"
+        );
+        assert!(lock.release(&refreshed).await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn invalid_input() {
+        let lock = lock();
+        let kind = |r: InfraResult<Option<Lease>>| r.unwrap_err().kind();
+        assert_eq!(kind(lock.acquire("", TTL).await), ErrorKind::InvalidInput);
+        assert_eq!(
+            kind(lock.acquire("a", Duration::ZERO).await),
+            ErrorKind::InvalidInput
+        );
+        assert_eq!(
+            kind(lock.acquire("a", Duration::MAX).await),
+            ErrorKind::InvalidInput
+        );
+        let lease = lock.acquire("a", TTL).await.unwrap().unwrap();
+        let err = lock.refresh(&lease, Duration::ZERO).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput);
+        let forged = Lease::new("a", "forged", SystemTime::now());
+        assert_eq!(
+            lock.refresh(&forged, TTL).await.unwrap_err().kind(),
+            ErrorKind::Conflict
+        );
+        assert!(!lock.release(&forged).await.unwrap());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn concurrent_acquirers_get_exactly_one_lease() {
+        let lock = Arc::new(lock());
+        let mut tasks = Vec::new();
+        for _ in 0..32 {
+            let lock = Arc::clone(&lock);
+            tasks.push(tokio::spawn(async move {
+                lock.acquire("x", TTL).await.unwrap()
+            }));
+        }
+        let mut winners = 0;
+        for task in tasks {
+            winners += usize::from(task.await.unwrap().is_some());
+        }
+        assert_eq!(winners, 1);
+    }
+
+    #[tokio::test]
+    async fn stop_makes_every_operation_stopped() {
+        let lock = lock();
+        let lease = lock.acquire("a", TTL).await.unwrap().unwrap();
+        lock.stop().await.unwrap();
+        assert!(!lock.health().await.is_healthy());
+        assert_eq!(
+            lock.acquire("a", TTL).await.unwrap_err().kind(),
+            ErrorKind::Stopped
+        );
+        assert_eq!(
+            lock.release(&lease).await.unwrap_err().kind(),
+            ErrorKind::Stopped
+        );
+        assert_eq!(
+            lock.refresh(&lease, TTL).await.unwrap_err().kind(),
+            ErrorKind::Stopped
+        );
+    }
+}

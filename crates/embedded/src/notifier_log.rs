@@ -1,0 +1,214 @@
+//! `notifier.log`: messages written to the application's `tracing` subscriber.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use sandloom_driverkit::notifier::{BATCH, Message, NAME, Notifier, NotifierProvider, Receipt};
+use sandloom_driverkit::sdk::{InfraError, InfraResult};
+use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
+use serde::Deserialize;
+
+use crate::running::Running;
+
+/// The `tracing` target every `notifier.log` event uses.
+const TARGET: &str = "sandloom::notifier";
+
+/// Metadata whose key contains one of these (ignoring ASCII case) is logged as `[redacted]`.
+const SECRET_MARKERS: &[&str] = &[
+    "secret",
+    "token",
+    "password",
+    "passwd",
+    "authorization",
+    "credential",
+    "api_key",
+    "apikey",
+];
+
+/// The `tracing` level `notifier.log` writes at. Written in `INFRA` as `"debug"`, `"info"` or
+/// `"warn"`.
+///
+/// ```
+/// assert_eq!(sandloom_embedded::LogLevel::default(), sandloom_embedded::LogLevel::Info);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    /// `tracing::Level::DEBUG`.
+    Debug,
+    /// `tracing::Level::INFO` (the default).
+    #[default]
+    Info,
+    /// `tracing::Level::WARN`.
+    Warn,
+}
+
+/// Options of `notifier.log`.
+///
+/// ```toml
+/// [notifier.default]
+/// driver = "log"
+/// level = "warn"   # "debug" | "info" (default) | "warn"
+/// ```
+///
+/// ```
+/// use sandloom_embedded::{LogLevel, LogNotifierOptions};
+/// assert_eq!(LogNotifierOptions::default().level, LogLevel::Info);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogNotifierOptions {
+    /// The level of the events written for messages.
+    pub level: LogLevel,
+}
+
+/// The `notifier.log` driver: every message becomes one `tracing` event.
+///
+/// Events have target `sandloom::notifier` and fields `receipt`, `recipient`, `subject`,
+/// `body_len`, `body` and `metadata`. Metadata values whose key suggests a secret (it contains
+/// `secret`, `token`, `password`, `passwd`, `authorization`, `credential`, `api_key` or
+/// `apikey`, in any case) are written as `[redacted]`. Receipt ids are `log-1`, `log-2`, …,
+/// unique per driver instance. Feature: `batch`.
+///
+/// ```
+/// use sandloom_driverkit::Driver;
+/// use sandloom_driverkit::notifier::{Message, Notifier};
+/// use sandloom_embedded::{LogNotifier, LogNotifierOptions};
+///
+/// #[tokio::main(flavor = "current_thread")]
+/// async fn main() {
+///     let notifier = LogNotifier::from_options(LogNotifierOptions::default()).unwrap();
+///     let receipt = notifier.send(&Message::new("#ops", "deployed")).await.unwrap();
+///     assert_eq!(receipt.id, "log-1");
+/// }
+/// ```
+#[derive(Debug)]
+pub struct LogNotifier {
+    level: LogLevel,
+    sent: AtomicU64,
+    running: Running,
+}
+
+/// Check what every embedded notifier requires of a message.
+pub(crate) fn validate_message(message: &Message) -> InfraResult<()> {
+    if message.recipient.trim().is_empty() {
+        Err(InfraError::invalid_input(
+            NAME,
+            "the recipient must not be empty or blank",
+        ))
+    } else if message.body.is_empty() {
+        Err(InfraError::invalid_input(
+            NAME,
+            "the message body must not be empty",
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+fn is_secret_key(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    SECRET_MARKERS.iter().any(|marker| key.contains(marker))
+}
+
+/// The metadata as `{key: value, …}`, with secret-looking values redacted.
+fn loggable_metadata(metadata: &BTreeMap<String, String>) -> String {
+    let mut out = String::from("{");
+    for (i, (key, value)) in metadata.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        let shown = if is_secret_key(key) {
+            "[redacted]"
+        } else {
+            value.as_str()
+        };
+        // Writing to a String cannot fail.
+        let _ = write!(out, "{key:?}: {shown:?}");
+    }
+    out.push('}');
+    out
+}
+
+impl LogNotifier {
+    fn emit(&self, message: &Message) -> InfraResult<Receipt> {
+        self.running.check(NAME)?;
+        validate_message(message)?;
+        let id = format!("log-{}", self.sent.fetch_add(1, Ordering::Relaxed) + 1);
+        let subject = message.subject.as_deref().unwrap_or("");
+        let metadata = loggable_metadata(&message.metadata);
+        let body_len = message.body.len();
+        let body = message.body.as_str();
+        let recipient = message.recipient.as_str();
+        macro_rules! event {
+            ($level:expr) => {
+                tracing::event!(
+                    target: TARGET,
+                    $level,
+                    receipt = %id,
+                    recipient,
+                    subject,
+                    body_len,
+                    body,
+                    metadata = %metadata,
+                    "notification"
+                )
+            };
+        }
+        match self.level {
+            LogLevel::Debug => event!(tracing::Level::DEBUG),
+            LogLevel::Info => event!(tracing::Level::INFO),
+            LogLevel::Warn => event!(tracing::Level::WARN),
+        }
+        Ok(Receipt::new(id))
+    }
+}
+
+#[async_trait]
+impl Notifier for LogNotifier {
+    async fn send(&self, message: &Message) -> InfraResult<Receipt> {
+        self.emit(message)
+    }
+
+    async fn send_batch(&self, messages: &[Message]) -> InfraResult<Vec<InfraResult<Receipt>>> {
+        self.running.check(NAME)?;
+        Ok(messages.iter().map(|message| self.emit(message)).collect())
+    }
+}
+
+#[async_trait]
+impl Driver for LogNotifier {
+    type Options = LogNotifierOptions;
+
+    fn supported_features() -> &'static [&'static str] {
+        &[BATCH]
+    }
+
+    fn from_options(options: LogNotifierOptions) -> Result<Self, DriverError> {
+        Ok(Self {
+            level: options.level,
+            sent: AtomicU64::new(0),
+            running: Running::default(),
+        })
+    }
+
+    async fn stop(&self) -> Result<(), DriverError> {
+        self.running.stop();
+        Ok(())
+    }
+
+    async fn health(&self) -> Health {
+        match self.running.check(NAME) {
+            Ok(()) => Health::Healthy,
+            Err(err) => Health::Unhealthy(err.to_string()),
+        }
+    }
+}
+
+impl NotifierProvider for LogNotifier {
+    const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+}
+
+#[cfg(test)]
+mod tests;

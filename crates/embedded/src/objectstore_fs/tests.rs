@@ -1,0 +1,316 @@
+use std::fs;
+use std::path::Path;
+
+use sandloom_driverkit::sdk::ErrorKind;
+use serde::de::IntoDeserializer;
+use serde::de::value::{Error as DeError, MapDeserializer};
+
+use super::*;
+use crate::objectstore_memory::tests as shared;
+
+/// A started store rooted in a fresh directory `root` inside a temporary `outer` directory, so
+/// tests can check that nothing lands outside the root.
+struct Fixture {
+    outer: tempfile::TempDir,
+    store: FsObjectStore,
+}
+
+impl Fixture {
+    async fn new() -> Self {
+        let outer = tempfile::tempdir().unwrap();
+        let store = Self::open(outer.path()).await;
+        Self { outer, store }
+    }
+
+    async fn open(outer: &Path) -> FsObjectStore {
+        let root = outer.join("root");
+        let store = FsObjectStore::from_options(FsObjectStoreOptions { root }).unwrap();
+        store.start().await.unwrap();
+        store
+    }
+
+    fn root(&self) -> PathBuf {
+        self.outer.path().join("root")
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Only `root` in `outer`; only the (empty) staging directory plus `expected` in `root`.
+    fn assert_contained(&self, expected: &[&str]) {
+        assert_eq!(Self::names(self.outer.path()), ["root"]);
+        let mut wanted: Vec<String> = expected.iter().map(|name| (*name).to_owned()).collect();
+        wanted.push(TMP_DIR.to_owned());
+        wanted.sort();
+        assert_eq!(Self::names(&self.root()), wanted);
+        assert!(
+            Self::names(&self.root().join(TMP_DIR)).is_empty(),
+            "no staged file is left"
+        );
+    }
+}
+
+fn kind<T: std::fmt::Debug>(result: InfraResult<T>) -> ErrorKind {
+    result.unwrap_err().kind()
+}
+
+#[tokio::test]
+async fn fs_round_trip() {
+    let fixture = Fixture::new().await;
+    shared::round_trip(&fixture.store).await;
+    fixture.assert_contained(&["empty"]);
+}
+
+#[tokio::test]
+async fn fs_invalid_keys_are_refused_and_nothing_escapes_the_root() {
+    let fixture = Fixture::new().await;
+    shared::invalid_keys_are_refused(&fixture.store).await;
+    let reserved = fixture.store.put(".sandloom-tmp/x", "x".into()).await;
+    assert_eq!(kind(reserved), ErrorKind::InvalidInput);
+    assert_eq!(
+        kind(fixture.store.get(".sandloom-tmp").await),
+        ErrorKind::InvalidInput
+    );
+    fixture.assert_contained(&[]);
+}
+
+#[tokio::test]
+async fn fs_list_orders_filters_and_paginates() {
+    let fixture = Fixture::new().await;
+    shared::list_orders_filters_and_paginates(&fixture.store).await;
+}
+
+#[tokio::test]
+async fn fs_etags_follow_content() {
+    let fixture = Fixture::new().await;
+    shared::etags_follow_content(&fixture.store).await;
+}
+
+#[tokio::test]
+async fn fs_conditional_puts() {
+    let fixture = Fixture::new().await;
+    shared::conditional_puts(&fixture.store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fs_conditional_puts_are_atomic() {
+    let outer = tempfile::tempdir().unwrap();
+    let store = Arc::new(Fixture::open(outer.path()).await);
+    store.put("counter", "0".into()).await.unwrap();
+    shared::conditional_puts_are_atomic(store).await;
+}
+
+#[tokio::test]
+async fn fs_stop_makes_every_operation_stopped() {
+    let fixture = Fixture::new().await;
+    shared::stop_makes_every_operation_stopped(&fixture.store).await;
+}
+
+#[tokio::test]
+async fn staged_files_are_never_listed() {
+    let fixture = Fixture::new().await;
+    fs::write(fixture.root().join(TMP_DIR).join("123-4.tmp"), b"partial").unwrap();
+    fixture.store.put("real", "x".into()).await.unwrap();
+    let page = fixture
+        .store
+        .list("", ListOptions::default())
+        .await
+        .unwrap();
+    let keys: Vec<&str> = page.objects.iter().map(|meta| meta.key.as_str()).collect();
+    assert_eq!(keys, ["real"]);
+    assert!(
+        fixture
+            .store
+            .list(".sandloom", ListOptions::default())
+            .await
+            .unwrap()
+            .objects
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn a_key_cannot_be_both_an_object_and_a_prefix() {
+    let fixture = Fixture::new().await;
+    let store = &fixture.store;
+    store.put("a/b", "x".into()).await.unwrap();
+    assert_eq!(kind(store.put("a", "y".into()).await), ErrorKind::Conflict);
+    assert_eq!(
+        kind(store.put_if("a", "y".into(), PutCondition::IfAbsent).await),
+        ErrorKind::Conflict
+    );
+    assert_eq!(kind(store.get("a").await), ErrorKind::NotFound);
+    assert_eq!(kind(store.head("a").await), ErrorKind::NotFound);
+    assert_eq!(
+        kind(store.put("a/b/c", "z".into()).await),
+        ErrorKind::Conflict
+    );
+    assert_eq!(kind(store.get("a/b/c").await), ErrorKind::NotFound);
+    store.delete("a").await.unwrap();
+    store.delete("a/b/c").await.unwrap();
+    assert_eq!(store.get("a/b").await.unwrap(), "x");
+}
+
+#[tokio::test]
+async fn delete_removes_the_directories_it_empties() {
+    let fixture = Fixture::new().await;
+    let store = &fixture.store;
+    store.put("x/y/z", "1".into()).await.unwrap();
+    store.put("x/w", "2".into()).await.unwrap();
+    store.delete("x/y/z").await.unwrap();
+    assert!(!fixture.root().join("x/y").exists());
+    assert!(fixture.root().join("x/w").exists());
+    store.delete("x/w").await.unwrap();
+    fixture.assert_contained(&[]);
+}
+
+#[tokio::test]
+async fn objects_survive_a_new_driver_instance() {
+    let outer = tempfile::tempdir().unwrap();
+    let first = Fixture::open(outer.path()).await;
+    let meta = first.put("keep/me", "data".into()).await.unwrap();
+    first.stop().await.unwrap();
+    let second = Fixture::open(outer.path()).await;
+    assert_eq!(second.get("keep/me").await.unwrap(), "data");
+    assert_eq!(second.head("keep/me").await.unwrap().etag, meta.etag);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn readers_never_see_a_partial_write() {
+    let fixture = Fixture::new().await;
+    let store = Arc::new(fixture.store);
+    let big = |byte: u8| Bytes::from(vec![byte; 512 * 1024]);
+    store.put("big", big(b'a')).await.unwrap();
+    let writer = {
+        let store = Arc::clone(&store);
+        tokio::spawn(async move {
+            for i in 0..20_u8 {
+                store.put("big", big(b'a' + i % 2)).await.unwrap();
+            }
+        })
+    };
+    let mut readers = Vec::new();
+    for _ in 0..3 {
+        let store = Arc::clone(&store);
+        readers.push(tokio::spawn(async move {
+            for _ in 0..40 {
+                let data = store.get("big").await.unwrap();
+                assert_eq!(data.len(), 512 * 1024);
+                assert!(data.iter().all(|b| *b == data[0]), "a torn read");
+            }
+        }));
+    }
+    writer.await.unwrap();
+    for reader in readers {
+        reader.await.unwrap();
+    }
+    let staged = fs::read_dir(fixture.outer.path().join("root").join(TMP_DIR)).unwrap();
+    assert_eq!(staged.count(), 0);
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn symbolic_links_are_never_followed() {
+    use std::os::unix::fs::symlink;
+
+    let fixture = Fixture::new().await;
+    let outside = fixture.outer.path().join("outside");
+    fs::create_dir(&outside).unwrap();
+    fs::write(outside.join("secret"), b"s").unwrap();
+    symlink(&outside, fixture.root().join("link")).unwrap();
+    symlink(outside.join("secret"), fixture.root().join("file-link")).unwrap();
+    let store = &fixture.store;
+    assert_eq!(
+        kind(store.put("link/x", "x".into()).await),
+        ErrorKind::InvalidInput
+    );
+    assert_eq!(
+        kind(store.put("file-link", "x".into()).await),
+        ErrorKind::InvalidInput
+    );
+    assert_eq!(
+        kind(store.get("link/secret").await),
+        ErrorKind::InvalidInput
+    );
+    assert_eq!(kind(store.get("file-link").await), ErrorKind::InvalidInput);
+    assert_eq!(kind(store.head("file-link").await), ErrorKind::InvalidInput);
+    assert_eq!(
+        kind(store.delete("link/secret").await),
+        ErrorKind::InvalidInput
+    );
+    let listed = store.list("", ListOptions::default()).await.unwrap();
+    assert!(listed.objects.is_empty(), "{listed:?}");
+    assert_eq!(Fixture::names(&outside), ["secret"]);
+    assert_eq!(fs::read(outside.join("secret")).unwrap(), b"s");
+}
+
+#[tokio::test]
+async fn start_creates_the_root_or_names_why_it_cannot() {
+    let outer = tempfile::tempdir().unwrap();
+    let nested = outer.path().join("a/b/c");
+    let store = FsObjectStore::from_options(FsObjectStoreOptions {
+        root: nested.clone(),
+    })
+    .unwrap();
+    store.start().await.unwrap();
+    assert!(nested.join(TMP_DIR).is_dir());
+    assert!(store.health().await.is_healthy());
+
+    let file = outer.path().join("file");
+    fs::write(&file, b"x").unwrap();
+    let store = FsObjectStore::from_options(FsObjectStoreOptions { root: file.clone() }).unwrap();
+    let err = store.start().await.unwrap_err();
+    assert!(err.message().contains(&file.display().to_string()), "{err}");
+    assert!(!store.health().await.is_healthy());
+}
+
+#[tokio::test]
+async fn a_store_used_before_start_still_writes_atomically() {
+    let outer = tempfile::tempdir().unwrap();
+    let root = outer.path().join("late");
+    let store = FsObjectStore::from_options(FsObjectStoreOptions { root: root.clone() }).unwrap();
+    assert!(
+        store
+            .list("", ListOptions::default())
+            .await
+            .unwrap()
+            .objects
+            .is_empty()
+    );
+    store.put("k", "v".into()).await.unwrap();
+    assert_eq!(store.get("k").await.unwrap(), "v");
+}
+
+#[test]
+fn options_require_a_root_and_refuse_unknown_fields() {
+    let parse = |pairs: Vec<(&'static str, &'static str)>| {
+        let map = pairs.into_iter().map(|(k, v)| (k, v.into_deserializer()));
+        FsObjectStoreOptions::deserialize(MapDeserializer::<_, DeError>::new(map))
+    };
+    assert_eq!(
+        parse(vec![("root", "/data")]).unwrap().root,
+        Path::new("/data")
+    );
+    assert!(
+        parse(vec![])
+            .unwrap_err()
+            .to_string()
+            .contains("missing field `root`")
+    );
+    let err = parse(vec![("root", "/data"), ("roots", "/x")]).unwrap_err();
+    assert!(err.to_string().contains("unknown field `roots`"), "{err}");
+    let empty = FsObjectStoreOptions {
+        root: PathBuf::new(),
+    };
+    assert!(FsObjectStore::from_options(empty).is_err());
+    assert_eq!(
+        FsObjectStore::supported_features(),
+        &[ETAG, CONDITIONAL_PUT]
+    );
+}

@@ -1,0 +1,27 @@
+//! The started/stopped state every embedded driver shares.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use sandloom_driverkit::sdk::{InfraError, InfraResult};
+
+/// Whether a driver still serves operations. Drivers are usable from construction (so unit
+/// tests need no kernel) until `stop`; afterwards every operation answers `Stopped`.
+#[derive(Debug, Default)]
+pub(crate) struct Running {
+    stopped: AtomicBool,
+}
+
+impl Running {
+    /// `Ok` while running; `Stopped` for `capability` after `stop`.
+    pub(crate) fn check(&self, capability: &'static str) -> InfraResult<()> {
+        if self.stopped.load(Ordering::Acquire) {
+            Err(InfraError::stopped(capability))
+        } else {
+            Ok(())
+        }
+    }
+
+    pub(crate) fn stop(&self) {
+        self.stopped.store(true, Ordering::Release);
+    }
+}

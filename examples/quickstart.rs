@@ -1,0 +1,103 @@
+//! Quickstart: an application that links drivers, reads `INFRA`, starts the infrastructure and
+//! runs a module that uses all four public capabilities.
+//!
+//! ```text
+//! cargo run --example quickstart                                # embedded defaults
+//! cargo run --example quickstart -- --infra examples/infra.toml # named instances
+//! SANDLOOM_INFRA=examples/infra.toml cargo run --example quickstart
+//! ```
+//!
+//! On a startup error it prints every problem with its code and exits with status 1.
+
+use std::process::ExitCode;
+
+use sandloom::{InfraConfig, Kernel, StartupError};
+use sandloom_example_orders::OrderDesk;
+
+fn main() -> ExitCode {
+    // Applications, not libraries, install the global subscriber; `notifier.log` writes here.
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+
+    let config = match load_config(&std::env::args().skip(1).collect::<Vec<_>>()) {
+        Ok(config) => config,
+        Err(message) => {
+            eprintln!("{message}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("cannot start the async runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(run(config))
+}
+
+fn load_config(args: &[String]) -> Result<InfraConfig, String> {
+    let from_file = match args {
+        [] => None,
+        [flag, path] if flag == "--infra" => Some(path.clone()),
+        [flag] if flag == "--infra" => {
+            return Err("--infra needs a file: --infra examples/infra.toml".into());
+        }
+        _ => return Err("usage: quickstart [--infra FILE]   (or set SANDLOOM_INFRA=FILE)".into()),
+    };
+    let config = match from_file {
+        Some(path) => InfraConfig::from_file(path).and_then(|c| c.with_overrides(std::env::vars())),
+        None => InfraConfig::from_env(),
+    };
+    config.map_err(|err: StartupError| err.to_string())
+}
+
+async fn run(config: InfraConfig) -> ExitCode {
+    // Every driver crate the application uses is named here; a crate no code names is not linked.
+    let linked = sandloom::link_drivers!(sandloom_embedded, sandloom_example_driver_console);
+    let running = match Kernel::new(config, linked).start().await {
+        Ok(running) => running,
+        Err(err) => {
+            eprintln!("{err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    println!("{}", running.report());
+
+    let outcome = use_the_module(running.infra()).await;
+    let stopped = running.shutdown().await;
+    match (outcome, stopped) {
+        (Ok(()), Ok(())) => ExitCode::SUCCESS,
+        (Err(message), _) => {
+            eprintln!("the order desk failed: {message}");
+            ExitCode::FAILURE
+        }
+        (Ok(()), Err(err)) => {
+            eprintln!("{err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn use_the_module(infra: &sandloom::sdk::Infra) -> Result<(), String> {
+    let desk = OrderDesk::new(infra).map_err(|err| err.to_string())?;
+    for (customer, item) in [
+        ("ada@example.com", "loom"),
+        ("grace@example.com", "shuttle"),
+    ] {
+        let key = desk
+            .place_order(customer, item)
+            .await
+            .map_err(|e| e.to_string())?;
+        println!("placed order {key} for {customer}");
+    }
+    let sent = desk.send_confirmations().await.map_err(|e| e.to_string())?;
+    println!("sent {sent} confirmations");
+    let orders = desk.orders().await.map_err(|e| e.to_string())?;
+    println!("{} orders on record: {}", orders.len(), orders.join(", "));
+    Ok(())
+}

@@ -1,0 +1,177 @@
+//! Malformed INFRA is SANDLOOM-B010 with a location, every problem at once, never a panic;
+//! environment variables override the file.
+
+use std::time::Duration;
+
+use sandloom::{Environment, InfraConfig, Problem, codes};
+
+fn problems(text: &str) -> Vec<String> {
+    let err = InfraConfig::from_toml_str(text, "infra.toml").unwrap_err();
+    assert!(err.codes().iter().all(|c| *c == codes::CONFIG), "{err}");
+    err.problems().iter().map(Problem::description).collect()
+}
+
+#[test]
+fn bad_toml_names_the_line_and_column() {
+    let found = problems("[cache.default]\ndriver = \"memory\nx = 1");
+    assert_eq!(found.len(), 1);
+    assert!(found[0].starts_with("INFRA is not valid TOML"), "{found:?}");
+    assert!(found[0].contains("(at infra.toml:2:"), "{found:?}");
+}
+
+#[test]
+fn wrong_types_unknown_keys_and_missing_drivers_are_all_reported() {
+    let found = problems(
+        "environment = 3\nenviroment = \"test\"\naccepted_risks = [\"experimental_capabilty\"]\nstart_timeout_ms = -1\n\
+         [cache]\ndriver = \"memory\"\n[notifier.default]\nlevel = \"info\"\n[objectstore.default]\ndriver = 7\n",
+    );
+    let expected = [
+        "unknown accepted risk `experimental_capabilty` (did you mean `experimental_capability`?) (at infra.toml:3:1)",
+        "`cache.driver` is not an instance table",
+        "`environment` must be a string, found integer (at infra.toml:1:1)",
+        "unknown top-level key `enviroment` (did you mean `environment`?) (at infra.toml:2:1)",
+        "`[notifier.default]` has no `driver`",
+        "`driver` must be a string, found integer (at infra.toml:10:1)",
+        "`start_timeout_ms` must be a positive integer",
+    ];
+    assert_eq!(found.len(), expected.len(), "{found:#?}");
+    for needle in expected {
+        assert!(
+            found.iter().any(|p| p.contains(needle)),
+            "missing {needle:?} in {found:#?}"
+        );
+    }
+    assert!(
+        found
+            .iter()
+            .any(|p| p.contains("did you mean `experimental_capability`?")),
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn instance_names_are_checked() {
+    let found = problems("[cache.Default]\ndriver = \"memory\"");
+    assert!(
+        found[0].contains("instance name `Default` must be"),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn garbage_never_panics() {
+    let inputs = [
+        "",
+        "\0",
+        "[",
+        "]]",
+        "a=",
+        "[cache.default]\ndriver=\"\"",
+        "[[cache]]\ndriver=1",
+        "[cache.default]\n[cache.default]",
+        "x = [1, \"a\"]",
+        "\u{feff}[cache.x]\ndriver=\"m\"",
+        "[a.b.c.d]\ne=1",
+        "environment = {a = 1}",
+        "accepted_risks = \"x\"",
+    ];
+    for input in inputs {
+        let _ = InfraConfig::from_toml_str(input, "fuzz");
+    }
+    for len in 0..64 {
+        let bytes: Vec<u8> = (0..len).map(|i: u8| i.wrapping_mul(37) % 251).collect();
+        let _ = InfraConfig::from_toml_str(&String::from_utf8_lossy(&bytes), "fuzz");
+    }
+}
+
+#[test]
+fn environment_variables_override_the_file() {
+    #[derive(serde::Deserialize)]
+    struct Capacity {
+        capacity: u64,
+    }
+    let config = InfraConfig::from_toml_str(
+        "[cache.default]\ndriver = \"memory\"\ncapacity = 10",
+        "infra.toml",
+    )
+    .unwrap()
+    .with_overrides(
+        [
+            ("SANDLOOM__ENVIRONMENT", "production"),
+            ("SANDLOOM__ACCEPTED_RISKS", "experimental_capability"),
+            ("SANDLOOM__START_TIMEOUT_MS", "2500"),
+            ("SANDLOOM__CACHE__DEFAULT__CAPACITY", "500"),
+            ("SANDLOOM__CACHE__SESSIONS__TTL", "true"),
+            ("SANDLOOM__CACHE__SESSIONS__DRIVER", "memory"),
+            ("UNRELATED", "ignored"),
+        ]
+        .map(|(k, v)| (k.to_owned(), v.to_owned())),
+    )
+    .unwrap();
+    assert_eq!(config.environment(), Environment::Production);
+    assert!(config.accepts("experimental_capability"));
+    assert_eq!(config.start_timeout(), Duration::from_millis(2500));
+    let sessions = config.instance("cache", "sessions").unwrap();
+    assert_eq!(sessions.driver, "memory");
+    assert_eq!(
+        sessions.option_location("ttl").to_string(),
+        "environment variable SANDLOOM__CACHE__SESSIONS__TTL"
+    );
+    let default = config.instance("cache", "default").unwrap();
+    assert_eq!(
+        default.options.deserialize::<Capacity>().unwrap().capacity,
+        500
+    );
+}
+
+#[test]
+fn bad_overrides_are_b010_naming_the_variable() {
+    let err = InfraConfig::embedded_defaults()
+        .with_overrides(
+            [
+                ("SANDLOOM__ENVIRONMNT", "test"),
+                ("SANDLOOM__CACHE__X__CAPACITY", "1"),
+                ("SANDLOOM__A__B", "1"),
+            ]
+            .map(|(k, v)| (k.to_owned(), v.to_owned())),
+        )
+        .unwrap_err();
+    let text = err.to_string();
+    assert_eq!(err.problems().len(), 3, "{text}");
+    assert!(
+        text.contains("environment variable SANDLOOM__ENVIRONMNT"),
+        "{text}"
+    );
+    assert!(
+        text.contains("`cache.x` is set by overrides but has no `driver`"),
+        "{text}"
+    );
+    assert!(text.contains("SANDLOOM__CACHE__X__DRIVER"), "{text}");
+    assert!(
+        text.contains("`SANDLOOM__A__B` is not a valid override"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_unreadable_file_is_b010_naming_the_path() {
+    let err = InfraConfig::from_file("/nonexistent/infra.toml").unwrap_err();
+    let Problem::Config {
+        message, action, ..
+    } = &err.problems()[0]
+    else {
+        panic!("{err}")
+    };
+    assert!(message.contains("cannot read the INFRA file"), "{message}");
+    assert!(action.contains("/nonexistent/infra.toml"), "{action}");
+}
+
+#[test]
+fn errors_print_code_description_and_action() {
+    let err = InfraConfig::from_toml_str("enviroment = \"test\"", "infra.toml").unwrap_err();
+    let text = err.to_string();
+    assert_eq!(
+        text,
+        "Sandloom refused to start: 1 problem found.\n\n1. [SANDLOOM-B010]\n    Description: unknown top-level key `enviroment` (did you mean `environment`?) (at infra.toml:1:1)\n    Action: top-level keys are environment, accepted_risks, start_timeout_ms, stop_timeout_ms; capabilities are tables such as `[cache.default]`\n"
+    );
+}

@@ -1,0 +1,65 @@
+//! SANDLOOM-B020 for a driver whose crate is a dependency but is not linked: this binary has
+//! `sandloom-embedded` as a dev-dependency and never names it, so `cache.memory` is not linked,
+//! and the error says to add it to `link_drivers!`.
+
+mod common;
+
+use common::{only, refused};
+use sandloom::Problem;
+
+#[tokio::test]
+async fn a_dependency_no_code_names_is_not_linked_and_the_error_says_how_to_link_it() {
+    let err = refused(
+        "[cache.default]\ndriver = \"memory\"",
+        sandloom::link_drivers!(sandloom_fixture_good),
+    )
+    .await;
+    let Problem::NoDriver {
+        driver,
+        linked,
+        provided_by,
+        dependency_not_linked,
+        location,
+        ..
+    } = only(&err)
+    else {
+        panic!("{err}")
+    };
+    assert_eq!(driver, "memory");
+    assert_eq!(linked, &["fixture"], "linked cache drivers, sorted");
+    assert_eq!(*provided_by, Some("sandloom-embedded"));
+    assert!(dependency_not_linked);
+    assert_eq!(location.to_string(), "infra.toml:2:1");
+    let text = err.to_string();
+    assert!(text.contains("[SANDLOOM-B020]"), "{text}");
+    assert!(
+        text.contains("is a dependency of this application, but no code names it"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "add `sandloom_embedded` to the application's `sandloom::link_drivers!(…)` call"
+        ),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_driver_without_a_known_crate_lists_the_linked_ones_and_suggests_a_close_name() {
+    let err = refused(
+        "[cache.default]\ndriver = \"fixtur\"",
+        sandloom::link_drivers!(sandloom_fixture_good),
+    )
+    .await;
+    let Problem::NoDriver {
+        provided_by,
+        suggestion,
+        ..
+    } = only(&err)
+    else {
+        panic!("{err}")
+    };
+    assert_eq!(*provided_by, None);
+    assert_eq!(suggestion.as_deref(), Some("fixture"));
+    assert!(err.to_string().contains("did you mean `fixture`?"), "{err}");
+}
