@@ -23,7 +23,7 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
 
-    let config = match load_config(&std::env::args().skip(1).collect::<Vec<_>>()) {
+    let config = match load_config(&std::env::args_os().skip(1).collect::<Vec<_>>()) {
         Ok(config) => config,
         Err(message) => {
             eprintln!("{message}");
@@ -40,17 +40,17 @@ fn main() -> ExitCode {
     runtime.block_on(run(config))
 }
 
-fn load_config(args: &[String]) -> Result<InfraConfig, String> {
+fn load_config(args: &[std::ffi::OsString]) -> Result<InfraConfig, String> {
     let from_file = match args {
         [] => None,
-        [flag, path] if flag == "--infra" => Some(path.clone()),
+        [flag, path] if flag == "--infra" => Some(std::path::PathBuf::from(path)),
         [flag] if flag == "--infra" => {
             return Err("--infra needs a file: --infra examples/infra.toml".into());
         }
         _ => return Err("usage: quickstart [--infra FILE]   (or set SANDLOOM_INFRA=FILE)".into()),
     };
     let config = match from_file {
-        Some(path) => InfraConfig::from_file(path).and_then(|c| c.with_overrides(std::env::vars())),
+        Some(path) => InfraConfig::from_file(path).and_then(InfraConfig::with_env_overrides),
         None => InfraConfig::from_env(),
     };
     config.map_err(|err: StartupError| err.to_string())

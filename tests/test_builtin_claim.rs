@@ -18,6 +18,7 @@ async fn claiming_a_built_in_name_is_refused_even_when_another_name_is_selected(
         name,
         packages,
         kind,
+        ..
     } = only(&err)
     else {
         panic!("{err}")

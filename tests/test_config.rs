@@ -175,3 +175,20 @@ fn errors_print_code_description_and_action() {
         "Sandloom refused to start: 1 problem found.\n\n1. [SANDLOOM-B010]\n    Description: unknown top-level key `enviroment` (did you mean `environment`?) (at infra.toml:1:1)\n    Action: top-level keys are environment, accepted_risks, start_timeout_ms, stop_timeout_ms; capabilities are tables such as `[cache.default]`\n"
     );
 }
+
+#[test]
+fn a_capability_that_is_not_a_table_and_an_empty_driver_are_explained() {
+    let found = problems("cache = 3\n[notifier.default]\ndriver = \"\"");
+    assert!(
+        found.iter().any(|p| p.contains(
+            "`cache` is not a top-level key, and as a capability it must be a table of instances"
+        )),
+        "{found:#?}"
+    );
+    assert!(
+        found
+            .iter()
+            .any(|p| p.contains("`[notifier.default]` has an empty `driver`")),
+        "{found:#?}"
+    );
+}

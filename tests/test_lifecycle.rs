@@ -68,7 +68,7 @@ async fn a_failed_start_stops_everything_already_started_and_leaves_nothing_runn
         instance,
         driver,
         package,
-        reason: UnusableReason::StartFailed(message),
+        reason: UnusableReason::StartFailed { message, .. },
         ..
     } = only(&err)
     else {
@@ -109,7 +109,7 @@ async fn a_start_that_panics_is_caught_and_reported() {
     )
     .await;
     let Problem::Unusable {
-        reason: UnusableReason::Panicked { phase, message },
+        reason: UnusableReason::Panicked { phase, message, .. },
         ..
     } = only(&err)
     else {
@@ -130,7 +130,7 @@ async fn a_start_that_hangs_times_out_with_the_configured_timeout() {
     )
     .await;
     let Problem::Unusable {
-        reason: UnusableReason::TimedOut { after },
+        reason: UnusableReason::TimedOut { after, .. },
         ..
     } = only(&err)
     else {
@@ -160,7 +160,7 @@ async fn construction_errors_and_panics_are_all_reported_and_nothing_starts() {
     .await;
     assert_eq!(err.codes(), [codes::UNUSABLE, codes::UNUSABLE], "{err}");
     assert!(
-        matches!(&err.problems()[0], Problem::Unusable { reason: UnusableReason::BuildFailed(m), .. } if m.contains("contradictory"))
+        matches!(&err.problems()[0], Problem::Unusable { reason: UnusableReason::BuildFailed { message: m, .. }, .. } if m.contains("contradictory"))
     );
     assert!(matches!(
         &err.problems()[1],
@@ -184,7 +184,9 @@ async fn another_contract_major_is_refused_before_anything_is_built() {
     )
     .await;
     let Problem::Unusable {
-        reason: UnusableReason::ContractVersion { driver, runtime },
+        reason: UnusableReason::ContractVersion {
+            driver, runtime, ..
+        },
         ..
     } = only(&err)
     else {
@@ -199,7 +201,9 @@ async fn another_contract_major_is_refused_before_anything_is_built() {
 async fn an_unknown_option_key_gets_a_suggestion_and_its_location() {
     let err = refused("[cache.t]\ndriver = \"fixture\"\nlabl = \"x\"", linked()).await;
     let Problem::Unusable {
-        reason: UnusableReason::Options { error, location },
+        reason: UnusableReason::Options {
+            error, location, ..
+        },
         ..
     } = only(&err)
     else {
@@ -236,7 +240,7 @@ async fn a_wrongly_typed_option_names_its_key_and_never_echoes_the_value() {
 async fn a_required_operation_declared_as_a_feature_is_refused() {
     let err = refused("[cache.r]\ndriver = \"required-as-feature\"", linked()).await;
     let Problem::Unusable {
-        reason: UnusableReason::UndeclaredFeature { feature, why },
+        reason: UnusableReason::UndeclaredFeature { feature, why, .. },
         ..
     } = only(&err)
     else {
@@ -286,6 +290,7 @@ async fn requirements_are_checked_against_features_for_the_options() {
                 feature,
                 module,
                 declared,
+                ..
             },
         ..
     } = only(&without)
@@ -554,4 +559,185 @@ async fn the_startup_report_is_a_value_a_table_and_tracing_events() {
             && logged.contains("contract_version=1.0.0"),
         "{logged}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_that_blocks_its_thread_still_times_out() {
+    let begun = std::time::Instant::now();
+    let err = refused(
+        "start_timeout_ms = 100\n[cache.b]\ndriver = \"start-blocks\"\nlabel = \"blocks\"",
+        linked(),
+    )
+    .await;
+    assert!(
+        matches!(
+            only(&err),
+            Problem::Unusable {
+                reason: UnusableReason::TimedOut { .. },
+                ..
+            }
+        ),
+        "{err}"
+    );
+    // Behaviour, not speed: startup gave up instead of waiting the blocking start out.
+    assert!(
+        begun.elapsed() < Duration::from_millis(1900),
+        "startup waited for the blocked start"
+    );
+}
+
+#[tokio::test]
+async fn a_cancelled_startup_stops_what_it_started() {
+    let startup = start(
+        "start_timeout_ms = 60000\n[cache.a]\ndriver = \"fixture\"\nlabel = \"cancel-a\"\n[cache.b]\ndriver = \"start-hang\"\nlabel = \"cancel-b\"",
+        linked(),
+    );
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), startup)
+            .await
+            .is_err(),
+        "startup should still be waiting"
+    );
+    // The dropped startup stops its drivers from a background task.
+    for _ in 0..100 {
+        if events("cancel-").len() == 6 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        events("cancel-"),
+        [
+            "cancel-a:build",
+            "cancel-b:build",
+            "cancel-a:start",
+            "cancel-b:start",
+            "cancel-b:stop",
+            "cancel-a:stop"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn running_dropped_without_shutdown_still_stops_its_drivers() {
+    let running = start(
+        "[cache.a]\ndriver = \"fixture\"\nlabel = \"dropped-a\"",
+        linked(),
+    )
+    .await
+    .unwrap();
+    drop(running);
+    for _ in 0..100 {
+        if events("dropped-").contains(&"dropped-a:stop".to_owned()) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("not stopped: {:?}", events("dropped-"));
+}
+
+#[test]
+fn a_runtime_without_timers_is_b001_not_a_panic() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let err = runtime
+        .block_on(Kernel::new(config("[cache.default]\ndriver = \"fixture\""), linked()).start())
+        .unwrap_err();
+    assert_eq!(err.codes(), [codes::NO_RUNTIME]);
+}
+
+#[tokio::test]
+async fn a_panic_in_supported_features_is_caught() {
+    let err = refused("[cache.f]\ndriver = \"features-panic\"", linked()).await;
+    assert!(
+        matches!(
+            only(&err),
+            Problem::Unusable {
+                reason: UnusableReason::Panicked {
+                    phase: "supported_features",
+                    ..
+                },
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn options_that_accept_unknown_keys_are_refused() {
+    let err = refused(
+        "[cache.l]\ndriver = \"lenient-options\"\ncapcity = 5",
+        linked(),
+    )
+    .await;
+    assert!(
+        matches!(
+            only(&err),
+            Problem::Unusable {
+                reason: UnusableReason::AcceptsUnknownOptions,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("deny_unknown_fields"), "{err}");
+}
+
+#[tokio::test]
+async fn an_override_that_reads_as_a_number_is_a_string_where_the_driver_wants_one() {
+    let config = config("[cache.default]\ndriver = \"fixture\"")
+        .with_overrides([(
+            "SANDLOOM__CACHE__DEFAULT__LABEL".to_owned(),
+            "123456".to_owned(),
+        )])
+        .unwrap();
+    let running = Kernel::new(config, linked()).start().await.unwrap();
+    running.shutdown().await.unwrap();
+    assert_eq!(
+        events("123456"),
+        ["123456:build", "123456:start", "123456:stop"]
+    );
+}
+
+#[tokio::test]
+async fn a_requirement_naming_an_unknown_feature_is_b024_with_a_suggestion() {
+    let typo = [sandloom::sdk::Requirement::new(
+        &CACHE,
+        "default",
+        &["tll"],
+        "shop",
+    )];
+    let err = Kernel::new(config("[cache.default]\ndriver = \"fixture\""), linked())
+        .require(&typo)
+        .check()
+        .unwrap_err();
+    assert_eq!(err.codes(), [codes::INVALID_REQUIREMENT], "{err}");
+    assert!(only(&err).action().contains("did you mean `ttl`?"), "{err}");
+}
+
+#[tokio::test]
+async fn an_optional_operation_the_instance_did_not_declare_answers_unsupported() {
+    let running = start(
+        "[cache.plain]\ndriver = \"fixture\"\n[cache.timed]\ndriver = \"fixture\"\nttl = true",
+        linked(),
+    )
+    .await
+    .unwrap();
+    let plain = running.infra().capability(&CACHE, "plain").unwrap();
+    let err = plain
+        .set_with_ttl("k", "v".into(), Duration::from_secs(1))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), sandloom::sdk::ErrorKind::Unsupported, "{err}");
+    assert!(err.to_string().contains("feature `ttl`"), "{err}");
+    let timed = running.infra().capability(&CACHE, "timed").unwrap();
+    timed
+        .set_with_ttl("k", "v".into(), Duration::from_secs(1))
+        .await
+        .unwrap();
+    let err = timed.increment("n", 1).await.unwrap_err();
+    assert_eq!(err.kind(), sandloom::sdk::ErrorKind::Unsupported, "{err}");
+    running.shutdown().await.unwrap();
 }

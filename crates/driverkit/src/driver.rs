@@ -123,7 +123,18 @@ pub trait Driver: Send + Sync + Sized + 'static {
         Self::supported_features().to_vec()
     }
 
-    /// Construct from options. No I/O here.
+    /// Check options that deserialized but do not make sense (`capacity = 0`). Runs in the
+    /// kernel's dry run (`check`) as well as before construction, so a bad value is reported
+    /// with the instance's location before anything is built. By default everything passes.
+    ///
+    /// # Errors
+    /// A [`DriverError`] saying which option is wrong and why (reported as SANDLOOM-B022).
+    fn validate(options: &Self::Options) -> Result<(), DriverError> {
+        let _ = options;
+        Ok(())
+    }
+
+    /// Construct from options (already [validated](Driver::validate)). No I/O here.
     ///
     /// # Errors
     /// A [`DriverError`] when the options are unusable together (reported as SANDLOOM-B022).

@@ -3,16 +3,19 @@
 // Hidden glue for macro expansions; its errors are the driver's own, documented on `Driver`.
 #![allow(clippy::missing_errors_doc)]
 
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use sandloom_kernel::registry::{BoxError, BoxFuture, BuiltDriver, ErasedLifecycle, ParsedOptions};
 use sandloom_kernel::{Health, OptionsError, RawOptions};
 
 use crate::driver::Driver;
+use crate::gate::Gate;
 
 /// Deserialize `T::Options` and compute its features.
 pub fn parse_options<T: Driver>(raw: &RawOptions) -> Result<ParsedOptions, OptionsError> {
     let options: T::Options = raw.deserialize()?;
+    T::validate(&options).map_err(|err| OptionsError::from_message(Vec::new(), err.message()))?;
     let features = T::features_for(&options);
     Ok(ParsedOptions {
         value: Box::new(options),
@@ -20,34 +23,34 @@ pub fn parse_options<T: Driver>(raw: &RawOptions) -> Result<ParsedOptions, Optio
     })
 }
 
-/// Construct `T` and erase it into the kernel's form.
-pub fn build<T: Driver, Ops: ?Sized + Send + Sync + 'static>(
+/// Construct `T`, put it behind its gate `G`, and erase it into the kernel's form.
+pub fn build<T: Driver, G: Gate<T>, Ops: ?Sized + Send + Sync + 'static>(
     parsed: ParsedOptions,
-    upcast: fn(Arc<T>) -> Arc<Ops>,
+    upcast: fn(Arc<G>) -> Arc<Ops>,
 ) -> Result<BuiltDriver, BoxError> {
-    let options = parsed
-        .value
+    let ParsedOptions { value, features } = parsed;
+    let options = value
         .downcast::<T::Options>()
         .map_err(|_| BoxError::from("options parsed for another driver type (a Sandloom bug)"))?;
-    let driver = Arc::new(T::from_options(*options)?);
+    let gated = Arc::new(G::wrap(T::from_options(*options)?, &features));
     Ok(BuiltDriver {
-        operations: Box::new(upcast(Arc::clone(&driver))),
-        lifecycle: Box::new(Lifecycle(driver)),
+        operations: Box::new(upcast(Arc::clone(&gated))),
+        lifecycle: Box::new(Lifecycle(gated, PhantomData)),
     })
 }
 
-struct Lifecycle<T>(Arc<T>);
+struct Lifecycle<T, G>(Arc<G>, PhantomData<fn() -> T>);
 
-impl<T: Driver> ErasedLifecycle for Lifecycle<T> {
+impl<T: Driver, G: Gate<T>> ErasedLifecycle for Lifecycle<T, G> {
     fn start(&self) -> BoxFuture<'_, Result<(), BoxError>> {
-        Box::pin(async move { self.0.start().await.map_err(BoxError::from) })
+        Box::pin(async move { self.0.driver().start().await.map_err(BoxError::from) })
     }
 
     fn stop(&self) -> BoxFuture<'_, Result<(), BoxError>> {
-        Box::pin(async move { self.0.stop().await.map_err(BoxError::from) })
+        Box::pin(async move { self.0.driver().stop().await.map_err(BoxError::from) })
     }
 
     fn health(&self) -> BoxFuture<'_, Health> {
-        Box::pin(self.0.health())
+        Box::pin(self.0.driver().health())
     }
 }

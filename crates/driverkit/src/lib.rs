@@ -60,6 +60,7 @@
 //! lint counts as unsafe: a crate with `#![forbid(unsafe_code)]` must use `deny` instead.
 
 mod driver;
+mod gate;
 mod glue;
 mod macros;
 mod providers;
@@ -67,9 +68,9 @@ mod providers;
 pub use async_trait::async_trait;
 pub use driver::{Driver, DriverError};
 pub use providers::{cache, lock, notifier, objectstore, taskqueue};
-pub use sandloom_kernel::__private::semver::Version;
 pub use sandloom_kernel::Health;
 pub use sandloom_kernel::registry::Stability;
+pub use sandloom_kernel::semver::Version;
 /// The module door, re-exported for drivers: operation traits, errors, values.
 pub use sandloom_sdk_infra as sdk;
 
@@ -86,28 +87,28 @@ pub struct NoOptions {}
 // Not public API: what the macros expand to. Versioned with this crate, never semver-stable.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::gate::{CacheGate, Gate, NotifierGate, ObjectStoreGate, TaskQueueGate};
     pub use crate::glue::{build, parse_options};
     pub use sandloom_kernel::__private::linkme;
     pub use sandloom_kernel::registry::{
         BoxError, BuiltDriver, CAPABILITIES, CapabilitySpec, DRIVERS, DriverEntry, ParsedOptions,
     };
 
-    /// Lowercase ASCII letters, digits, `_`, `-`; not empty.
+    pub use sandloom_sdk_infra::__private::valid_name;
+
+    /// Capabilities whose operation trait is built in: drivers for them use the short form of
+    /// `register_driver!`, which checks the provider trait.
     #[must_use]
-    pub const fn valid_name(name: &str) -> bool {
-        let bytes = name.as_bytes();
-        if bytes.is_empty() {
-            return false;
-        }
+    pub const fn has_builtin_trait(capability: &str) -> bool {
+        let builtin = ["cache", "notifier", "objectstore", "taskqueue", "lock"];
         let mut i = 0;
-        while i < bytes.len() {
-            let b = bytes[i];
-            if !(b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-') {
-                return false;
+        while i < builtin.len() {
+            if str_eq(builtin[i], capability) {
+                return true;
             }
             i += 1;
         }
-        true
+        false
     }
 
     const fn str_eq(a: &str, b: &str) -> bool {
@@ -142,3 +143,6 @@ pub mod __private {
         true
     }
 }
+
+#[cfg(feature = "conformance")]
+pub mod conformance;

@@ -80,23 +80,23 @@
 macro_rules! register_driver {
     (cache, $name:literal, $driver:ty $(,)?) => {
         $crate::register_driver!(@entry $crate::cache::NAME, $name, $driver,
-            dyn $crate::cache::Cache, <$driver as $crate::cache::CacheProvider>::CONTRACT_VERSION);
+            $crate::__private::CacheGate<$driver>, dyn $crate::cache::Cache, <$driver as $crate::cache::CacheProvider>::CONTRACT_VERSION);
     };
     (notifier, $name:literal, $driver:ty $(,)?) => {
         $crate::register_driver!(@entry $crate::notifier::NAME, $name, $driver,
-            dyn $crate::notifier::Notifier, <$driver as $crate::notifier::NotifierProvider>::CONTRACT_VERSION);
+            $crate::__private::NotifierGate<$driver>, dyn $crate::notifier::Notifier, <$driver as $crate::notifier::NotifierProvider>::CONTRACT_VERSION);
     };
     (objectstore, $name:literal, $driver:ty $(,)?) => {
         $crate::register_driver!(@entry $crate::objectstore::NAME, $name, $driver,
-            dyn $crate::objectstore::ObjectStore, <$driver as $crate::objectstore::ObjectStoreProvider>::CONTRACT_VERSION);
+            $crate::__private::ObjectStoreGate<$driver>, dyn $crate::objectstore::ObjectStore, <$driver as $crate::objectstore::ObjectStoreProvider>::CONTRACT_VERSION);
     };
     (taskqueue, $name:literal, $driver:ty $(,)?) => {
         $crate::register_driver!(@entry $crate::taskqueue::NAME, $name, $driver,
-            dyn $crate::taskqueue::TaskQueue, <$driver as $crate::taskqueue::TaskQueueProvider>::CONTRACT_VERSION);
+            $crate::__private::TaskQueueGate<$driver>, dyn $crate::taskqueue::TaskQueue, <$driver as $crate::taskqueue::TaskQueueProvider>::CONTRACT_VERSION);
     };
     (lock, $name:literal, $driver:ty $(,)?) => {
         $crate::register_driver!(@entry $crate::lock::NAME, $name, $driver,
-            dyn $crate::lock::Lock, <$driver as $crate::lock::LockProvider>::CONTRACT_VERSION);
+            $driver, dyn $crate::lock::Lock, <$driver as $crate::lock::LockProvider>::CONTRACT_VERSION);
     };
     (
         capability = $capability:literal,
@@ -105,9 +105,13 @@ macro_rules! register_driver {
         operations = $ops:ty,
         contract = $version:expr $(,)?
     ) => {
-        $crate::register_driver!(@entry $capability, $name, $driver, $ops, $version);
+        const _: () = ::core::assert!(
+            !$crate::__private::has_builtin_trait($capability),
+            "built-in capabilities are registered with the short form, e.g. `register_driver!(cache, \"name\", Type)`"
+        );
+        $crate::register_driver!(@entry $capability, $name, $driver, $driver, $ops, $version);
     };
-    (@entry $capability:expr, $name:literal, $driver:ty, $ops:ty, $version:expr) => {
+    (@entry $capability:expr, $name:literal, $driver:ty, $gate:ty, $ops:ty, $version:expr) => {
         const _: () = {
             ::core::assert!(
                 $crate::__private::valid_name($name),
@@ -117,7 +121,7 @@ macro_rules! register_driver {
             fn build(
                 options: $crate::__private::ParsedOptions,
             ) -> ::core::result::Result<$crate::__private::BuiltDriver, $crate::__private::BoxError> {
-                $crate::__private::build::<$driver, $ops>(options, |driver| driver)
+                $crate::__private::build::<$driver, $gate, $ops>(options, |driver| driver)
             }
 
             #[$crate::__private::linkme::distributed_slice($crate::__private::DRIVERS)]

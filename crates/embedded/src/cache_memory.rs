@@ -280,14 +280,19 @@ impl Driver for MemoryCache {
         &[TTL, INCREMENT, BULK]
     }
 
-    fn from_options(options: MemoryCacheOptions) -> Result<Self, DriverError> {
+    fn validate(options: &MemoryCacheOptions) -> Result<(), DriverError> {
         if options.capacity == 0 {
             return Err(DriverError::new("`capacity` must be at least 1"));
         }
-        let default_ttl = match options.default_ttl_ms {
-            Some(0) => return Err(DriverError::new("`default_ttl_ms` must be at least 1")),
-            other => other.map(Duration::from_millis),
-        };
+        if options.default_ttl_ms == Some(0) {
+            return Err(DriverError::new("`default_ttl_ms` must be at least 1"));
+        }
+        Ok(())
+    }
+
+    fn from_options(options: MemoryCacheOptions) -> Result<Self, DriverError> {
+        Self::validate(&options)?;
+        let default_ttl = options.default_ttl_ms.map(Duration::from_millis);
         let entries = MokaCache::builder()
             .max_capacity(options.capacity)
             .expire_after(EntryExpiry)

@@ -140,10 +140,15 @@ impl Driver for MemoryNotifier {
         &[BATCH]
     }
 
-    fn from_options(options: MemoryNotifierOptions) -> Result<Self, DriverError> {
+    fn validate(options: &MemoryNotifierOptions) -> Result<(), DriverError> {
         if options.capacity == 0 {
             return Err(DriverError::new("`capacity` must be at least 1"));
         }
+        Ok(())
+    }
+
+    fn from_options(options: MemoryNotifierOptions) -> Result<Self, DriverError> {
+        Self::validate(&options)?;
         Ok(Self {
             capacity: options.capacity,
             // Grows as needed: a large capacity costs nothing until messages arrive.

@@ -209,10 +209,15 @@ impl Driver for FsObjectStore {
         &[ETAG, CONDITIONAL_PUT]
     }
 
-    fn from_options(options: FsObjectStoreOptions) -> Result<Self, DriverError> {
+    fn validate(options: &FsObjectStoreOptions) -> Result<(), DriverError> {
         if options.root.as_os_str().is_empty() {
             return Err(DriverError::new("`root` must not be empty"));
         }
+        Ok(())
+    }
+
+    fn from_options(options: FsObjectStoreOptions) -> Result<Self, DriverError> {
+        Self::validate(&options)?;
         Ok(Self {
             paths: Arc::new(Paths::new(options.root)),
             gate: Arc::new(RwLock::new(())),

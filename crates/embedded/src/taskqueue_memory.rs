@@ -400,7 +400,7 @@ impl Driver for MemoryTaskQueue {
         &[DELAY, DEAD_LETTER, FIFO]
     }
 
-    fn from_options(options: MemoryTaskQueueOptions) -> Result<Self, DriverError> {
+    fn validate(options: &MemoryTaskQueueOptions) -> Result<(), DriverError> {
         if options.visibility_timeout_ms == 0 {
             return Err(DriverError::new(
                 "`visibility_timeout_ms` must be at least 1",
@@ -409,6 +409,11 @@ impl Driver for MemoryTaskQueue {
         if options.max_attempts == 0 {
             return Err(DriverError::new("`max_attempts` must be at least 1"));
         }
+        Ok(())
+    }
+
+    fn from_options(options: MemoryTaskQueueOptions) -> Result<Self, DriverError> {
+        Self::validate(&options)?;
         Ok(Self {
             visibility: Duration::from_millis(options.visibility_timeout_ms),
             max_attempts: options.max_attempts,

@@ -22,6 +22,8 @@ pub mod codes {
     pub const UNUSABLE: &str = "SANDLOOM-B022";
     /// An experimental capability in production without the accepted risk.
     pub const EXPERIMENTAL: &str = "SANDLOOM-B023";
+    /// A module requires a feature its capability does not define.
+    pub const INVALID_REQUIREMENT: &str = "SANDLOOM-B024";
     /// A driver failed to stop cleanly.
     pub const STOP_FAILED: &str = "SANDLOOM-B030";
 }
@@ -41,11 +43,36 @@ pub enum ConflictKind {
     CapabilityDefinedTwice,
 }
 
+impl ConflictKind {
+    fn describe(&self, capability: &str, name: &str, packages: &[String]) -> String {
+        match self {
+            Self::SelectedTwice => format!(
+                "driver `{capability}.{name}` is provided by more than one package: {}",
+                packages.join(" and ")
+            ),
+            Self::BuiltinClaimed { owner } => format!(
+                "`{capability}.{name}` is a built-in driver of `{owner}`, and {} also registers it",
+                packages
+                    .iter()
+                    .filter(|p| p != owner)
+                    .map(|p| format!("`{p}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Self::CapabilityDefinedTwice => format!(
+                "capability `{capability}` is defined by more than one package: {}",
+                packages.join(" and ")
+            ),
+        }
+    }
+}
+
 /// Why a selected driver cannot be used (SANDLOOM-B022).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum UnusableReason {
     /// The driver targets a contract version this runtime does not satisfy.
+    #[non_exhaustive]
     ContractVersion {
         /// The version the driver was written against.
         driver: Version,
@@ -53,6 +80,7 @@ pub enum UnusableReason {
         runtime: Version,
     },
     /// The options did not deserialize into the driver's options type.
+    #[non_exhaustive]
     Options {
         /// What serde said, with path and suggestion.
         error: OptionsError,
@@ -60,6 +88,7 @@ pub enum UnusableReason {
         location: Location,
     },
     /// A module requires a feature the driver does not declare (for these options).
+    #[non_exhaustive]
     MissingFeature {
         /// The feature.
         feature: String,
@@ -70,6 +99,7 @@ pub enum UnusableReason {
     },
     /// The driver reports a feature it may not: not among its `supported_features`, or not a
     /// feature of the capability at all.
+    #[non_exhaustive]
     UndeclaredFeature {
         /// The feature.
         feature: &'static str,
@@ -77,17 +107,30 @@ pub enum UnusableReason {
         why: String,
     },
     /// Construction returned an error.
-    BuildFailed(String),
+    #[non_exhaustive]
+    BuildFailed {
+        /// The error, with its causes.
+        message: String,
+    },
     /// `start` returned an error.
-    StartFailed(String),
+    #[non_exhaustive]
+    StartFailed {
+        /// The error, with its causes.
+        message: String,
+    },
     /// Construction or `start` panicked; the panic was caught.
+    #[non_exhaustive]
     Panicked {
         /// `build` or `start`.
         phase: &'static str,
         /// The panic message.
         message: String,
     },
+    /// The driver's options type accepts keys it does not know, so a misspelt option would be
+    /// ignored: it must carry `#[serde(deny_unknown_fields)]`.
+    AcceptsUnknownOptions,
     /// `start` did not finish within the start timeout.
+    #[non_exhaustive]
     TimedOut {
         /// The timeout.
         after: Duration,
@@ -118,16 +161,17 @@ impl UnusableReason {
             Self::UndeclaredFeature { feature, why } => {
                 format!("it reports feature `{feature}`, which {why}")
             }
-            Self::BuildFailed(message) => {
+            Self::BuildFailed { message } => {
                 format!("construction failed: {message}")
             }
-            Self::StartFailed(message) => format!("start failed: {message}"),
+            Self::StartFailed { message } => format!("start failed: {message}"),
             Self::Panicked { phase, message } => {
                 format!("it panicked during {phase}: {message}")
             }
             Self::TimedOut { after } => {
                 format!("start did not finish within {} ms", after.as_millis())
             }
+            Self::AcceptsUnknownOptions => "its options type accepts keys it does not know, so a misspelt option would be silently ignored".to_owned(),
         }
     }
 
@@ -159,10 +203,13 @@ impl UnusableReason {
             Self::MissingFeature { feature, .. } => format!(
                 "select a `{capability}` driver that declares `{feature}` for `{capability}.{instance}`, or change its options if the feature depends on them"
             ),
+            Self::AcceptsUnknownOptions => format!(
+                "report this to the maintainers of `{package}`: its options type needs `#[serde(deny_unknown_fields)]`; meanwhile select another driver"
+            ),
             Self::UndeclaredFeature { .. } => format!(
                 "report this to the maintainers of `{package}`; meanwhile select another driver"
             ),
-            Self::BuildFailed(_) | Self::StartFailed(_) => format!(
+            Self::BuildFailed { .. } | Self::StartFailed { .. } => format!(
                 "fix the cause above (options, a backend that must be reachable) and start again, or select another driver for `{capability}.{instance}`"
             ),
             Self::Panicked { .. } => format!(
@@ -190,6 +237,7 @@ pub enum Problem {
     /// SANDLOOM-B001.
     NoRuntime,
     /// SANDLOOM-B010.
+    #[non_exhaustive]
     Config {
         /// Where.
         location: Location,
@@ -199,6 +247,7 @@ pub enum Problem {
         action: String,
     },
     /// SANDLOOM-B020: a selected driver name has no provider linked.
+    #[non_exhaustive]
     NoDriver {
         /// The capability.
         capability: String,
@@ -218,6 +267,7 @@ pub enum Problem {
         suggestion: Option<String>,
     },
     /// SANDLOOM-B020: a module requires an instance `INFRA` does not configure.
+    #[non_exhaustive]
     NoInstance {
         /// The capability.
         capability: String,
@@ -229,6 +279,7 @@ pub enum Problem {
         configured: Vec<String>,
     },
     /// SANDLOOM-B021.
+    #[non_exhaustive]
     Conflict {
         /// The capability.
         capability: String,
@@ -240,6 +291,7 @@ pub enum Problem {
         kind: ConflictKind,
     },
     /// SANDLOOM-B022.
+    #[non_exhaustive]
     Unusable {
         /// The capability.
         capability: String,
@@ -253,6 +305,7 @@ pub enum Problem {
         reason: UnusableReason,
     },
     /// SANDLOOM-B023.
+    #[non_exhaustive]
     Experimental {
         /// The capability.
         capability: String,
@@ -261,7 +314,20 @@ pub enum Problem {
         /// Where it is configured.
         location: Location,
     },
+    /// SANDLOOM-B024: a module requires a feature its capability does not define.
+    #[non_exhaustive]
+    InvalidRequirement {
+        /// The capability.
+        capability: String,
+        /// The unknown feature.
+        feature: String,
+        /// The module that requires it.
+        module: &'static str,
+        /// The capability's features.
+        known: Vec<&'static str>,
+    },
     /// SANDLOOM-B030.
+    #[non_exhaustive]
     StopFailed {
         /// The capability.
         capability: String,
@@ -297,6 +363,7 @@ impl Problem {
             Self::Conflict { .. } => codes::CONFLICT,
             Self::Unusable { .. } => codes::UNUSABLE,
             Self::Experimental { .. } => codes::EXPERIMENTAL,
+            Self::InvalidRequirement { .. } => codes::INVALID_REQUIREMENT,
             Self::StopFailed { .. } => codes::STOP_FAILED,
         }
     }
@@ -344,25 +411,7 @@ impl Problem {
                 name,
                 packages,
                 kind,
-            } => match kind {
-                ConflictKind::SelectedTwice => format!(
-                    "driver `{capability}.{name}` is provided by more than one package: {}",
-                    packages.join(" and ")
-                ),
-                ConflictKind::BuiltinClaimed { owner } => format!(
-                    "`{capability}.{name}` is a built-in driver of `{owner}`, and {} also registers it",
-                    packages
-                        .iter()
-                        .filter(|p| p != owner)
-                        .map(|p| format!("`{p}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                ConflictKind::CapabilityDefinedTwice => format!(
-                    "capability `{capability}` is defined by more than one package: {}",
-                    packages.join(" and ")
-                ),
-            },
+            } => kind.describe(capability, name, packages),
             Self::Unusable {
                 capability,
                 instance,
@@ -381,6 +430,19 @@ impl Problem {
                 location,
             } => format!(
                 "capability `{capability}` is experimental, and `{capability}.{instance}` is configured in production (at {location})"
+            ),
+            Self::InvalidRequirement {
+                capability,
+                feature,
+                module,
+                known,
+            } => format!(
+                "module `{module}` requires feature `{feature}` of `{capability}`, which `{capability}` does not define (its features: {})",
+                if known.is_empty() {
+                    "none".to_owned()
+                } else {
+                    known.join(", ")
+                }
             ),
             Self::StopFailed {
                 capability,
@@ -462,6 +524,17 @@ impl Problem {
                 "accept the risk with `accepted_risks = [\"{}\"]` at the top of INFRA, or remove the instance from the production configuration",
                 crate::config::EXPERIMENTAL_CAPABILITY_RISK
             ),
+            Self::InvalidRequirement {
+                feature,
+                known,
+                module,
+                ..
+            } => match crate::suggest::closest(feature, known.iter().copied()) {
+                Some(close) => {
+                    format!("did you mean `{close}`? Fix the `requires!` of module `{module}`")
+                }
+                None => format!("remove `{feature}` from the `requires!` of module `{module}`"),
+            },
             Self::StopFailed { .. } => {
                 "check the backend for resources left behind (connections, locks)".to_owned()
             }
@@ -523,32 +596,73 @@ impl StartupError {
     pub fn codes(&self) -> Vec<&'static str> {
         self.problems.iter().map(Problem::code).collect()
     }
-
-    pub(crate) fn push(&mut self, problem: Problem) {
-        self.problems.push(problem);
-    }
 }
 
 impl fmt::Display for StartupError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let count = self.problems.len();
-        writeln!(
-            f,
-            "Sandloom refused to start: {count} problem{} found.",
-            if count == 1 { "" } else { "s" }
-        )?;
-        for (index, problem) in self.problems.iter().enumerate() {
-            write!(
-                f,
-                "\n{}. [{}]\n    Description: {}\n    Action: {}\n",
-                index + 1,
-                problem.code(),
-                problem.description(),
-                problem.action()
-            )?;
-        }
-        Ok(())
+        write_problems(f, "Sandloom refused to start", &self.problems)
     }
 }
 
+fn write_problems(f: &mut fmt::Formatter<'_>, heading: &str, problems: &[Problem]) -> fmt::Result {
+    let count = problems.len();
+    writeln!(
+        f,
+        "{heading}: {count} problem{} found.",
+        if count == 1 { "" } else { "s" }
+    )?;
+    for (index, problem) in problems.iter().enumerate() {
+        write!(
+            f,
+            "\n{}. [{}]\n    Description: {}\n    Action: {}\n",
+            index + 1,
+            problem.code(),
+            problem.description(),
+            problem.action()
+        )?;
+    }
+    Ok(())
+}
+
 impl std::error::Error for StartupError {}
+
+/// Shutdown finished, but some drivers did not stop cleanly (SANDLOOM-B030). Every other driver
+/// was still stopped.
+///
+/// ```
+/// # async fn example(running: sandloom_kernel::Running) {
+/// if let Err(err) = running.shutdown().await {
+///     assert!(err.codes().iter().all(|code| *code == "SANDLOOM-B030"));
+///     eprintln!("{err}"); // "Sandloom did not shut down cleanly: 1 problem found. …"
+/// }
+/// # }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShutdownError {
+    problems: Vec<Problem>,
+}
+
+impl ShutdownError {
+    /// An error of these problems.
+    pub fn new(problems: Vec<Problem>) -> Self {
+        Self { problems }
+    }
+
+    /// Every problem.
+    pub fn problems(&self) -> &[Problem] {
+        &self.problems
+    }
+
+    /// The code of every problem, in order.
+    pub fn codes(&self) -> Vec<&'static str> {
+        self.problems.iter().map(Problem::code).collect()
+    }
+}
+
+impl fmt::Display for ShutdownError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_problems(f, "Sandloom did not shut down cleanly", &self.problems)
+    }
+}
+
+impl std::error::Error for ShutdownError {}

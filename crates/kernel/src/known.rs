@@ -5,7 +5,7 @@
 pub const BUILTIN_OWNER: &str = "sandloom-embedded";
 
 /// Built-in driver names, as `(capability, driver)`. No other package may register these.
-pub const BUILTIN_DRIVERS: &[(&str, &str)] = &[
+pub(crate) const BUILTIN_DRIVERS: &[(&str, &str)] = &[
     ("cache", "memory"),
     ("lock", "memory"),
     ("notifier", "log"),
@@ -17,7 +17,7 @@ pub const BUILTIN_DRIVERS: &[(&str, &str)] = &[
 
 /// `(capability, driver, package)` for every driver name whose providing package is known.
 /// Backend drivers join this list as their crates are published.
-pub const KNOWN_PROVIDERS: &[(&str, &str, &str)] = &[
+pub(crate) const KNOWN_PROVIDERS: &[(&str, &str, &str)] = &[
     ("cache", "memory", BUILTIN_OWNER),
     ("lock", "memory", BUILTIN_OWNER),
     ("notifier", "log", BUILTIN_OWNER),

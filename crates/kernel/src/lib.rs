@@ -44,6 +44,7 @@
 pub mod config;
 mod error;
 pub mod known;
+mod lifecycle;
 mod link;
 mod options;
 pub mod registry;
@@ -54,7 +55,7 @@ mod specs;
 mod suggest;
 
 pub use config::{Environment, InfraConfig, InstanceConfig, Location};
-pub use error::{ConflictKind, Problem, StartupError, UnusableReason, codes};
+pub use error::{ConflictKind, Problem, ShutdownError, StartupError, UnusableReason, codes};
 pub use link::LinkedDrivers;
 pub use options::{OptionsError, RawOptions};
 pub use registry::Health;
@@ -74,5 +75,7 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 #[doc(hidden)]
 pub mod __private {
     pub use linkme;
-    pub use semver;
 }
+
+/// The `semver` crate, whose `Version` contract versions are.
+pub use semver;

@@ -43,7 +43,7 @@ impl LinkedDrivers {
     }
 
     /// Whether `package` was named in `link_drivers!`.
-    pub fn names(&self, package: &str) -> bool {
+    pub fn links(&self, package: &str) -> bool {
         let ident = package.replace('-', "_");
         self.crates.iter().any(|c| *c == ident)
     }
@@ -90,7 +90,7 @@ impl LinkedDrivers {
 ///
 /// ```
 /// let linked = sandloom_kernel::link_drivers!(sandloom_sdk_infra);
-/// assert!(linked.names("sandloom-sdk-infra"));
+/// assert!(linked.links("sandloom-sdk-infra"));
 /// ```
 #[macro_export]
 macro_rules! link_drivers {

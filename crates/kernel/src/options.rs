@@ -55,6 +55,15 @@ impl RawOptions {
         self.0.keys().map(String::as_str)
     }
 
+    pub(crate) fn is_str(&self, key: &str) -> bool {
+        self.0.get(key).is_some_and(toml::Value::is_str)
+    }
+
+    pub(crate) fn set_str(&mut self, key: &str, value: &str) {
+        self.0
+            .insert(key.to_owned(), toml::Value::String(value.to_owned()));
+    }
+
     /// Whether there are no options.
     ///
     /// ```

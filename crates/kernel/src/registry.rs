@@ -3,6 +3,10 @@
 //! The kernel never names a provider trait: `sandloom-driverkit`'s macros turn a typed driver
 //! into a [`DriverEntry`] of plain data and function pointers. Nothing here runs before `main`,
 //! and nothing is constructed until `INFRA` selects it.
+//!
+//! Read the registry with [`drivers`] and [`capabilities`]. The items hidden from these docs are
+//! the contract between driverkit's macros and the kernel, versioned with both, not public API:
+//! entries are made with `sandloom_driverkit::register_driver!` and `define_capability!` only.
 
 use std::any::Any;
 use std::error::Error as StdError;
@@ -16,8 +20,10 @@ use semver::Version;
 use crate::options::{OptionsError, RawOptions};
 
 /// A boxed error from driver code.
+#[doc(hidden)]
 pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
 /// A boxed, sendable future.
+#[doc(hidden)]
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Whether a capability's contract is stable.
@@ -94,6 +100,7 @@ impl fmt::Debug for DriverEntry {
 }
 
 /// A driver's options after deserialization, with the features they give.
+#[doc(hidden)]
 pub struct ParsedOptions {
     /// The typed options, erased (`T::Options` of the driver).
     pub value: Box<dyn Any + Send>,
@@ -102,6 +109,7 @@ pub struct ParsedOptions {
 }
 
 /// A constructed driver, not yet started.
+#[doc(hidden)]
 pub struct BuiltDriver {
     /// Its lifecycle.
     pub lifecycle: Box<dyn ErasedLifecycle>,
@@ -138,6 +146,7 @@ impl Health {
 }
 
 /// Lifecycle of a built driver, as the kernel drives it.
+#[doc(hidden)]
 pub trait ErasedLifecycle: Send + Sync {
     /// Connect, create, warm up.
     fn start(&self) -> BoxFuture<'_, Result<(), BoxError>>;
@@ -148,10 +157,12 @@ pub trait ErasedLifecycle: Send + Sync {
 }
 
 /// Every driver linked into the binary. Iteration order is unspecified and means nothing.
+#[doc(hidden)]
 #[distributed_slice]
 pub static DRIVERS: [DriverEntry];
 
 /// Every capability spec linked into the binary. Iteration order is unspecified.
+#[doc(hidden)]
 #[distributed_slice]
 pub static CAPABILITIES: [CapabilitySpec];
 

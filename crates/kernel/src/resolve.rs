@@ -12,6 +12,7 @@ use crate::config::{EXPERIMENTAL_CAPABILITY_RISK, Environment, InfraConfig, Inst
 use crate::error::{ConflictKind, Problem, UnusableReason};
 use crate::known::{BUILTIN_OWNER, is_builtin, provider_of};
 use crate::link::LinkedDrivers;
+use crate::options::RawOptions;
 use crate::panic_message;
 use crate::registry::{CapabilitySpec, DriverEntry, ParsedOptions, Stability};
 use crate::suggest::closest;
@@ -201,7 +202,7 @@ fn no_driver(inputs: &Inputs<'_>, instance: &InstanceConfig) -> Problem {
     linked.dedup();
     let provided_by = provider_of(&instance.capability, &instance.driver);
     let dependency_not_linked = provided_by.is_some_and(|package| {
-        !inputs.linked.names(package) && inputs.linked.is_dependency(package)
+        !inputs.linked.links(package) && inputs.linked.is_dependency(package)
     });
     let suggestion =
         closest(&instance.driver, linked.iter().map(String::as_str)).map(str::to_owned);
@@ -256,28 +257,23 @@ fn check_entry(
             runtime: spec.contract_version.clone(),
         });
     }
-    let parsed = match catch_unwind(AssertUnwindSafe(|| {
-        (entry.parse_options)(&instance.options)
-    })) {
-        Ok(Ok(parsed)) => Some(parsed),
-        Ok(Err(error)) => {
-            let key = error.key_path();
-            let location = key.first().map_or_else(
-                || instance.location.clone(),
-                |k| instance.option_location(k).clone(),
-            );
-            reasons.push(UnusableReason::Options { error, location });
-            None
-        }
-        Err(payload) => {
-            reasons.push(UnusableReason::Panicked {
-                phase: "option parsing",
-                message: panic_message(payload.as_ref()),
-            });
+    let parsed = match parse_options(entry, instance) {
+        Ok(parsed) => Some(parsed),
+        Err(reason) => {
+            reasons.push(reason);
             None
         }
     };
-    let supported = (entry.supported_features)();
+    let supported = match catch_unwind(entry.supported_features) {
+        Ok(supported) => supported,
+        Err(payload) => {
+            reasons.push(UnusableReason::Panicked {
+                phase: "supported_features",
+                message: panic_message(payload.as_ref()),
+            });
+            return Err(reasons);
+        }
+    };
     for &feature in supported {
         if spec.required_operations.contains(&feature) {
             reasons.push(UnusableReason::UndeclaredFeature {
@@ -318,6 +314,54 @@ fn check_entry(
     }
 }
 
+/// A key no options type knows: if options still deserialize with it added, the type accepts
+/// unknown fields, and a misspelt option would be ignored silently.
+const PROBE_KEY: &str = "__sandloom_unknown_field_probe__";
+
+/// Deserialize the instance's options, catching panics, letting environment overrides be
+/// strings where the driver wants strings, and refusing types that accept unknown fields.
+fn parse_options(
+    entry: &DriverEntry,
+    instance: &InstanceConfig,
+) -> Result<ParsedOptions, UnusableReason> {
+    let attempt = |options: &RawOptions| {
+        catch_unwind(AssertUnwindSafe(|| (entry.parse_options)(options))).map_err(|payload| {
+            UnusableReason::Panicked {
+                phase: "option parsing",
+                message: panic_message(payload.as_ref()),
+            }
+        })
+    };
+    let mut options = instance.options.clone();
+    let parsed = loop {
+        match attempt(&options)? {
+            Ok(parsed) => break parsed,
+            Err(error) => {
+                // `SANDLOOM__…__PASSWORD=123456` reads as an integer; a string field wants text.
+                let key = error.key_path().into_iter().next();
+                if let Some((key, raw)) = key.and_then(|k| instance.env_strings.get_key_value(&k))
+                    && !options.is_str(key)
+                {
+                    options.set_str(key, raw);
+                    continue;
+                }
+                let key = error.key_path();
+                let location = key.first().map_or_else(
+                    || instance.location.clone(),
+                    |k| instance.option_location(k).clone(),
+                );
+                return Err(UnusableReason::Options { error, location });
+            }
+        }
+    };
+    let mut probe = options;
+    probe.set_str(PROBE_KEY, "x");
+    if matches!(attempt(&probe), Ok(Ok(_))) {
+        return Err(UnusableReason::AcceptsUnknownOptions);
+    }
+    Ok(parsed)
+}
+
 fn check_requirements(
     inputs: &Inputs<'_>,
     planned: &[PlannedInstance],
@@ -354,7 +398,14 @@ fn check_requirements(
             continue;
         };
         for feature in requirement.features() {
-            if !plan.options.features.contains(feature) {
+            if !plan.spec.features.contains(feature) {
+                problems.push(Problem::InvalidRequirement {
+                    capability: requirement.capability().to_owned(),
+                    feature: (*feature).to_owned(),
+                    module: requirement.module(),
+                    known: plan.spec.features.to_vec(),
+                });
+            } else if !plan.options.features.contains(feature) {
                 problems.push(unusable(
                     &plan.config,
                     plan.entry,

@@ -2,13 +2,13 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::time::Duration;
 
-use futures_util::FutureExt as _;
 use sandloom_sdk_infra::{Infra, Requirement, linked_requirements};
 
 use crate::config::InfraConfig;
-use crate::error::{Problem, StartupError, UnusableReason};
+use crate::config::Location;
+use crate::error::{Problem, ShutdownError, StartupError, UnusableReason};
+use crate::lifecycle::{self, Attempted, Attempts, Outcome, error_chain, guarded, timers_enabled};
 use crate::link::LinkedDrivers;
 use crate::panic_message;
 use crate::registry::{self, ErasedLifecycle, Health};
@@ -108,7 +108,7 @@ impl Kernel {
     /// # Errors
     /// A [`StartupError`] listing every problem, each with its code.
     pub async fn start(self) -> Result<Running, StartupError> {
-        if tokio::runtime::Handle::try_current().is_err() {
+        if tokio::runtime::Handle::try_current().is_err() || !timers_enabled() {
             return Err(StartupError::new(vec![Problem::NoRuntime]));
         }
         let planned = self.resolve()?;
@@ -126,10 +126,12 @@ impl Kernel {
             } = plan;
             let failure = match catch_unwind(AssertUnwindSafe(|| (entry.build)(options))) {
                 Ok(Ok(driver)) => {
-                    built.push((config, spec.name, driver));
+                    built.push((config, spec.name, entry.package, driver));
                     continue;
                 }
-                Ok(Err(error)) => UnusableReason::BuildFailed(error_chain(error.as_ref())),
+                Ok(Err(error)) => UnusableReason::BuildFailed {
+                    message: error_chain(error.as_ref()),
+                },
                 Err(payload) => UnusableReason::Panicked {
                     phase: "construction",
                     message: panic_message(payload.as_ref()),
@@ -148,92 +150,84 @@ impl Kernel {
             return Err(StartupError::new(problems));
         }
 
-        let mut attempted: Vec<RunningDriver> = Vec::new();
+        // From here on, every driver whose start is attempted is in `attempts`: if this future
+        // is dropped half-way (the caller gave up), its drop stops them.
+        let mut attempts = Attempts {
+            drivers: Vec::new(),
+            stop_timeout: self.config.stop_timeout(),
+        };
         let mut infra = Infra::builder();
-        for (config, capability, driver) in built {
-            let outcome = AssertUnwindSafe(driver.lifecycle.start()).catch_unwind();
-            let failure = match tokio::time::timeout(timeout, outcome).await {
-                Ok(Ok(Ok(()))) => None,
-                Ok(Ok(Err(error))) => {
-                    Some(UnusableReason::StartFailed(error_chain(error.as_ref())))
-                }
-                Ok(Err(payload)) => Some(UnusableReason::Panicked {
-                    phase: "start",
-                    message: panic_message(payload.as_ref()),
-                }),
-                Err(_) => Some(UnusableReason::TimedOut { after: timeout }),
-            };
-            let package = report
-                .lines
-                .iter()
-                .find(|l| l.capability == config.capability && l.instance == config.instance)
-                .map_or("", |l| l.package);
-            if let Some(reason) = failure {
-                problems.push(Problem::Unusable {
-                    capability: config.capability.clone(),
-                    instance: config.instance.clone(),
-                    driver: config.driver.clone(),
-                    package,
-                    reason,
-                });
-            } else {
-                infra = infra.with_erased(capability, config.instance.clone(), driver.operations);
-            }
+        for (config, capability, package, driver) in built {
+            let lifecycle: Arc<dyn ErasedLifecycle> = Arc::from(driver.lifecycle);
             // A failed or timed-out start may have acquired something; stop releases it too.
-            attempted.push(RunningDriver {
+            attempts.drivers.push(Attempted {
+                capability: config.capability.clone(),
+                instance: config.instance.clone(),
+                driver: config.driver.clone(),
+                lifecycle: Arc::clone(&lifecycle),
+            });
+            let reason =
+                match guarded(&lifecycle, timeout, |l| async move { l.start().await }).await {
+                    Outcome::Done(()) => {
+                        infra = infra.with_erased(capability, config.instance, driver.operations);
+                        continue;
+                    }
+                    Outcome::Failed(message) => UnusableReason::StartFailed { message },
+                    Outcome::Panicked(message) => UnusableReason::Panicked {
+                        phase: "start",
+                        message,
+                    },
+                    Outcome::TimedOut => UnusableReason::TimedOut { after: timeout },
+                };
+            problems.push(Problem::Unusable {
                 capability: config.capability,
                 instance: config.instance,
                 driver: config.driver,
-                lifecycle: driver.lifecycle,
+                package,
+                reason,
             });
         }
         if !problems.is_empty() {
-            let mut error = StartupError::new(problems);
-            for problem in stop_all(&mut attempted, self.config.stop_timeout()).await {
-                error.push(problem);
-            }
-            return Err(error);
+            problems.extend(attempts.stop_all().await);
+            return Err(StartupError::new(problems));
         }
 
-        let infra = infra.build().map_err(|err| {
-            // Resolution keys instances by (capability, instance); a duplicate cannot get here.
-            StartupError::new(vec![Problem::config(
-                crate::config::Location::Code,
-                err.to_string(),
-                "report this as a Sandloom bug",
-            )])
-        })?;
+        let infra = match infra.build() {
+            Ok(infra) => infra,
+            Err(err) => {
+                // Resolution keys instances by (capability, instance); a duplicate cannot get here.
+                problems.push(Problem::config(
+                    Location::Code,
+                    err.to_string(),
+                    "report this as a Sandloom bug",
+                ));
+                problems.extend(attempts.stop_all().await);
+                return Err(StartupError::new(problems));
+            }
+        };
         report.trace();
         Ok(Running {
             infra: Arc::new(infra),
-            drivers: attempted,
+            attempts,
             report,
-            stop_timeout: self.config.stop_timeout(),
         })
     }
 }
 
-struct RunningDriver {
-    capability: String,
-    instance: String,
-    driver: String,
-    lifecycle: Box<dyn ErasedLifecycle>,
-}
-
 /// Started infrastructure. Hand [`infra`](Running::infra) to modules; call
-/// [`shutdown`](Running::shutdown) before exiting.
+/// [`shutdown`](Running::shutdown) before exiting. Dropped without `shutdown`, it stops the
+/// drivers from a background task on the current runtime, and warns.
 pub struct Running {
     infra: Arc<Infra>,
-    drivers: Vec<RunningDriver>,
+    attempts: Attempts,
     report: StartupReport,
-    stop_timeout: Duration,
 }
 
 impl std::fmt::Debug for Running {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Running")
             .field("infra", &self.infra)
-            .field("drivers", &self.drivers.len())
+            .field("drivers", &self.attempts.drivers.len())
             .finish_non_exhaustive()
     }
 }
@@ -249,26 +243,11 @@ impl Running {
         &self.report
     }
 
-    /// Ask every driver for its health, in start order.
+    /// Ask every driver for its health, in start order, each under the stop timeout.
     pub async fn health(&self) -> Vec<(String, Health)> {
-        let mut out = Vec::with_capacity(self.drivers.len());
-        for driver in &self.drivers {
-            let health = match tokio::time::timeout(
-                self.stop_timeout,
-                AssertUnwindSafe(driver.lifecycle.health()).catch_unwind(),
-            )
-            .await
-            {
-                Ok(Ok(health)) => health,
-                Ok(Err(payload)) => Health::Unhealthy(format!(
-                    "health check panicked: {}",
-                    panic_message(payload.as_ref())
-                )),
-                Err(_) => Health::Unhealthy(format!(
-                    "health check took over {} ms",
-                    self.stop_timeout.as_millis()
-                )),
-            };
+        let mut out = Vec::with_capacity(self.attempts.drivers.len());
+        for driver in &self.attempts.drivers {
+            let health = lifecycle::health(&driver.lifecycle, self.attempts.stop_timeout).await;
             out.push((format!("{}.{}", driver.capability, driver.instance), health));
         }
         out
@@ -278,59 +257,14 @@ impl Running {
     /// fails are reported; the others are still stopped.
     ///
     /// # Errors
-    /// SANDLOOM-B030 problems for drivers that failed, panicked or timed out while stopping.
-    pub async fn shutdown(mut self) -> Result<(), StartupError> {
-        let problems = stop_all(&mut self.drivers, self.stop_timeout).await;
+    /// A [`ShutdownError`] of SANDLOOM-B030 problems for drivers that failed, panicked or timed
+    /// out while stopping.
+    pub async fn shutdown(mut self) -> Result<(), ShutdownError> {
+        let problems = self.attempts.stop_all().await;
         if problems.is_empty() {
             Ok(())
         } else {
-            Err(StartupError::new(problems))
+            Err(ShutdownError::new(problems))
         }
     }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if !self.drivers.is_empty() {
-            tracing::warn!(
-                target: "sandloom",
-                drivers = self.drivers.len(),
-                "sandloom infrastructure dropped without `shutdown`; drivers were not stopped"
-            );
-        }
-    }
-}
-
-async fn stop_all(drivers: &mut Vec<RunningDriver>, timeout: Duration) -> Vec<Problem> {
-    let mut problems = Vec::new();
-    while let Some(driver) = drivers.pop() {
-        let outcome = AssertUnwindSafe(driver.lifecycle.stop()).catch_unwind();
-        let reason = match tokio::time::timeout(timeout, outcome).await {
-            Ok(Ok(Ok(()))) => {
-                tracing::debug!(target: "sandloom", capability = %driver.capability, instance = %driver.instance, "stopped");
-                continue;
-            }
-            Ok(Ok(Err(error))) => error_chain(error.as_ref()),
-            Ok(Err(payload)) => format!("stop panicked: {}", panic_message(payload.as_ref())),
-            Err(_) => format!("stop did not finish within {} ms", timeout.as_millis()),
-        };
-        problems.push(Problem::StopFailed {
-            capability: driver.capability,
-            instance: driver.instance,
-            driver: driver.driver,
-            reason,
-        });
-    }
-    problems
-}
-
-fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }

@@ -182,7 +182,7 @@ impl Infra {
     pub fn cache(&self) -> Result<&dyn Cache, AccessError> {
         self.cache
             .as_deref()
-            .ok_or_else(|| self.not_configured(CACHE.name(), DEFAULT_INSTANCE))
+            .ok_or_else(|| self.missing_default(CACHE.name()))
     }
 
     /// The `default` notifier.
@@ -197,7 +197,7 @@ impl Infra {
     pub fn notifier(&self) -> Result<&dyn Notifier, AccessError> {
         self.notifier
             .as_deref()
-            .ok_or_else(|| self.not_configured(NOTIFIER.name(), DEFAULT_INSTANCE))
+            .ok_or_else(|| self.missing_default(NOTIFIER.name()))
     }
 
     /// The `default` object store.
@@ -212,7 +212,7 @@ impl Infra {
     pub fn object_store(&self) -> Result<&dyn ObjectStore, AccessError> {
         self.object_store
             .as_deref()
-            .ok_or_else(|| self.not_configured(OBJECT_STORE.name(), DEFAULT_INSTANCE))
+            .ok_or_else(|| self.missing_default(OBJECT_STORE.name()))
     }
 
     /// The `default` task queue.
@@ -227,7 +227,7 @@ impl Infra {
     pub fn task_queue(&self) -> Result<&dyn TaskQueue, AccessError> {
         self.task_queue
             .as_deref()
-            .ok_or_else(|| self.not_configured(TASK_QUEUE.name(), DEFAULT_INSTANCE))
+            .ok_or_else(|| self.missing_default(TASK_QUEUE.name()))
     }
 
     /// The `default` lock (experimental capability).
@@ -242,7 +242,7 @@ impl Infra {
     pub fn lock(&self) -> Result<&dyn Lock, AccessError> {
         self.lock
             .as_deref()
-            .ok_or_else(|| self.not_configured(LOCK.name(), DEFAULT_INSTANCE))
+            .ok_or_else(|| self.missing_default(LOCK.name()))
     }
 
     /// Every configured `(capability, instance)`, sorted.
@@ -276,6 +276,23 @@ impl Infra {
                 capability: name.to_owned(),
                 instance: instance.to_owned(),
             })
+    }
+
+    // The typed default is absent: either nothing is configured, or what is configured is not
+    // the built-in operation trait (a driver registered under a built-in name with another one).
+    fn missing_default(&self, capability: &'static str) -> AccessError {
+        if self
+            .slots
+            .iter()
+            .any(|slot| slot.capability == capability && &*slot.instance == DEFAULT_INSTANCE)
+        {
+            AccessError::WrongType {
+                capability: capability.to_owned(),
+                instance: DEFAULT_INSTANCE.to_owned(),
+            }
+        } else {
+            self.not_configured(capability, DEFAULT_INSTANCE)
+        }
     }
 
     fn not_configured(&self, capability: &str, instance: &str) -> AccessError {

@@ -98,4 +98,22 @@ pub mod __private {
     // depend on this crate; the kernel reads it through `linked_requirements`.
     #[distributed_slice]
     pub static REQUIREMENTS: [crate::Requirement];
+
+    /// Lowercase ASCII letters, digits, `_`, `-`; not empty (instance and driver names).
+    #[must_use]
+    pub const fn valid_name(name: &str) -> bool {
+        let bytes = name.as_bytes();
+        if bytes.is_empty() {
+            return false;
+        }
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if !(b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-') {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
 }

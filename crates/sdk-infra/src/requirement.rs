@@ -114,6 +114,11 @@ macro_rules! requires {
     };
     ($capability:path, $instance:expr, features = [$($feature:expr),* $(,)?] $(,)?) => {
         const _: () = {
+            ::core::assert!(
+                $crate::__private::valid_name($instance),
+                "instance names are non-empty lowercase ASCII letters, digits, `_` or `-`"
+            );
+
             #[$crate::__private::distributed_slice($crate::__private::REQUIREMENTS)]
             #[linkme(crate = $crate::__private::linkme)]
             #[allow(unsafe_code)] // linkme places the element with #[link_section]

@@ -62,6 +62,10 @@ impl Notifier for ConsoleNotifier {
     }
 
     async fn send_batch(&self, messages: &[Message]) -> InfraResult<Vec<InfraResult<Receipt>>> {
+        // After stop the whole call fails, as `send` does (not each message on its own).
+        if self.stopped.load(Ordering::Acquire) {
+            return Err(InfraError::stopped(NAME));
+        }
         Ok(messages.iter().map(|message| self.write(message)).collect())
     }
 }

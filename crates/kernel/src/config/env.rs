@@ -32,7 +32,7 @@ pub(super) fn apply(
                 capability,
                 instance,
                 key,
-                value,
+                (value, &raw),
                 location.clone(),
             ),
             _ => Err(Problem::config(
@@ -138,7 +138,7 @@ fn apply_instance(
     capability: &str,
     instance: &str,
     key: &str,
-    value: Value,
+    (value, raw): (Value, &str),
     location: Location,
 ) -> Result<(), Problem> {
     check_name(instance)
@@ -154,14 +154,28 @@ fn apply_instance(
             location: location.clone(),
             driver_location: location.clone(),
             option_locations: std::collections::BTreeMap::new(),
+            env_strings: std::collections::BTreeMap::new(),
         });
     if key == "driver" {
-        let Value::String(driver) = value else {
-            return Err(wrong_type(location, "driver", "a string", &value));
+        let driver = match value {
+            Value::String(driver) if !driver.is_empty() => driver,
+            Value::String(_) => {
+                return Err(Problem::config(
+                    location,
+                    format!("`{capability}.{instance}` gets an empty `driver` from the override"),
+                    "name a linked driver, or unset the variable",
+                ));
+            }
+            other => return Err(wrong_type(location, "driver", "a string", &other)),
         };
         entry.driver = driver;
         entry.driver_location = location;
     } else {
+        if value.is_str() {
+            entry.env_strings.remove(key);
+        } else {
+            entry.env_strings.insert(key.to_owned(), raw.to_owned());
+        }
         entry.options.0.insert(key.to_owned(), value);
         entry.option_locations.insert(key.to_owned(), location);
     }

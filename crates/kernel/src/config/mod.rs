@@ -116,6 +116,9 @@ pub struct InstanceConfig {
     /// Where `driver` was set.
     pub driver_location: Location,
     pub(crate) option_locations: BTreeMap<String, Location>,
+    /// Options set by environment variables whose text was read as a non-string TOML value
+    /// (`123456`, `true`): the raw text, used instead when the driver wants a string there.
+    pub(crate) env_strings: BTreeMap<String, String>,
 }
 
 impl InstanceConfig {
@@ -229,7 +232,40 @@ impl InfraConfig {
             Some(path) if !path.is_empty() => Self::from_file(Path::new(&path))?,
             _ => Self::embedded_defaults(),
         };
-        base.with_overrides(std::env::vars())
+        base.with_env_overrides()
+    }
+
+    /// Apply the `SANDLOOM__…` overrides of the process environment. Variables whose name or
+    /// value is not UTF-8 are not a panic: a non-UTF-8 override value is a SANDLOOM-B010 problem,
+    /// and other variables are ignored.
+    ///
+    /// ```
+    /// let config = sandloom_kernel::InfraConfig::embedded_defaults().with_env_overrides().unwrap();
+    /// assert!(config.instance("cache", "default").is_some());
+    /// ```
+    ///
+    /// # Errors
+    /// SANDLOOM-B010 for an override that does not fit, every one found.
+    pub fn with_env_overrides(self) -> Result<Self, StartupError> {
+        let mut vars = Vec::new();
+        let mut problems = Vec::new();
+        for (name, value) in std::env::vars_os() {
+            let Some(name) = name.to_str().filter(|n| n.starts_with(OVERRIDE_PREFIX)) else {
+                continue;
+            };
+            match value.into_string() {
+                Ok(value) => vars.push((name.to_owned(), value)),
+                Err(_) => problems.push(Problem::config(
+                    Location::variable(name),
+                    format!("the value of {name} is not valid UTF-8"),
+                    format!("set {name} to UTF-8 text, or unset it"),
+                )),
+            }
+        }
+        if !problems.is_empty() {
+            return Err(StartupError::new(problems));
+        }
+        self.with_overrides(vars)
     }
 
     /// Apply `SANDLOOM__…` overrides from `vars` (other variables are ignored).

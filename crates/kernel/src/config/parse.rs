@@ -103,7 +103,19 @@ pub(super) fn parse(text: &str, origin: &str) -> Result<InfraConfig, Vec<Problem
                         &mut problems,
                     );
                 }
-                _ => problems.push(unknown_top_level(location, capability)),
+                _ if closest(capability, TOP_LEVEL_KEYS.iter().copied()).is_some() => {
+                    problems.push(unknown_top_level(location, capability));
+                }
+                _ => problems.push(Problem::config(
+                    location,
+                    format!(
+                        "`{capability}` is not a top-level key, and as a capability it must be a table of instances"
+                    ),
+                    format!(
+                        "configure instances as `[{capability}.default]` followed by `driver = \"…\"`; top-level keys are {}",
+                        TOP_LEVEL_KEYS.join(", ")
+                    ),
+                )),
             },
         }
     }
@@ -179,7 +191,16 @@ fn read_instance(
         .find(|(key, _)| key.get_ref() == "driver")
         .map(|(key, _)| key);
     let (driver, driver_location) = match (driver_key, values.get("driver")) {
-        (Some(key), Some(Value::String(driver))) => (driver.clone(), source.at(&key.span())),
+        (Some(key), Some(Value::String(driver))) if !driver.is_empty() => {
+            (driver.clone(), source.at(&key.span()))
+        }
+        (Some(key), Some(Value::String(_))) => {
+            return Err(Problem::config(
+                source.at(&key.span()),
+                format!("`[{capability}.{instance}]` has an empty `driver`"),
+                format!("name a linked `{capability}` driver: `driver = \"<name>\"`"),
+            ));
+        }
         (Some(key), Some(other)) => {
             return Err(wrong_type(
                 source.at(&key.span()),
@@ -213,6 +234,7 @@ fn read_instance(
         location,
         driver_location,
         option_locations,
+        env_strings: std::collections::BTreeMap::new(),
     })
 }
 

@@ -1,0 +1,488 @@
+//! The `cache` kit: [`CacheConformance`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use sandloom_sdk_infra::ErrorKind;
+use sandloom_sdk_infra::bytes::Bytes;
+use sandloom_sdk_infra::cache::{BULK, Cache, INCREMENT, TTL};
+
+use super::harness::{Factory, Instance, assert_names, assert_outcome, boxed};
+use super::{Failure, KitRequest, call, ensure, expect_kind, expect_unsupported};
+use crate::cache::CacheProvider;
+
+/// Every obligation of the cache contract, in the order the kit runs them.
+///
+/// - `get_missing_key_returns_none`: `get` of a key never written answers `None`.
+/// - `binary_values_round_trip_exactly`: every byte value 0..=255 comes back as written.
+/// - `empty_value_round_trips`: an empty value is stored (and is not "missing").
+/// - `large_value_round_trips`: a 1 MiB value comes back intact.
+/// - `set_overwrites`: a second `set` replaces the first value.
+/// - `delete_reports_existence_and_removes`: `delete` answers `true` then `false`, and `get`
+///   answers `None` afterwards.
+/// - `long_and_non_ascii_keys_work`: a 1000-character key and keys in several scripts are
+///   distinct and round-trip.
+/// - `empty_key_is_invalid_input`: `get`, `set` and `delete` of `""` answer `InvalidInput`.
+/// - `concurrent_tasks_lose_no_writes`: 32 tasks on several threads write and read their own
+///   keys; every value is there.
+/// - `ttl_entries_expire`: declared `ttl`: an entry expires, a plain `set` clears an expiry, a
+///   zero ttl is `InvalidInput`; undeclared: `set_with_ttl` answers `Unsupported`.
+/// - `increment_is_atomic`: declared `increment`: 16 tasks × 50 increments give 800, deltas may
+///   be negative, a non-counter value is `Conflict`; undeclared: `Unsupported`.
+/// - `bulk_operations_work`: declared `bulk`: `set_many`, `get_many` (in order, with misses) and
+///   `delete_many` (counting hits); undeclared: all three answer `Unsupported`.
+/// - `operations_after_stop_fail_with_stopped`: after `stop`, every operation answers `Stopped`.
+pub const OBLIGATIONS: &[&str] = &[
+    "get_missing_key_returns_none",
+    "binary_values_round_trip_exactly",
+    "empty_value_round_trips",
+    "large_value_round_trips",
+    "set_overwrites",
+    "delete_reports_existence_and_removes",
+    "long_and_non_ascii_keys_work",
+    "empty_key_is_invalid_input",
+    "concurrent_tasks_lose_no_writes",
+    "ttl_entries_expire",
+    "increment_is_atomic",
+    "bulk_operations_work",
+    "operations_after_stop_fail_with_stopped",
+];
+
+/// The conformance kit of the `cache` contract. See [`OBLIGATIONS`] for what it holds a driver
+/// to; run it with [`cache_conformance!`](crate::cache_conformance).
+///
+/// ```
+/// # use sandloom_driverkit::conformance::cache::CacheConformance;
+/// # fn kit<T: sandloom_driverkit::cache::CacheProvider>(options: T::Options)
+/// # where T::Options: Clone + Send + Sync {
+/// let kit = CacheConformance::<T>::new(move |_request| options.clone());
+/// for failure in kit.check_all() {
+///     eprintln!("{failure}");
+/// }
+/// # }
+/// ```
+pub struct CacheConformance<T: CacheProvider> {
+    factory: Factory<T>,
+}
+
+impl<T: CacheProvider> CacheConformance<T> {
+    /// A kit that builds each instance from the options `options` returns.
+    pub fn new(options: impl Fn(&KitRequest) -> T::Options + Send + Sync + 'static) -> Self {
+        Self {
+            factory: Factory::new(options),
+        }
+    }
+
+    /// Run one obligation on a fresh instance.
+    ///
+    /// # Errors
+    /// The [`Failure`] of the obligation (an unknown name fails too).
+    pub fn check(&self, obligation: &str) -> Result<(), Failure> {
+        let Some(&name) = OBLIGATIONS.iter().find(|&&n| n == obligation) else {
+            return Err(Failure::new(
+                obligation,
+                "no such obligation in the cache kit",
+            ));
+        };
+        self.factory.run(name, |instance| dispatch(name, instance))
+    }
+
+    /// Run every obligation; the failures, in order.
+    pub fn check_all(&self) -> Vec<Failure> {
+        OBLIGATIONS
+            .iter()
+            .filter_map(|name| self.check(name).err())
+            .collect()
+    }
+
+    /// Run one obligation and panic with its failure (what the generated tests call).
+    ///
+    /// # Panics
+    /// When the obligation fails.
+    pub fn assert(&self, obligation: &str) {
+        assert_outcome(self.check(obligation));
+    }
+
+    #[doc(hidden)]
+    pub fn assert_names(&self, generated: &[&str]) {
+        assert_names("cache kit", OBLIGATIONS, generated);
+    }
+}
+
+/// Run the whole `cache` kit from a driver crate's tests: one `#[test]` per obligation, in a
+/// module `cache_conformance`.
+///
+/// ```ignore
+/// sandloom_driverkit::cache_conformance!(MemoryCache, |_request| MemoryCacheOptions::default());
+/// ```
+#[macro_export]
+macro_rules! cache_conformance {
+    ($driver:ty, $options:expr $(,)?) => {
+        $crate::__conformance_tests!(
+            cache_conformance,
+            $crate::conformance::cache::CacheConformance::<$driver>::new($options),
+            [
+                get_missing_key_returns_none,
+                binary_values_round_trip_exactly,
+                empty_value_round_trips,
+                large_value_round_trips,
+                set_overwrites,
+                delete_reports_existence_and_removes,
+                long_and_non_ascii_keys_work,
+                empty_key_is_invalid_input,
+                concurrent_tasks_lose_no_writes,
+                ttl_entries_expire,
+                increment_is_atomic,
+                bulk_operations_work,
+                operations_after_stop_fail_with_stopped,
+            ]
+        );
+    };
+}
+
+fn dispatch<'a, T: CacheProvider>(
+    name: &str,
+    i: &'a Instance<T>,
+) -> BoxFuture<'a, Result<(), String>> {
+    match name {
+        "get_missing_key_returns_none" => boxed(get_missing_key_returns_none(i)),
+        "binary_values_round_trip_exactly" => boxed(binary_values_round_trip_exactly(i)),
+        "empty_value_round_trips" => boxed(empty_value_round_trips(i)),
+        "large_value_round_trips" => boxed(large_value_round_trips(i)),
+        "set_overwrites" => boxed(set_overwrites(i)),
+        "delete_reports_existence_and_removes" => boxed(delete_reports_existence_and_removes(i)),
+        "long_and_non_ascii_keys_work" => boxed(long_and_non_ascii_keys_work(i)),
+        "empty_key_is_invalid_input" => boxed(empty_key_is_invalid_input(i)),
+        "concurrent_tasks_lose_no_writes" => boxed(concurrent_tasks_lose_no_writes(i)),
+        "ttl_entries_expire" => boxed(ttl_entries_expire(i)),
+        "increment_is_atomic" => boxed(increment_is_atomic(i)),
+        "bulk_operations_work" => boxed(bulk_operations_work(i)),
+        "operations_after_stop_fail_with_stopped" => {
+            boxed(operations_after_stop_fail_with_stopped(i))
+        }
+        other => {
+            let message = format!("obligation `{other}` has no check");
+            boxed(async move { Err(message) })
+        }
+    }
+}
+
+async fn round_trip(cache: &dyn Cache, key: &str, value: Bytes) -> Result<(), String> {
+    call!(format!("set({key:?})"), cache.set(key, value.clone()));
+    let got = call!(format!("get({key:?})"), cache.get(key));
+    ensure!(
+        got.as_ref() == Some(&value),
+        "get({key:?}) after set of {} bytes answered {}",
+        value.len(),
+        describe(got.as_ref())
+    );
+    Ok(())
+}
+
+fn describe(value: Option<&Bytes>) -> String {
+    match value {
+        None => "None".to_owned(),
+        Some(bytes) if bytes.len() <= 32 => format!("Some({bytes:?})"),
+        Some(bytes) => format!("Some(<{} bytes>)", bytes.len()),
+    }
+}
+
+async fn get_missing_key_returns_none<T: CacheProvider>(i: &Instance<T>) -> Result<(), String> {
+    let got = call!("get of a missing key", i.driver.get("kit:never-written"));
+    ensure!(
+        got.is_none(),
+        "get of a missing key answered {}",
+        describe(got.as_ref())
+    );
+    Ok(())
+}
+
+async fn binary_values_round_trip_exactly<T: CacheProvider>(i: &Instance<T>) -> Result<(), String> {
+    let every_byte: Vec<u8> = (0..=255).collect();
+    round_trip(&*i.driver, "kit:binary", every_byte.into()).await?;
+    round_trip(&*i.driver, "kit:nul", Bytes::from_static(b"\0\0\xff")).await
+}
+
+async fn empty_value_round_trips<T: CacheProvider>(i: &Instance<T>) -> Result<(), String> {
+    round_trip(&*i.driver, "kit:empty", Bytes::new()).await
+}
+
+async fn large_value_round_trips<T: CacheProvider>(i: &Instance<T>) -> Result<(), String> {
+    let large: Vec<u8> = (0..1024 * 1024).map(|n: u32| (n % 251) as u8).collect();
+    round_trip(&*i.driver, "kit:large", large.into()).await
+}
+
+async fn set_overwrites<T: CacheProvider>(i: &Instance<T>) -> Result<(), String> {
+    round_trip(&*i.driver, "kit:overwrite", Bytes::from_static(b"first")).await?;
+    round_trip(&*i.driver, "kit:overwrite", Bytes::from_static(b"second")).await
+}
+
+async fn delete_reports_existence_and_removes<T: CacheProvider>(
+    i: &Instance<T>,
+) -> Result<(), String> {
+    let cache = &*i.driver;
+    call!("set", cache.set("kit:delete", Bytes::from_static(b"v")));
+    let existed = call!("first delete", cache.delete("kit:delete"));
+    ensure!(existed, "delete of an existing key answered false");
+    let got = call!("get after delete", cache.get("kit:delete"));
+    ensure!(
+        got.is_none(),
+        "get after delete answered {}",
+        describe(got.as_ref())
+    );
+    let again = call!("second delete", cache.delete("kit:delete"));
+    ensure!(!again, "delete of a deleted key answered true");
+    Ok(())
+}
+
+async fn long_and_non_ascii_keys_work<T: CacheProvider>(i: &Instance<T>) -> Result<(), String> {
+    let long = format!("kit:{}", "k".repeat(1000));
+    let keys = [
+        long.as_str(),
+        "kit:ключ",
+        "kit:鍵",
+        "kit:🔑",
+        "kit:clé avec espaces",
+    ];
+    for (n, key) in keys.iter().enumerate() {
+        call!(
+            format!("set({key:?})"),
+            i.driver.set(key, Bytes::from(vec![n as u8; 3]))
+        );
+    }
+    for (n, key) in keys.iter().enumerate() {
+        let got = call!(format!("get({key:?})"), i.driver.get(key));
+        ensure!(
+            got.as_deref() == Some(&[n as u8; 3][..]),
+            "key {key:?} answered {} (keys must be distinct and exact)",
+            describe(got.as_ref())
+        );
+    }
+    Ok(())
+}
+
+async fn empty_key_is_invalid_input<T: CacheProvider>(i: &Instance<T>) -> Result<(), String> {
+    expect_kind(
+        "get(\"\")",
+        ErrorKind::InvalidInput,
+        &i.driver.get("").await,
+    )?;
+    expect_kind(
+        "set(\"\")",
+        ErrorKind::InvalidInput,
+        &i.driver.set("", Bytes::new()).await,
+    )?;
+    expect_kind(
+        "delete(\"\")",
+        ErrorKind::InvalidInput,
+        &i.driver.delete("").await,
+    )
+}
+
+async fn concurrent_tasks_lose_no_writes<T: CacheProvider>(i: &Instance<T>) -> Result<(), String> {
+    let mut tasks = Vec::new();
+    for task in 0..32_u32 {
+        let cache = Arc::clone(&i.driver);
+        tasks.push(tokio::spawn(async move {
+            // Within a task the writes are concurrent too: a driver that reads, modifies and
+            // writes back shared state loses all but one of them.
+            let writes = (0..20_u32).map(|n| {
+                let cache = Arc::clone(&cache);
+                async move {
+                    let key = format!("kit:concurrent:{task}:{n}");
+                    cache
+                        .set(&key, Bytes::from(format!("{task}-{n}")))
+                        .await
+                        .map_err(|e| format!("set({key:?}) failed: {e}"))
+                }
+            });
+            futures_util::future::try_join_all(writes).await?;
+            for n in 0..20_u32 {
+                let key = format!("kit:concurrent:{task}:{n}");
+                let got = cache
+                    .get(&key)
+                    .await
+                    .map_err(|e| format!("get({key:?}) failed: {e}"))?;
+                if got.as_deref() != Some(format!("{task}-{n}").as_bytes()) {
+                    return Err(format!("{key} lost its write: {}", describe(got.as_ref())));
+                }
+            }
+            Ok::<(), String>(())
+        }));
+    }
+    for task in tasks {
+        task.await.map_err(|e| format!("a task panicked: {e}"))??;
+    }
+    Ok(())
+}
+
+async fn ttl_entries_expire<T: CacheProvider>(i: &Instance<T>) -> Result<(), String> {
+    let cache = &*i.driver;
+    let short = Duration::from_millis(300);
+    if !i.declares(TTL) {
+        return expect_unsupported(
+            "set_with_ttl",
+            &cache
+                .set_with_ttl("kit:ttl", Bytes::from_static(b"v"), short)
+                .await,
+        );
+    }
+    call!(
+        "set_with_ttl",
+        cache.set_with_ttl("kit:ttl", Bytes::from_static(b"v"), short)
+    );
+    call!(
+        "set_with_ttl",
+        cache.set_with_ttl("kit:ttl-then-set", Bytes::from_static(b"v"), short)
+    );
+    call!(
+        "set",
+        cache.set("kit:ttl-then-set", Bytes::from_static(b"kept"))
+    );
+    call!("set", cache.set("kit:no-ttl", Bytes::from_static(b"kept")));
+    let got = call!("get before expiry", cache.get("kit:ttl"));
+    ensure!(got.is_some(), "an entry with a 300 ms ttl was gone at once");
+    // Expired within a generous bound: a cache may evict lazily, not late.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if call!("get after ttl", cache.get("kit:ttl")).is_none() {
+            break;
+        }
+        ensure!(
+            tokio::time::Instant::now() < deadline,
+            "an entry with a 300 ms ttl was still there after 5 s"
+        );
+    }
+    let kept = call!("get", cache.get("kit:ttl-then-set"));
+    ensure!(
+        kept.is_some(),
+        "a plain `set` after `set_with_ttl` must clear the expiry, but the entry expired"
+    );
+    let kept = call!("get", cache.get("kit:no-ttl"));
+    ensure!(kept.is_some(), "an entry without ttl disappeared");
+    expect_kind(
+        "set_with_ttl with a zero ttl",
+        ErrorKind::InvalidInput,
+        &cache
+            .set_with_ttl("kit:zero", Bytes::new(), Duration::ZERO)
+            .await,
+    )
+}
+
+async fn increment_is_atomic<T: CacheProvider>(i: &Instance<T>) -> Result<(), String> {
+    if !i.declares(INCREMENT) {
+        return expect_unsupported("increment", &i.driver.increment("kit:counter", 1).await);
+    }
+    let first = call!(
+        "increment of a missing key",
+        i.driver.increment("kit:counter", 5)
+    );
+    ensure!(
+        first == 5,
+        "increment(5) of a missing key answered {first}, not 5"
+    );
+    let down = call!("negative increment", i.driver.increment("kit:counter", -5));
+    ensure!(down == 0, "increment(-5) after 5 answered {down}, not 0");
+    let mut tasks = Vec::new();
+    for _ in 0..16 {
+        let cache = Arc::clone(&i.driver);
+        tasks.push(tokio::spawn(async move {
+            let increments = (0..50).map(|_| cache.increment("kit:counter", 1));
+            futures_util::future::try_join_all(increments)
+                .await
+                .map_err(|e| format!("increment failed: {e}"))?;
+            Ok::<(), String>(())
+        }));
+    }
+    for task in tasks {
+        task.await.map_err(|e| format!("a task panicked: {e}"))??;
+    }
+    let total = call!("increment(0)", i.driver.increment("kit:counter", 0));
+    ensure!(
+        total == 800,
+        "16 tasks × 50 increments gave {total}, not 800: increments were lost"
+    );
+    call!(
+        "set",
+        i.driver
+            .set("kit:not-a-counter", Bytes::from_static(b"text"))
+    );
+    expect_kind(
+        "increment of a non-counter value",
+        ErrorKind::Conflict,
+        &i.driver.increment("kit:not-a-counter", 1).await,
+    )
+}
+
+async fn bulk_operations_work<T: CacheProvider>(i: &Instance<T>) -> Result<(), String> {
+    let cache = &*i.driver;
+    if !i.declares(BULK) {
+        expect_unsupported("get_many", &cache.get_many(&["kit:a"]).await)?;
+        expect_unsupported(
+            "set_many",
+            &cache.set_many(&[("kit:a", Bytes::new())]).await,
+        )?;
+        return expect_unsupported("delete_many", &cache.delete_many(&["kit:a"]).await);
+    }
+    call!(
+        "set_many",
+        cache.set_many(&[
+            ("kit:bulk:a", Bytes::from_static(b"1")),
+            ("kit:bulk:b", Bytes::from_static(b"2"))
+        ])
+    );
+    let got = call!(
+        "get_many",
+        cache.get_many(&["kit:bulk:b", "kit:bulk:missing", "kit:bulk:a"])
+    );
+    let expected = [
+        Some(Bytes::from_static(b"2")),
+        None,
+        Some(Bytes::from_static(b"1")),
+    ];
+    ensure!(
+        got == expected,
+        "get_many answered {got:?}, expected {expected:?} (same order, None for a miss)"
+    );
+    let deleted = call!(
+        "delete_many",
+        cache.delete_many(&["kit:bulk:a", "kit:bulk:missing", "kit:bulk:b"])
+    );
+    ensure!(
+        deleted == 2,
+        "delete_many of 2 present and 1 missing key answered {deleted}, not 2"
+    );
+    let after = call!("get_many", cache.get_many(&["kit:bulk:a", "kit:bulk:b"]));
+    ensure!(
+        after == [None, None],
+        "values remained after delete_many: {after:?}"
+    );
+    Ok(())
+}
+
+async fn operations_after_stop_fail_with_stopped<T: CacheProvider>(
+    i: &Instance<T>,
+) -> Result<(), String> {
+    call!("set", i.driver.set("kit:stop", Bytes::from_static(b"v")));
+    i.driver
+        .stop()
+        .await
+        .map_err(|e| format!("stop failed: {e}"))?;
+    expect_kind(
+        "get after stop",
+        ErrorKind::Stopped,
+        &i.driver.get("kit:stop").await,
+    )?;
+    expect_kind(
+        "set after stop",
+        ErrorKind::Stopped,
+        &i.driver.set("kit:stop", Bytes::new()).await,
+    )?;
+    expect_kind(
+        "delete after stop",
+        ErrorKind::Stopped,
+        &i.driver.delete("kit:stop").await,
+    )
+}

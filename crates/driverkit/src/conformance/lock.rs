@@ -1,0 +1,571 @@
+//! The experimental `lock` kit: [`LockConformance`].
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use futures_util::future::BoxFuture;
+use sandloom_sdk_infra::ErrorKind;
+use sandloom_sdk_infra::lock::{Lease, Lock};
+
+use super::harness::{Factory, Instance, assert_names, assert_outcome, boxed};
+use super::{Failure, KitRequest, call, ensure, expect_kind};
+use crate::lock::LockProvider;
+
+/// Every obligation of the (experimental) lock contract, in the order the kit runs them.
+///
+/// Short leases last 300–400 ms; the kit waits up to 5 s for an expired one to become free.
+///
+/// - `acquire_grants_a_lease_naming_the_lock`: `acquire` answers a lease with the lock's name,
+///   a non-blank token and an expiry `ttl` from now (within 5 s).
+/// - `a_held_lock_cannot_be_acquired`: while a lease is valid, `acquire` answers `None`, and the
+///   holder keeps the lock.
+/// - `release_by_the_holder_frees_the_lock`: `release` answers `true`, the lock can be acquired
+///   again with another token; releasing or refreshing the released lease answers `false` or
+///   `Conflict`.
+/// - `a_foreign_or_stale_token_can_neither_release_nor_refresh`: a previous holder's token,
+///   another lock's token, or a lease on a lock nobody holds releases nothing (`false`) and
+///   refreshes nothing (`Conflict`); the holders keep their locks.
+/// - `an_expired_lease_can_be_taken_over`: after its ttl a lease's lock can be acquired; the old
+///   holder's `release` answers `false`, its `refresh` answers `Conflict`, and neither frees
+///   the lock of the new holder.
+/// - `an_expired_lease_can_neither_be_released_nor_refreshed`: with no new holder, an expired
+///   lease's `release` answers `false` and its `refresh` `Conflict`; the lock stays free.
+/// - `refresh_extends_the_lease`: `refresh` answers a lease of the same lock expiring later, and
+///   the lock stays held past the original expiry.
+/// - `concurrent_acquirers_get_exactly_one_lease`: 16 tasks on several threads, each racing 4
+///   acquires of one lock, get exactly one lease; again after it is released.
+/// - `empty_name_or_zero_ttl_is_invalid_input`: `acquire`, `release` and `refresh` of an empty
+///   name, and `acquire` or `refresh` with a zero ttl, answer `InvalidInput` and change nothing.
+/// - `distinct_names_are_independent`: locks whose names differ in case, by a suffix, in
+///   non-ASCII letters or are 200 characters long are held and released independently.
+/// - `operations_after_stop_fail_with_stopped`: after `stop`, `acquire`, `release` and
+///   `refresh` answer `Stopped`.
+pub const OBLIGATIONS: &[&str] = &[
+    "acquire_grants_a_lease_naming_the_lock",
+    "a_held_lock_cannot_be_acquired",
+    "release_by_the_holder_frees_the_lock",
+    "a_foreign_or_stale_token_can_neither_release_nor_refresh",
+    "an_expired_lease_can_be_taken_over",
+    "an_expired_lease_can_neither_be_released_nor_refreshed",
+    "refresh_extends_the_lease",
+    "concurrent_acquirers_get_exactly_one_lease",
+    "empty_name_or_zero_ttl_is_invalid_input",
+    "distinct_names_are_independent",
+    "operations_after_stop_fail_with_stopped",
+];
+
+/// A lease no obligation expects to run out.
+const LONG: Duration = Duration::from_secs(30);
+/// A lease an obligation waits out.
+const SHORT: Duration = Duration::from_millis(300);
+/// How far a lease's `expires_at` may be from `ttl` after the call.
+const SLACK: Duration = Duration::from_secs(5);
+/// How long after its expiry a lease's lock may take to become free.
+const EXPIRY_BOUND: Duration = Duration::from_secs(5);
+
+/// The conformance kit of the experimental `lock` contract. See [`OBLIGATIONS`] for what it
+/// holds a driver to; run it with [`lock_conformance!`](crate::lock_conformance).
+///
+/// ```
+/// # use sandloom_driverkit::conformance::lock::LockConformance;
+/// # fn kit<T: sandloom_driverkit::lock::LockProvider>(options: T::Options)
+/// # where T::Options: Clone + Send + Sync {
+/// let kit = LockConformance::<T>::new(move |_request| options.clone());
+/// for failure in kit.check_all() {
+///     eprintln!("{failure}");
+/// }
+/// # }
+/// ```
+pub struct LockConformance<T: LockProvider> {
+    factory: Factory<T>,
+}
+
+impl<T: LockProvider> LockConformance<T> {
+    /// A kit that builds each instance from the options `options` returns.
+    pub fn new(options: impl Fn(&KitRequest) -> T::Options + Send + Sync + 'static) -> Self {
+        Self {
+            factory: Factory::new(options),
+        }
+    }
+
+    /// Run one obligation on a fresh instance.
+    ///
+    /// # Errors
+    /// The [`Failure`] of the obligation (an unknown name fails too).
+    pub fn check(&self, obligation: &str) -> Result<(), Failure> {
+        let Some(&name) = OBLIGATIONS.iter().find(|&&n| n == obligation) else {
+            return Err(Failure::new(
+                obligation,
+                "no such obligation in the lock kit",
+            ));
+        };
+        self.factory.run(name, |instance| dispatch(name, instance))
+    }
+
+    /// Run every obligation; the failures, in order.
+    pub fn check_all(&self) -> Vec<Failure> {
+        OBLIGATIONS
+            .iter()
+            .filter_map(|name| self.check(name).err())
+            .collect()
+    }
+
+    /// Run one obligation and panic with its failure (what the generated tests call).
+    ///
+    /// # Panics
+    /// When the obligation fails.
+    pub fn assert(&self, obligation: &str) {
+        assert_outcome(self.check(obligation));
+    }
+
+    #[doc(hidden)]
+    pub fn assert_names(&self, generated: &[&str]) {
+        assert_names("lock kit", OBLIGATIONS, generated);
+    }
+}
+
+/// Run the whole experimental `lock` kit from a driver crate's tests: one `#[test]` per
+/// obligation, in a module `lock_conformance`. A leading `name:` puts that module inside a
+/// module `name`, so one file can run the kit several times.
+///
+/// ```ignore
+/// sandloom_driverkit::lock_conformance!(MemoryLock, |_request| NoOptions {});
+/// sandloom_driverkit::lock_conformance!(redis: RedisLock, |request| RedisLockOptions::for_tests(&request.namespace));
+/// ```
+#[macro_export]
+macro_rules! lock_conformance {
+    ($module:ident : $driver:ty, $options:expr $(,)?) => {
+        #[allow(non_snake_case, clippy::pedantic)]
+        mod $module {
+            #[allow(unused_imports)]
+            use super::*;
+
+            $crate::lock_conformance!($driver, $options);
+        }
+    };
+    ($driver:ty, $options:expr $(,)?) => {
+        $crate::__conformance_tests!(
+            lock_conformance,
+            $crate::conformance::lock::LockConformance::<$driver>::new($options),
+            [
+                acquire_grants_a_lease_naming_the_lock,
+                a_held_lock_cannot_be_acquired,
+                release_by_the_holder_frees_the_lock,
+                a_foreign_or_stale_token_can_neither_release_nor_refresh,
+                an_expired_lease_can_be_taken_over,
+                an_expired_lease_can_neither_be_released_nor_refreshed,
+                refresh_extends_the_lease,
+                concurrent_acquirers_get_exactly_one_lease,
+                empty_name_or_zero_ttl_is_invalid_input,
+                distinct_names_are_independent,
+                operations_after_stop_fail_with_stopped,
+            ]
+        );
+    };
+}
+
+fn dispatch<'a, T: LockProvider>(
+    name: &str,
+    i: &'a Instance<T>,
+) -> BoxFuture<'a, Result<(), String>> {
+    match name {
+        "acquire_grants_a_lease_naming_the_lock" => {
+            boxed(acquire_grants_a_lease_naming_the_lock(i))
+        }
+        "a_held_lock_cannot_be_acquired" => boxed(a_held_lock_cannot_be_acquired(i)),
+        "release_by_the_holder_frees_the_lock" => boxed(release_by_the_holder_frees_the_lock(i)),
+        "a_foreign_or_stale_token_can_neither_release_nor_refresh" => {
+            boxed(a_foreign_or_stale_token_can_neither_release_nor_refresh(i))
+        }
+        "an_expired_lease_can_be_taken_over" => boxed(an_expired_lease_can_be_taken_over(i)),
+        "an_expired_lease_can_neither_be_released_nor_refreshed" => {
+            boxed(an_expired_lease_can_neither_be_released_nor_refreshed(i))
+        }
+        "refresh_extends_the_lease" => boxed(refresh_extends_the_lease(i)),
+        "concurrent_acquirers_get_exactly_one_lease" => {
+            boxed(concurrent_acquirers_get_exactly_one_lease(i))
+        }
+        "empty_name_or_zero_ttl_is_invalid_input" => {
+            boxed(empty_name_or_zero_ttl_is_invalid_input(i))
+        }
+        "distinct_names_are_independent" => boxed(distinct_names_are_independent(i)),
+        "operations_after_stop_fail_with_stopped" => {
+            boxed(operations_after_stop_fail_with_stopped(i))
+        }
+        other => {
+            let message = format!("obligation `{other}` has no check");
+            boxed(async move { Err(message) })
+        }
+    }
+}
+
+/// Acquire a free lock: it must answer a lease naming it.
+async fn acquire_free(lock: &dyn Lock, name: &str, ttl: Duration) -> Result<Lease, String> {
+    let lease = call!(
+        format!("acquire({name:?}, {ttl:?})"),
+        lock.acquire(name, ttl)
+    );
+    let Some(lease) = lease else {
+        return Err(format!(
+            "acquire({name:?}, {ttl:?}) of a free lock answered None"
+        ));
+    };
+    ensure!(
+        lease.name == name,
+        "acquire({name:?}) answered a lease naming {:?}",
+        lease.name
+    );
+    ensure!(
+        !lease.token.trim().is_empty(),
+        "acquire({name:?}) answered a lease with the blank token {:?}",
+        lease.token
+    );
+    Ok(lease)
+}
+
+/// The lock `name` must be held by someone: `acquire` answers `None`.
+async fn expect_held(lock: &dyn Lock, name: &str, why: &str) -> Result<(), String> {
+    let lease = call!(format!("acquire({name:?})"), lock.acquire(name, LONG));
+    ensure!(
+        lease.is_none(),
+        "acquire({name:?}) answered a lease ({lease:?}), but the lock must still be held: {why}"
+    );
+    Ok(())
+}
+
+/// `release` of `lease` must answer `expected`.
+async fn expect_release(
+    lock: &dyn Lock,
+    lease: &Lease,
+    expected: bool,
+    why: &str,
+) -> Result<(), String> {
+    let released = call!(format!("release of {lease:?}"), lock.release(lease));
+    ensure!(
+        released == expected,
+        "release of {lease:?} answered {released}, not {expected}: {why}"
+    );
+    Ok(())
+}
+
+/// `refresh` of `lease` must answer `Conflict`.
+async fn expect_refresh_conflict(lock: &dyn Lock, lease: &Lease, why: &str) -> Result<(), String> {
+    expect_kind(
+        &format!("refresh of {lease:?} ({why})"),
+        ErrorKind::Conflict,
+        &lock.refresh(lease, LONG).await,
+    )
+}
+
+async fn acquire_grants_a_lease_naming_the_lock<T: LockProvider>(
+    i: &Instance<T>,
+) -> Result<(), String> {
+    let before = SystemTime::now();
+    let lease = acquire_free(&*i.driver, "kit-job", LONG).await?;
+    let after = SystemTime::now();
+    ensure!(
+        lease.expires_at > after,
+        "acquire with a 30 s ttl answered a lease expiring at {:?}, not in the future (now {after:?})",
+        lease.expires_at
+    );
+    ensure!(
+        lease.expires_at >= before + LONG - SLACK && lease.expires_at <= after + LONG + SLACK,
+        "acquire with a 30 s ttl answered a lease expiring at {:?}, not about 30 s from now ({after:?})",
+        lease.expires_at
+    );
+    Ok(())
+}
+
+async fn a_held_lock_cannot_be_acquired<T: LockProvider>(i: &Instance<T>) -> Result<(), String> {
+    let lock = &*i.driver;
+    let lease = acquire_free(lock, "kit-held", LONG).await?;
+    expect_held(lock, "kit-held", "a second acquire while held").await?;
+    expect_held(lock, "kit-held", "a third acquire while held").await?;
+    expect_release(
+        lock,
+        &lease,
+        true,
+        "the first holder must keep the lock when others are refused",
+    )
+    .await
+}
+
+async fn release_by_the_holder_frees_the_lock<T: LockProvider>(
+    i: &Instance<T>,
+) -> Result<(), String> {
+    let lock = &*i.driver;
+    let first = acquire_free(lock, "kit-release", LONG).await?;
+    expect_release(lock, &first, true, "the holder releases a valid lease").await?;
+    let second = acquire_free(lock, "kit-release", LONG)
+        .await
+        .map_err(|e| format!("after release: {e}"))?;
+    ensure!(
+        second.token != first.token,
+        "two successive holders of a lock got the same token {:?}",
+        first.token
+    );
+    expect_release(lock, &second, true, "the holder releases a valid lease").await?;
+    expect_release(lock, &second, false, "the lease was already released").await?;
+    expect_refresh_conflict(lock, &second, "the lease was released").await?;
+    acquire_free(lock, "kit-release", LONG)
+        .await
+        .map_err(|e| format!("after a second release and a refused refresh: {e}"))
+        .map(drop)
+}
+
+async fn a_foreign_or_stale_token_can_neither_release_nor_refresh<T: LockProvider>(
+    i: &Instance<T>,
+) -> Result<(), String> {
+    let lock = &*i.driver;
+    // A previous holder's token.
+    let stale = acquire_free(lock, "kit-stale", LONG).await?;
+    expect_release(lock, &stale, true, "the holder releases a valid lease").await?;
+    let holder = acquire_free(lock, "kit-stale", LONG).await?;
+    expect_release(lock, &stale, false, "the token is a previous holder's").await?;
+    expect_refresh_conflict(lock, &stale, "the token is a previous holder's").await?;
+    expect_held(lock, "kit-stale", "a stale token must not free it").await?;
+    // Another lock's token, presented for this lock.
+    let other = acquire_free(lock, "kit-other", LONG).await?;
+    let foreign = Lease::new("kit-stale", other.token.clone(), holder.expires_at);
+    expect_release(lock, &foreign, false, "the token is another lock's").await?;
+    expect_refresh_conflict(lock, &foreign, "the token is another lock's").await?;
+    expect_held(lock, "kit-stale", "a foreign token must not free it").await?;
+    expect_held(lock, "kit-other", "its token was used on another lock").await?;
+    // This lock's token, presented for another lock.
+    let swapped = Lease::new("kit-other", holder.token.clone(), other.expires_at);
+    expect_release(lock, &swapped, false, "the token is another lock's").await?;
+    expect_held(lock, "kit-other", "a foreign token must not free it").await?;
+    // A lock nobody holds.
+    let unheld = Lease::new("kit-never-held", holder.token.clone(), holder.expires_at);
+    expect_release(lock, &unheld, false, "nobody holds that lock").await?;
+    expect_refresh_conflict(lock, &unheld, "nobody holds that lock").await?;
+    expect_release(lock, &holder, true, "the holder keeps its lock").await?;
+    expect_release(lock, &other, true, "the holder keeps its lock").await
+}
+
+async fn an_expired_lease_can_be_taken_over<T: LockProvider>(
+    i: &Instance<T>,
+) -> Result<(), String> {
+    let lock = &*i.driver;
+    let old = acquire_free(lock, "kit-expiring", SHORT).await?;
+    tokio::time::sleep(SHORT).await;
+    let deadline = tokio::time::Instant::now() + EXPIRY_BOUND;
+    let new = loop {
+        let lease = call!("acquire after expiry", lock.acquire("kit-expiring", LONG));
+        if let Some(lease) = lease {
+            break lease;
+        }
+        ensure!(
+            tokio::time::Instant::now() < deadline,
+            "a lease with a 300 ms ttl still held its lock {} s after it expired",
+            EXPIRY_BOUND.as_secs()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    ensure!(
+        new.name == "kit-expiring" && new.token != old.token,
+        "the new holder got {new:?}, the old one had {old:?}: the name must match, tokens differ"
+    );
+    expect_release(lock, &old, false, "its lease expired and was taken over").await?;
+    expect_refresh_conflict(lock, &old, "its lease expired and was taken over").await?;
+    expect_held(lock, "kit-expiring", "the new holder's lease is valid").await?;
+    expect_release(lock, &new, true, "the new holder releases its lease").await
+}
+
+async fn an_expired_lease_can_neither_be_released_nor_refreshed<T: LockProvider>(
+    i: &Instance<T>,
+) -> Result<(), String> {
+    let lock = &*i.driver;
+    let to_release = acquire_free(lock, "kit-expired-release", SHORT).await?;
+    let to_refresh = acquire_free(lock, "kit-expired-refresh", SHORT).await?;
+    // Nobody takes them over, so their expiry cannot be observed by polling: wait it out
+    // generously (their ttl was counted from before these calls returned).
+    tokio::time::sleep(SHORT + Duration::from_millis(700)).await;
+    expect_release(lock, &to_release, false, "its lease had expired").await?;
+    expect_refresh_conflict(lock, &to_refresh, "its lease had expired").await?;
+    acquire_free(lock, "kit-expired-release", LONG)
+        .await
+        .map_err(|e| format!("after its lease expired: {e}"))?;
+    acquire_free(lock, "kit-expired-refresh", LONG)
+        .await
+        .map_err(|e| format!("after a refused refresh of its expired lease: {e}"))
+        .map(drop)
+}
+
+async fn refresh_extends_the_lease<T: LockProvider>(i: &Instance<T>) -> Result<(), String> {
+    let lock = &*i.driver;
+    let ttl = Duration::from_millis(400);
+    // A machine too slow to refresh within 400 ms may see `Conflict`: try again, a few times.
+    for attempt in 0..3 {
+        let name = format!("kit-refresh-{attempt}");
+        let started = tokio::time::Instant::now();
+        let lease = acquire_free(lock, &name, ttl).await?;
+        let refreshed = match lock.refresh(&lease, LONG).await {
+            Ok(refreshed) => refreshed,
+            Err(error) if error.kind() == ErrorKind::Conflict && started.elapsed() >= ttl => {
+                continue;
+            }
+            Err(error) => return Err(format!("refresh of {lease:?} failed: {error}")),
+        };
+        let now = SystemTime::now();
+        ensure!(
+            refreshed.name == name,
+            "refresh of a lease on {name:?} answered a lease naming {:?}",
+            refreshed.name
+        );
+        ensure!(
+            refreshed.expires_at > lease.expires_at
+                && refreshed.expires_at >= now + LONG - SLACK
+                && refreshed.expires_at <= now + LONG + SLACK,
+            "refresh to 30 s of a lease expiring at {:?} answered one expiring at {:?} (now {now:?})",
+            lease.expires_at,
+            refreshed.expires_at
+        );
+        tokio::time::sleep(2 * ttl).await;
+        expect_held(lock, &name, "its lease was refreshed to 30 s").await?;
+        return expect_release(lock, &refreshed, true, "its refreshed lease is valid").await;
+    }
+    Err("refresh of a fresh 400 ms lease answered Conflict three times".to_owned())
+}
+
+async fn concurrent_acquirers_get_exactly_one_lease<T: LockProvider>(
+    i: &Instance<T>,
+) -> Result<(), String> {
+    const TASKS: usize = 16;
+    const RACING: usize = 4;
+    for round in 0..2 {
+        let barrier = Arc::new(tokio::sync::Barrier::new(TASKS));
+        let mut tasks = Vec::new();
+        for _ in 0..TASKS {
+            let lock = Arc::clone(&i.driver);
+            let barrier = Arc::clone(&barrier);
+            tasks.push(tokio::spawn(async move {
+                barrier.wait().await;
+                // Several acquires in flight within one task too: a driver that checks, then
+                // sets, hands the lock to all of them.
+                let acquires = (0..RACING).map(|_| lock.acquire("kit-contended", LONG));
+                futures_util::future::try_join_all(acquires)
+                    .await
+                    .map_err(|e| format!("acquire failed: {e}"))
+            }));
+        }
+        let mut winners = Vec::new();
+        for task in tasks {
+            let leases = task.await.map_err(|e| format!("a task panicked: {e}"))??;
+            winners.extend(leases.into_iter().flatten());
+        }
+        ensure!(
+            winners.len() == 1,
+            "{} concurrent acquires of a {} lock gave {} leases, not exactly one",
+            TASKS * RACING,
+            if round == 0 { "free" } else { "released" },
+            winners.len()
+        );
+        expect_release(&*i.driver, &winners[0], true, "the one winner holds it").await?;
+    }
+    Ok(())
+}
+
+async fn empty_name_or_zero_ttl_is_invalid_input<T: LockProvider>(
+    i: &Instance<T>,
+) -> Result<(), String> {
+    let lock = &*i.driver;
+    expect_kind(
+        "acquire(\"\")",
+        ErrorKind::InvalidInput,
+        &lock.acquire("", LONG).await,
+    )?;
+    expect_kind(
+        "acquire with a zero ttl",
+        ErrorKind::InvalidInput,
+        &lock.acquire("kit-zero", Duration::ZERO).await,
+    )?;
+    let lease = acquire_free(lock, "kit-zero", LONG)
+        .await
+        .map_err(|e| format!("after a refused zero-ttl acquire: {e}"))?;
+    expect_kind(
+        "refresh with a zero ttl",
+        ErrorKind::InvalidInput,
+        &lock.refresh(&lease, Duration::ZERO).await,
+    )?;
+    expect_held(
+        lock,
+        "kit-zero",
+        "a refused zero-ttl refresh must not end it",
+    )
+    .await?;
+    let nameless = Lease::new("", lease.token.clone(), lease.expires_at);
+    expect_kind(
+        "release of a lease on \"\"",
+        ErrorKind::InvalidInput,
+        &lock.release(&nameless).await,
+    )?;
+    expect_kind(
+        "refresh of a lease on \"\"",
+        ErrorKind::InvalidInput,
+        &lock.refresh(&nameless, LONG).await,
+    )?;
+    expect_release(lock, &lease, true, "refused calls must not touch it").await
+}
+
+async fn distinct_names_are_independent<T: LockProvider>(i: &Instance<T>) -> Result<(), String> {
+    let lock = &*i.driver;
+    let long = format!("kit-{}", "n".repeat(196));
+    let names = [
+        "kit-job",
+        "kit-Job",
+        "kit-job-2",
+        "kit-jo",
+        "kit-jöb",
+        "kit-工作",
+        long.as_str(),
+    ];
+    let mut leases = Vec::new();
+    for name in names {
+        leases.push(
+            acquire_free(lock, name, LONG)
+                .await
+                .map_err(|e| format!("{e} (other names are held, not this one)"))?,
+        );
+    }
+    for name in names {
+        expect_held(lock, name, "its own lease is valid").await?;
+    }
+    expect_release(lock, &leases[0], true, "its holder releases it").await?;
+    acquire_free(lock, names[0], LONG)
+        .await
+        .map_err(|e| format!("after release: {e}"))?;
+    for name in &names[1..] {
+        expect_held(lock, name, "only another lock was released").await?;
+    }
+    for lease in &leases[1..] {
+        expect_release(lock, lease, true, "its holder releases it").await?;
+    }
+    Ok(())
+}
+
+async fn operations_after_stop_fail_with_stopped<T: LockProvider>(
+    i: &Instance<T>,
+) -> Result<(), String> {
+    let lock = &*i.driver;
+    let lease = acquire_free(lock, "kit-stop", LONG).await?;
+    i.driver
+        .stop()
+        .await
+        .map_err(|e| format!("stop failed: {e}"))?;
+    expect_kind(
+        "acquire after stop",
+        ErrorKind::Stopped,
+        &lock.acquire("kit-stop-2", LONG).await,
+    )?;
+    expect_kind(
+        "release after stop",
+        ErrorKind::Stopped,
+        &lock.release(&lease).await,
+    )?;
+    expect_kind(
+        "refresh after stop",
+        ErrorKind::Stopped,
+        &lock.refresh(&lease, LONG).await,
+    )
+}

@@ -1,0 +1,106 @@
+//! Conformance kits: one named test per obligation of a public contract, runnable by any driver
+//! crate from its own tests with one macro call.
+//!
+//! ```ignore
+//! // tests/conformance.rs of a driver crate (feature `conformance` of sandloom-driverkit on):
+//! sandloom_driverkit::cache_conformance!(MyCache, |_request| MyCacheOptions::default());
+//! ```
+//!
+//! Each kit builds a fresh instance per obligation from the options the closure returns (the
+//! [`KitRequest`] says what the kit needs: a scratch directory, a short visibility timeout),
+//! computes its features with `features_for` exactly as the kernel does, starts it, runs the
+//! obligation on a fresh multi-threaded Tokio runtime under a time limit, and stops it.
+//! Kits are driven by the declared features both ways: a declared feature is exercised; an
+//! undeclared optional operation must answer [`ErrorKind::Unsupported`](crate::sdk::ErrorKind).
+//! A panic or a hang of the driver is a failed obligation, never a crashed test binary.
+
+pub mod cache;
+pub mod lock;
+pub mod notifier;
+pub mod objectstore;
+pub mod taskqueue;
+
+mod harness;
+
+pub use harness::{Failure, KitRequest};
+
+/// `Err(format!(..))` unless `cond`. Obligations read as a list of checks.
+macro_rules! ensure {
+    ($cond:expr, $($message:tt)+) => {
+        if !$cond {
+            return Err(format!($($message)+));
+        }
+    };
+}
+pub(crate) use ensure;
+
+/// Unwrap an operation's result, or fail the obligation naming the operation and the error.
+macro_rules! call {
+    ($what:expr, $future:expr) => {
+        match $future.await {
+            Ok(value) => value,
+            Err(error) => return Err(format!("{} failed: {error}", $what)),
+        }
+    };
+}
+pub(crate) use call;
+
+/// Check that an optional operation whose feature is not declared answers `Unsupported`.
+pub(crate) fn expect_unsupported<T: std::fmt::Debug>(
+    operation: &str,
+    result: &sandloom_sdk_infra::InfraResult<T>,
+) -> Result<(), String> {
+    match result {
+        Err(error) if error.kind() == sandloom_sdk_infra::ErrorKind::Unsupported => Ok(()),
+        Err(error) => Err(format!(
+            "`{operation}` of an undeclared feature must answer Unsupported, it answered {:?}: {error}",
+            error.kind()
+        )),
+        Ok(value) => Err(format!(
+            "`{operation}` of an undeclared feature must answer Unsupported, it succeeded with {value:?}"
+        )),
+    }
+}
+
+/// Check that `result` is an error of `kind`.
+pub(crate) fn expect_kind<T: std::fmt::Debug>(
+    what: &str,
+    kind: sandloom_sdk_infra::ErrorKind,
+    result: &sandloom_sdk_infra::InfraResult<T>,
+) -> Result<(), String> {
+    match result {
+        Err(error) if error.kind() == kind => Ok(()),
+        Err(error) => Err(format!(
+            "{what} must answer {kind}, it answered {}: {error}",
+            error.kind()
+        )),
+        Ok(value) => Err(format!(
+            "{what} must answer {kind}, it succeeded with {value:?}"
+        )),
+    }
+}
+
+// Not public API: expands a kit into one `#[test]` per obligation.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __conformance_tests {
+    ($module:ident, $kit:expr, [$($obligation:ident),* $(,)?]) => {
+        #[allow(non_snake_case, clippy::pedantic)]
+        mod $module {
+            #[allow(unused_imports)]
+            use super::*;
+
+            $(
+                #[test]
+                fn $obligation() {
+                    $kit.assert(::core::stringify!($obligation));
+                }
+            )*
+
+            #[test]
+            fn every_obligation_of_the_kit_has_a_test() {
+                $kit.assert_names(&[$(::core::stringify!($obligation)),*]);
+            }
+        }
+    };
+}

@@ -1,0 +1,238 @@
+//! Pinned signatures: one implementation of every provider trait, written against the exact
+//! signatures of its contract version, every optional operation included. Changing a signature
+//! breaks the build of this file; that is the point. A new contract version gets a new pinned
+//! implementation next to these, and the runtime's spec version is asserted below, so bumping
+//! one without the other fails too.
+
+#![allow(clippy::unused_async)]
+
+use std::time::Duration;
+
+use sandloom_driverkit::cache::{Cache, CacheProvider};
+use sandloom_driverkit::lock::{Lease, Lock, LockProvider};
+use sandloom_driverkit::notifier::{Message, Notifier, NotifierProvider, Receipt};
+use sandloom_driverkit::objectstore::{
+    ListOptions, ListPage, ObjectMeta, ObjectStore, ObjectStoreProvider, PutCondition,
+};
+use sandloom_driverkit::sdk::bytes::Bytes;
+use sandloom_driverkit::sdk::{InfraError, InfraResult};
+use sandloom_driverkit::taskqueue::{
+    EnqueueOptions, Reservation, Task, TaskQueue, TaskQueueProvider,
+};
+use sandloom_driverkit::{Driver, DriverError, Health, NoOptions, Version, async_trait};
+
+/// One type implementing every contract, so the lifecycle is written once.
+struct Pinned;
+
+fn nothing<T>() -> InfraResult<T> {
+    Err(InfraError::invalid_input("pinned", "signature pin only"))
+}
+
+#[async_trait]
+impl Driver for Pinned {
+    type Options = NoOptions;
+    fn supported_features() -> &'static [&'static str] {
+        &[]
+    }
+    fn features_for(_options: &NoOptions) -> Vec<&'static str> {
+        Vec::new()
+    }
+    fn from_options(_options: NoOptions) -> Result<Self, DriverError> {
+        Ok(Self)
+    }
+    async fn start(&self) -> Result<(), DriverError> {
+        Ok(())
+    }
+    async fn stop(&self) -> Result<(), DriverError> {
+        Ok(())
+    }
+    async fn health(&self) -> Health {
+        Health::Healthy
+    }
+}
+
+// cache 1.0
+#[async_trait]
+impl Cache for Pinned {
+    async fn get(&self, _key: &str) -> InfraResult<Option<Bytes>> {
+        nothing()
+    }
+    async fn set(&self, _key: &str, _value: Bytes) -> InfraResult<()> {
+        nothing()
+    }
+    async fn delete(&self, _key: &str) -> InfraResult<bool> {
+        nothing()
+    }
+    async fn set_with_ttl(&self, _key: &str, _value: Bytes, _ttl: Duration) -> InfraResult<()> {
+        nothing()
+    }
+    async fn increment(&self, _key: &str, _delta: i64) -> InfraResult<i64> {
+        nothing()
+    }
+    async fn get_many(&self, _keys: &[&str]) -> InfraResult<Vec<Option<Bytes>>> {
+        nothing()
+    }
+    async fn set_many(&self, _entries: &[(&str, Bytes)]) -> InfraResult<()> {
+        nothing()
+    }
+    async fn delete_many(&self, _keys: &[&str]) -> InfraResult<u64> {
+        nothing()
+    }
+}
+impl CacheProvider for Pinned {
+    const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+}
+
+// notifier 1.0
+#[async_trait]
+impl Notifier for Pinned {
+    async fn send(&self, _message: &Message) -> InfraResult<Receipt> {
+        nothing()
+    }
+    async fn send_batch(&self, _messages: &[Message]) -> InfraResult<Vec<InfraResult<Receipt>>> {
+        nothing()
+    }
+}
+impl NotifierProvider for Pinned {
+    const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+}
+
+// objectstore 1.0
+#[async_trait]
+impl ObjectStore for Pinned {
+    async fn put(&self, _key: &str, _data: Bytes) -> InfraResult<ObjectMeta> {
+        nothing()
+    }
+    async fn get(&self, _key: &str) -> InfraResult<Bytes> {
+        nothing()
+    }
+    async fn head(&self, _key: &str) -> InfraResult<ObjectMeta> {
+        nothing()
+    }
+    async fn delete(&self, _key: &str) -> InfraResult<()> {
+        nothing()
+    }
+    async fn list(&self, _prefix: &str, _options: ListOptions) -> InfraResult<ListPage> {
+        nothing()
+    }
+    async fn put_if(
+        &self,
+        _key: &str,
+        _data: Bytes,
+        _condition: PutCondition,
+    ) -> InfraResult<ObjectMeta> {
+        nothing()
+    }
+}
+impl ObjectStoreProvider for Pinned {
+    const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+}
+
+// taskqueue 1.0
+#[async_trait]
+impl TaskQueue for Pinned {
+    async fn enqueue(
+        &self,
+        _queue: &str,
+        _payload: Bytes,
+        _options: EnqueueOptions,
+    ) -> InfraResult<String> {
+        nothing()
+    }
+    async fn reserve(&self, _queue: &str, _wait: Duration) -> InfraResult<Option<Reservation>> {
+        nothing()
+    }
+    async fn ack(&self, _reservation: &Reservation) -> InfraResult<()> {
+        nothing()
+    }
+    async fn nack(
+        &self,
+        _reservation: &Reservation,
+        _retry_after: Option<Duration>,
+    ) -> InfraResult<()> {
+        nothing()
+    }
+    async fn dead_letters(&self, _queue: &str, _limit: usize) -> InfraResult<Vec<Task>> {
+        nothing()
+    }
+}
+impl TaskQueueProvider for Pinned {
+    const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+}
+
+// lock 0.1 (experimental)
+#[async_trait]
+impl Lock for Pinned {
+    async fn acquire(&self, _name: &str, _ttl: Duration) -> InfraResult<Option<Lease>> {
+        nothing()
+    }
+    async fn release(&self, _lease: &Lease) -> InfraResult<bool> {
+        nothing()
+    }
+    async fn refresh(&self, _lease: &Lease, _ttl: Duration) -> InfraResult<Lease> {
+        nothing()
+    }
+}
+impl LockProvider for Pinned {
+    const CONTRACT_VERSION: Version = Version::new(0, 1, 0);
+}
+
+#[test]
+fn the_runtime_contract_versions_are_the_pinned_ones() {
+    let pinned = [
+        ("cache", <Pinned as CacheProvider>::CONTRACT_VERSION),
+        ("notifier", <Pinned as NotifierProvider>::CONTRACT_VERSION),
+        (
+            "objectstore",
+            <Pinned as ObjectStoreProvider>::CONTRACT_VERSION,
+        ),
+        ("taskqueue", <Pinned as TaskQueueProvider>::CONTRACT_VERSION),
+        ("lock", <Pinned as LockProvider>::CONTRACT_VERSION),
+    ];
+    for (name, version) in pinned {
+        let spec = sandloom_kernel::registry::capabilities()
+            .iter()
+            .find(|spec| spec.name == name)
+            .unwrap_or_else(|| panic!("no spec `{name}`"));
+        assert_eq!(
+            spec.contract_version, version,
+            "the runtime's `{name}` contract is {}, the pinned signatures are {version}: pin the new version's signatures in a new implementation",
+            spec.contract_version
+        );
+    }
+}
+
+#[test]
+fn every_public_contract_has_a_kit_and_every_kit_obligation_is_named_once() {
+    use sandloom_driverkit::conformance;
+    let kits: [(&str, &[&str]); 5] = [
+        ("cache", conformance::cache::OBLIGATIONS),
+        ("notifier", conformance::notifier::OBLIGATIONS),
+        ("objectstore", conformance::objectstore::OBLIGATIONS),
+        ("taskqueue", conformance::taskqueue::OBLIGATIONS),
+        ("lock", conformance::lock::OBLIGATIONS),
+    ];
+    for spec in sandloom_kernel::registry::capabilities() {
+        if spec.stability == sandloom_driverkit::Stability::Stable {
+            assert!(
+                kits.iter().any(|(name, _)| *name == spec.name),
+                "public capability `{}` has no conformance kit; a contract is public only with a kit",
+                spec.name
+            );
+        }
+    }
+    for (name, obligations) in kits {
+        assert!(
+            !obligations.is_empty(),
+            "the `{name}` kit has no obligations"
+        );
+        let mut sorted = obligations.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(
+            sorted.len(),
+            obligations.len(),
+            "the `{name}` kit names an obligation twice"
+        );
+    }
+}

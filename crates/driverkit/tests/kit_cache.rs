@@ -1,0 +1,296 @@
+//! The cache kit against deliberately broken drivers: each flaw must be caught by the
+//! obligation named for it, and the flawless reference driver must pass every obligation.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use sandloom_driverkit::cache::{BULK, Cache, CacheProvider, INCREMENT, TTL};
+use sandloom_driverkit::conformance::cache::{CacheConformance, OBLIGATIONS};
+use sandloom_driverkit::sdk::bytes::Bytes;
+use sandloom_driverkit::sdk::{InfraError, InfraResult};
+use sandloom_driverkit::{Driver, DriverError, Version, async_trait};
+
+/// One way to be wrong, each named for what it does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+enum Flaw {
+    None,
+    MissingIsEmpty,
+    TruncatesAtNul,
+    DropsEmptyValues,
+    TruncatesLargeValues,
+    FirstWriteWins,
+    KeepsValueAfterDelete,
+    DeleteAlwaysTrue,
+    FoldsNonAsciiKeys,
+    AcceptsEmptyKey,
+    LosesConcurrentWrites,
+    IgnoresTtl,
+    SetKeepsTtl,
+    TtlWithoutDeclaring,
+    RacyIncrement,
+    BulkInKeyOrder,
+    WorksAfterStop,
+    PanicsOnLargeValues,
+}
+
+struct Reference {
+    flaw: Flaw,
+    entries: Mutex<HashMap<String, (Bytes, Option<Instant>)>>,
+    stopped: AtomicBool,
+}
+
+const NAME: &str = "cache";
+
+impl Reference {
+    fn check(&self, key: &str) -> InfraResult<String> {
+        if self.stopped.load(Ordering::Acquire) && self.flaw != Flaw::WorksAfterStop {
+            return Err(InfraError::stopped(NAME));
+        }
+        if key.is_empty() && self.flaw != Flaw::AcceptsEmptyKey {
+            return Err(InfraError::invalid_input(NAME, "empty key"));
+        }
+        if self.flaw == Flaw::FoldsNonAsciiKeys {
+            return Ok(key
+                .chars()
+                .map(|c| if c.is_ascii() { c } else { '?' })
+                .collect());
+        }
+        Ok(key.to_owned())
+    }
+
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Bytes, Option<Instant>)>> {
+        self.entries.lock().unwrap()
+    }
+
+    async fn store(&self, key: &str, value: Bytes, ttl: Option<Duration>) -> InfraResult<()> {
+        let key = self.check(key)?;
+        let mut value = value;
+        match self.flaw {
+            Flaw::TruncatesAtNul => {
+                let end = value.iter().position(|b| *b == 0).unwrap_or(value.len());
+                value = value.slice(..end);
+            }
+            Flaw::DropsEmptyValues if value.is_empty() => return Ok(()),
+            Flaw::TruncatesLargeValues => value = value.slice(..value.len().min(64 * 1024)),
+            Flaw::PanicsOnLargeValues if value.len() > 64 * 1024 => panic!("value too large"),
+            Flaw::FirstWriteWins if self.map().contains_key(&key) => return Ok(()),
+            _ => {}
+        }
+        let expires = match (ttl, self.flaw) {
+            (Some(_), Flaw::IgnoresTtl) => None,
+            (None, Flaw::SetKeepsTtl) => self.map().get(&key).and_then(|(_, at)| *at),
+            (ttl, _) => ttl.map(|ttl| Instant::now() + ttl),
+        };
+        if self.flaw == Flaw::LosesConcurrentWrites {
+            let mut copy = self.map().clone();
+            tokio::task::yield_now().await;
+            copy.insert(key, (value, expires));
+            *self.map() = copy;
+        } else {
+            self.map().insert(key, (value, expires));
+        }
+        Ok(())
+    }
+
+    fn load(&self, key: &str) -> InfraResult<Option<Bytes>> {
+        let key = self.check(key)?;
+        let mut map = self.map();
+        if let Some((_, Some(at))) = map.get(&key)
+            && *at <= Instant::now()
+        {
+            map.remove(&key);
+        }
+        match map.get(&key) {
+            Some((value, _)) => Ok(Some(value.clone())),
+            None if self.flaw == Flaw::MissingIsEmpty => Ok(Some(Bytes::new())),
+            None => Ok(None),
+        }
+    }
+}
+
+#[async_trait]
+impl Cache for Reference {
+    async fn get(&self, key: &str) -> InfraResult<Option<Bytes>> {
+        self.load(key)
+    }
+
+    async fn set(&self, key: &str, value: Bytes) -> InfraResult<()> {
+        self.store(key, value, None).await
+    }
+
+    async fn delete(&self, key: &str) -> InfraResult<bool> {
+        let key = self.check(key)?;
+        let existed = match self.flaw {
+            Flaw::KeepsValueAfterDelete => self.map().contains_key(&key),
+            _ => self.map().remove(&key).is_some(),
+        };
+        Ok(existed || self.flaw == Flaw::DeleteAlwaysTrue)
+    }
+
+    async fn set_with_ttl(&self, key: &str, value: Bytes, ttl: Duration) -> InfraResult<()> {
+        if self.flaw == Flaw::TtlWithoutDeclaring {
+            return self.store(key, value, Some(ttl)).await;
+        }
+        if ttl.is_zero() {
+            return Err(InfraError::invalid_input(NAME, "zero ttl"));
+        }
+        self.store(key, value, Some(ttl)).await
+    }
+
+    async fn increment(&self, key: &str, delta: i64) -> InfraResult<i64> {
+        let key = self.check(key)?;
+        let read = |map: &HashMap<String, (Bytes, Option<Instant>)>| -> InfraResult<i64> {
+            match map.get(&key) {
+                None => Ok(0),
+                Some((value, _)) => std::str::from_utf8(value)
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                    .ok_or_else(|| InfraError::conflict(NAME, "not a counter")),
+            }
+        };
+        if self.flaw == Flaw::RacyIncrement {
+            let current = read(&self.map())?;
+            tokio::task::yield_now().await;
+            self.map()
+                .insert(key, (Bytes::from((current + delta).to_string()), None));
+            return Ok(current + delta);
+        }
+        let mut map = self.map();
+        let next = read(&map)? + delta;
+        map.insert(key, (Bytes::from(next.to_string()), None));
+        Ok(next)
+    }
+
+    async fn get_many(&self, keys: &[&str]) -> InfraResult<Vec<Option<Bytes>>> {
+        let mut keys = keys.to_vec();
+        if self.flaw == Flaw::BulkInKeyOrder {
+            keys.sort_unstable();
+        }
+        keys.iter().map(|key| self.load(key)).collect()
+    }
+
+    async fn set_many(&self, entries: &[(&str, Bytes)]) -> InfraResult<()> {
+        for (key, value) in entries {
+            self.store(key, value.clone(), None).await?;
+        }
+        Ok(())
+    }
+
+    async fn delete_many(&self, keys: &[&str]) -> InfraResult<u64> {
+        let mut count = 0;
+        for key in keys {
+            count += u64::from(self.delete(key).await?);
+        }
+        Ok(count)
+    }
+}
+
+#[async_trait]
+impl Driver for Reference {
+    type Options = Flaw;
+
+    fn supported_features() -> &'static [&'static str] {
+        &[TTL, INCREMENT, BULK]
+    }
+
+    fn features_for(flaw: &Flaw) -> Vec<&'static str> {
+        match flaw {
+            Flaw::TtlWithoutDeclaring => vec![INCREMENT, BULK],
+            _ => vec![TTL, INCREMENT, BULK],
+        }
+    }
+
+    fn from_options(flaw: Flaw) -> Result<Self, DriverError> {
+        Ok(Self {
+            flaw,
+            entries: Mutex::new(HashMap::new()),
+            stopped: AtomicBool::new(false),
+        })
+    }
+
+    async fn stop(&self) -> Result<(), DriverError> {
+        self.stopped.store(true, Ordering::Release);
+        Ok(())
+    }
+}
+
+impl CacheProvider for Reference {
+    const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+}
+
+#[test]
+fn the_reference_driver_passes_every_obligation() {
+    let failures = CacheConformance::<Reference>::new(|_| Flaw::None).check_all();
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn each_broken_driver_is_caught_by_its_obligation() {
+    let cases = [
+        (Flaw::MissingIsEmpty, "get_missing_key_returns_none"),
+        (Flaw::TruncatesAtNul, "binary_values_round_trip_exactly"),
+        (Flaw::DropsEmptyValues, "empty_value_round_trips"),
+        (Flaw::TruncatesLargeValues, "large_value_round_trips"),
+        (Flaw::PanicsOnLargeValues, "large_value_round_trips"),
+        (Flaw::FirstWriteWins, "set_overwrites"),
+        (
+            Flaw::KeepsValueAfterDelete,
+            "delete_reports_existence_and_removes",
+        ),
+        (
+            Flaw::DeleteAlwaysTrue,
+            "delete_reports_existence_and_removes",
+        ),
+        (Flaw::FoldsNonAsciiKeys, "long_and_non_ascii_keys_work"),
+        (Flaw::AcceptsEmptyKey, "empty_key_is_invalid_input"),
+        (
+            Flaw::LosesConcurrentWrites,
+            "concurrent_tasks_lose_no_writes",
+        ),
+        (Flaw::IgnoresTtl, "ttl_entries_expire"),
+        (Flaw::SetKeepsTtl, "ttl_entries_expire"),
+        (Flaw::TtlWithoutDeclaring, "ttl_entries_expire"),
+        (Flaw::RacyIncrement, "increment_is_atomic"),
+        (Flaw::BulkInKeyOrder, "bulk_operations_work"),
+        (
+            Flaw::WorksAfterStop,
+            "operations_after_stop_fail_with_stopped",
+        ),
+    ];
+    let mut caught: Vec<&str> = Vec::new();
+    for (flaw, obligation) in cases {
+        let outcome = CacheConformance::<Reference>::new(move |_| flaw).check(obligation);
+        assert!(
+            outcome.is_err(),
+            "{flaw:?} must fail `{obligation}`, and passed it"
+        );
+        caught.push(obligation);
+    }
+    for obligation in OBLIGATIONS {
+        assert!(
+            caught.contains(obligation),
+            "no broken driver proves `{obligation}` can fail"
+        );
+    }
+}
+
+#[test]
+fn a_panicking_driver_is_a_failed_obligation_not_a_crash() {
+    let failure = CacheConformance::<Reference>::new(|_| Flaw::PanicsOnLargeValues)
+        .check("large_value_round_trips")
+        .unwrap_err();
+    assert!(
+        failure.message.contains("panicked: value too large"),
+        "{failure}"
+    );
+}
+
+#[test]
+fn an_unknown_obligation_is_a_failure() {
+    let failure = CacheConformance::<Reference>::new(|_| Flaw::None)
+        .check("no_such_thing")
+        .unwrap_err();
+    assert!(failure.message.contains("no such obligation"), "{failure}");
+}

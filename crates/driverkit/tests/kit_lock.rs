@@ -1,0 +1,323 @@
+//! The lock kit against deliberately broken drivers: each flaw must be caught by the
+//! obligation named for it, and the flawless reference driver must pass every obligation.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+
+use sandloom_driverkit::conformance::lock::{LockConformance, OBLIGATIONS};
+use sandloom_driverkit::lock::{Lease, Lock, LockProvider};
+use sandloom_driverkit::sdk::{InfraError, InfraResult};
+use sandloom_driverkit::{Driver, DriverError, Version, async_trait};
+
+/// One way to be wrong, each named for what it does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+enum Flaw {
+    None,
+    ExpiryNotSet,
+    AcquireOverwrites,
+    ReleaseDoesNotFree,
+    ReleaseIgnoresToken,
+    TokenPerName,
+    RefreshIgnoresToken,
+    ExpiredLeasesNeverFreed,
+    ReleaseOfExpiredAnswersTrue,
+    RefreshRevivesExpired,
+    RefreshDoesNotExtend,
+    TwoHolders,
+    AcceptsZeroTtl,
+    AcceptsEmptyName,
+    FoldsCase,
+    PanicsOnNonAsciiNames,
+    WorksAfterStop,
+}
+
+struct Held {
+    token: String,
+    until: Instant,
+}
+
+struct Reference {
+    flaw: Flaw,
+    held: Mutex<HashMap<String, Held>>,
+    issued: AtomicU64,
+    stopped: AtomicBool,
+}
+
+const NAME: &str = "lock";
+
+impl Reference {
+    fn table(&self) -> MutexGuard<'_, HashMap<String, Held>> {
+        self.held.lock().unwrap()
+    }
+
+    /// The table key of `name`, after the usual checks.
+    fn key(&self, name: &str) -> InfraResult<String> {
+        if self.stopped.load(Ordering::Acquire) && self.flaw != Flaw::WorksAfterStop {
+            return Err(InfraError::stopped(NAME));
+        }
+        if name.is_empty() && self.flaw != Flaw::AcceptsEmptyName {
+            return Err(InfraError::invalid_input(NAME, "empty lock name"));
+        }
+        assert!(
+            self.flaw != Flaw::PanicsOnNonAsciiNames || name.is_ascii(),
+            "lock names must be ASCII"
+        );
+        Ok(match self.flaw {
+            Flaw::FoldsCase => name.to_lowercase(),
+            _ => name.to_owned(),
+        })
+    }
+
+    fn check_ttl(&self, ttl: Duration) -> InfraResult<()> {
+        if ttl.is_zero() && self.flaw != Flaw::AcceptsZeroTtl {
+            return Err(InfraError::invalid_input(NAME, "zero ttl"));
+        }
+        Ok(())
+    }
+
+    fn token(&self, name: &str) -> String {
+        match self.flaw {
+            Flaw::TokenPerName => format!("token-{name}"),
+            _ => format!("token-{}", self.issued.fetch_add(1, Ordering::Relaxed)),
+        }
+    }
+
+    fn lease(&self, name: &str, token: String, ttl: Duration) -> Lease {
+        let expires_at = match self.flaw {
+            Flaw::ExpiryNotSet => SystemTime::UNIX_EPOCH,
+            _ => SystemTime::now() + ttl,
+        };
+        Lease::new(name, token, expires_at)
+    }
+
+    fn is_held(&self, key: &str) -> bool {
+        self.table().get(key).is_some_and(|held| {
+            self.flaw == Flaw::ExpiredLeasesNeverFreed || held.until > Instant::now()
+        })
+    }
+}
+
+#[async_trait]
+impl Lock for Reference {
+    async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
+        let key = self.key(name)?;
+        self.check_ttl(ttl)?;
+        let token = self.token(name);
+        let held = Held {
+            token: token.clone(),
+            until: Instant::now() + ttl,
+        };
+        if self.flaw == Flaw::TwoHolders {
+            // Check, then set: another acquirer slips in between.
+            if self.is_held(&key) {
+                return Ok(None);
+            }
+            tokio::task::yield_now().await;
+            self.table().insert(key, held);
+            return Ok(Some(self.lease(name, token, ttl)));
+        }
+        let mut table = self.table();
+        let occupied = table.get(&key).is_some_and(|held| {
+            self.flaw == Flaw::ExpiredLeasesNeverFreed || held.until > Instant::now()
+        });
+        if occupied && self.flaw != Flaw::AcquireOverwrites {
+            return Ok(None);
+        }
+        table.insert(key, held);
+        Ok(Some(self.lease(name, token, ttl)))
+    }
+
+    async fn release(&self, lease: &Lease) -> InfraResult<bool> {
+        let key = self.key(&lease.name)?;
+        let mut table = self.table();
+        let Some(held) = table.get(&key) else {
+            return Ok(false);
+        };
+        if held.token != lease.token && self.flaw != Flaw::ReleaseIgnoresToken {
+            return Ok(false);
+        }
+        let valid = held.until > Instant::now() || self.flaw == Flaw::ReleaseOfExpiredAnswersTrue;
+        if self.flaw != Flaw::ReleaseDoesNotFree {
+            table.remove(&key);
+        }
+        Ok(valid)
+    }
+
+    async fn refresh(&self, lease: &Lease, ttl: Duration) -> InfraResult<Lease> {
+        let key = self.key(&lease.name)?;
+        self.check_ttl(ttl)?;
+        let mut table = self.table();
+        let Some(held) = table.get_mut(&key) else {
+            return Err(InfraError::conflict(NAME, "not held"));
+        };
+        if held.token != lease.token && self.flaw != Flaw::RefreshIgnoresToken {
+            return Err(InfraError::conflict(NAME, "held by another token"));
+        }
+        if held.until <= Instant::now() && self.flaw != Flaw::RefreshRevivesExpired {
+            return Err(InfraError::conflict(NAME, "expired"));
+        }
+        if self.flaw != Flaw::RefreshDoesNotExtend {
+            held.until = Instant::now() + ttl;
+        }
+        Ok(self.lease(&lease.name, lease.token.clone(), ttl))
+    }
+}
+
+#[async_trait]
+impl Driver for Reference {
+    type Options = Flaw;
+
+    fn supported_features() -> &'static [&'static str] {
+        &[]
+    }
+
+    fn from_options(flaw: Flaw) -> Result<Self, DriverError> {
+        Ok(Self {
+            flaw,
+            held: Mutex::new(HashMap::new()),
+            issued: AtomicU64::new(0),
+            stopped: AtomicBool::new(false),
+        })
+    }
+
+    async fn stop(&self) -> Result<(), DriverError> {
+        self.stopped.store(true, Ordering::Release);
+        Ok(())
+    }
+}
+
+impl LockProvider for Reference {
+    const CONTRACT_VERSION: Version = Version::new(0, 1, 0);
+}
+
+fn kit(flaw: Flaw) -> LockConformance<Reference> {
+    LockConformance::<Reference>::new(move |_| flaw)
+}
+
+// The reference as a driver crate runs it: one named test per obligation (and the macro's
+// prefixed form compiles and covers every obligation).
+sandloom_driverkit::lock_conformance!(reference: Reference, |_request| Flaw::None);
+
+#[test]
+fn the_reference_driver_passes_every_obligation() {
+    // Obligations are independent: run them side by side (several wait out short leases).
+    let failures: Vec<_> = std::thread::scope(|scope| {
+        let runs: Vec<_> = OBLIGATIONS
+            .iter()
+            .map(|obligation| scope.spawn(move || kit(Flaw::None).check(obligation)))
+            .collect();
+        runs.into_iter()
+            .filter_map(|run| run.join().unwrap().err())
+            .collect()
+    });
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn each_broken_driver_is_caught_by_its_obligation() {
+    let cases = [
+        (Flaw::ExpiryNotSet, "acquire_grants_a_lease_naming_the_lock"),
+        (Flaw::AcquireOverwrites, "a_held_lock_cannot_be_acquired"),
+        (
+            Flaw::ReleaseDoesNotFree,
+            "release_by_the_holder_frees_the_lock",
+        ),
+        (
+            Flaw::ReleaseIgnoresToken,
+            "a_foreign_or_stale_token_can_neither_release_nor_refresh",
+        ),
+        (
+            Flaw::TokenPerName,
+            "a_foreign_or_stale_token_can_neither_release_nor_refresh",
+        ),
+        (
+            Flaw::RefreshIgnoresToken,
+            "a_foreign_or_stale_token_can_neither_release_nor_refresh",
+        ),
+        (
+            Flaw::ExpiredLeasesNeverFreed,
+            "an_expired_lease_can_be_taken_over",
+        ),
+        (
+            Flaw::ReleaseOfExpiredAnswersTrue,
+            "an_expired_lease_can_neither_be_released_nor_refreshed",
+        ),
+        (
+            Flaw::RefreshRevivesExpired,
+            "an_expired_lease_can_neither_be_released_nor_refreshed",
+        ),
+        (Flaw::RefreshDoesNotExtend, "refresh_extends_the_lease"),
+        (
+            Flaw::TwoHolders,
+            "concurrent_acquirers_get_exactly_one_lease",
+        ),
+        (
+            Flaw::AcceptsZeroTtl,
+            "empty_name_or_zero_ttl_is_invalid_input",
+        ),
+        (
+            Flaw::AcceptsEmptyName,
+            "empty_name_or_zero_ttl_is_invalid_input",
+        ),
+        (Flaw::FoldsCase, "distinct_names_are_independent"),
+        (
+            Flaw::PanicsOnNonAsciiNames,
+            "distinct_names_are_independent",
+        ),
+        (
+            Flaw::WorksAfterStop,
+            "operations_after_stop_fail_with_stopped",
+        ),
+    ];
+    // Side by side: a driver that never frees an expired lease takes the kit's whole 5 s bound.
+    let outcomes: Vec<_> = std::thread::scope(|scope| {
+        let runs: Vec<_> = cases
+            .iter()
+            .map(|&(flaw, obligation)| scope.spawn(move || kit(flaw).check(obligation)))
+            .collect();
+        runs.into_iter().map(|run| run.join().unwrap()).collect()
+    });
+    let mut caught: Vec<&str> = Vec::new();
+    for ((flaw, obligation), outcome) in cases.into_iter().zip(outcomes) {
+        assert!(
+            outcome.is_err(),
+            "{flaw:?} must fail `{obligation}`, and passed it"
+        );
+        caught.push(obligation);
+    }
+    for obligation in OBLIGATIONS {
+        assert!(
+            caught.contains(obligation),
+            "no broken driver proves `{obligation}` can fail"
+        );
+    }
+}
+
+#[test]
+fn two_holders_are_caught_every_time() {
+    for _ in 0..20 {
+        let outcome = kit(Flaw::TwoHolders).check("concurrent_acquirers_get_exactly_one_lease");
+        assert!(outcome.is_err(), "a check-then-set lock slipped through");
+    }
+}
+
+#[test]
+fn a_panicking_driver_is_a_failed_obligation_not_a_crash() {
+    let failure = kit(Flaw::PanicsOnNonAsciiNames)
+        .check("distinct_names_are_independent")
+        .unwrap_err();
+    assert!(
+        failure
+            .message
+            .contains("panicked: lock names must be ASCII"),
+        "{failure}"
+    );
+}
+
+#[test]
+fn an_unknown_obligation_is_a_failure() {
+    let failure = kit(Flaw::None).check("no_such_thing").unwrap_err();
+    assert!(failure.message.contains("no such obligation"), "{failure}");
+}

@@ -1,0 +1,361 @@
+//! The notifier kit against deliberately broken drivers: each flaw must be caught by the
+//! obligation named for it, and the flawless reference driver must pass every obligation.
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::SystemTime;
+
+use sandloom_driverkit::conformance::notifier::{NotifierConformance, OBLIGATIONS};
+use sandloom_driverkit::notifier::{BATCH, Message, Notifier, NotifierProvider, Receipt};
+use sandloom_driverkit::sdk::{InfraError, InfraResult};
+use sandloom_driverkit::{Driver, DriverError, Version, async_trait};
+
+/// One way to be wrong, each named for what it does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+enum Flaw {
+    None,
+    EmptyReceiptId,
+    ReceiptFromTheEpoch,
+    IdsFromContent,
+    RacyIdCounter,
+    AcceptsEmptyBody,
+    AcceptsBlankRecipient,
+    AcceptsAnyRecipient,
+    RefusesMetadata,
+    PanicsOnNonAsciiSubject,
+    BrokenAfterRefusal,
+    TrimsBody,
+    DeliversRefused,
+    BatchStopsAtFirstFailure,
+    BatchErrorsLast,
+    BatchFailsWhole,
+    BatchWithoutDeclaring,
+    DeclaresBatchWithoutImplementing,
+    WorksAfterStop,
+    BatchWorksAfterStop,
+}
+
+/// The reference notifier: recipients ending in `.invalid` do not exist; it keeps what it
+/// delivers, so the kit can read it back.
+struct Reference {
+    flaw: Flaw,
+    next_id: AtomicU64,
+    delivered: Mutex<Vec<Message>>,
+    broken: AtomicBool,
+    stopped: AtomicBool,
+}
+
+const NAME: &str = "notifier";
+/// What the reference refuses as an unknown recipient.
+const UNKNOWN: &str = "ops@example.invalid";
+
+impl Reference {
+    fn delivered(&self) -> Vec<Message> {
+        self.delivered.lock().unwrap().clone()
+    }
+
+    fn validate(&self, message: &Message) -> InfraResult<()> {
+        let blank = if self.flaw == Flaw::AcceptsBlankRecipient {
+            message.recipient.is_empty()
+        } else {
+            message.recipient.trim().is_empty()
+        };
+        if blank {
+            return Err(InfraError::invalid_input(NAME, "blank recipient"));
+        }
+        if message.recipient.ends_with(".invalid") && self.flaw != Flaw::AcceptsAnyRecipient {
+            return Err(InfraError::invalid_input(NAME, "no such recipient"));
+        }
+        if message.body.is_empty() && self.flaw != Flaw::AcceptsEmptyBody {
+            return Err(InfraError::invalid_input(NAME, "empty body"));
+        }
+        if !message.metadata.is_empty() && self.flaw == Flaw::RefusesMetadata {
+            return Err(InfraError::invalid_input(NAME, "metadata not supported"));
+        }
+        Ok(())
+    }
+
+    async fn new_id(&self, message: &Message) -> String {
+        match self.flaw {
+            Flaw::EmptyReceiptId => String::new(),
+            Flaw::IdsFromContent => {
+                let mut hasher = DefaultHasher::new();
+                (&message.recipient, &message.body).hash(&mut hasher);
+                format!("ref-{:x}", hasher.finish())
+            }
+            Flaw::RacyIdCounter => {
+                let current = self.next_id.load(Ordering::SeqCst);
+                tokio::task::yield_now().await;
+                self.next_id.store(current + 1, Ordering::SeqCst);
+                format!("ref-{}", current + 1)
+            }
+            _ => format!("ref-{}", self.next_id.fetch_add(1, Ordering::SeqCst) + 1),
+        }
+    }
+
+    fn check_running(&self, in_batch: bool) -> InfraResult<()> {
+        let ignores_stop = self.flaw == Flaw::WorksAfterStop
+            || (in_batch && self.flaw == Flaw::BatchWorksAfterStop);
+        if self.stopped.load(Ordering::Acquire) && !ignores_stop {
+            return Err(InfraError::stopped(NAME));
+        }
+        Ok(())
+    }
+
+    async fn deliver(&self, message: &Message, in_batch: bool) -> InfraResult<Receipt> {
+        self.check_running(in_batch)?;
+        if self.broken.load(Ordering::Acquire) {
+            return Err(InfraError::unavailable(NAME, "connection lost"));
+        }
+        if let Err(error) = self.validate(message) {
+            if self.flaw == Flaw::BrokenAfterRefusal {
+                self.broken.store(true, Ordering::Release);
+            }
+            if self.flaw == Flaw::DeliversRefused {
+                self.delivered.lock().unwrap().push(message.clone());
+            }
+            return Err(error);
+        }
+        if let Some(subject) = &message.subject {
+            assert!(
+                self.flaw != Flaw::PanicsOnNonAsciiSubject || subject.is_ascii(),
+                "cannot encode the subject"
+            );
+        }
+        let mut kept = message.clone();
+        if self.flaw == Flaw::TrimsBody {
+            kept.body = kept.body.trim().to_owned();
+        }
+        let id = self.new_id(message).await;
+        self.delivered.lock().unwrap().push(kept);
+        let mut receipt = Receipt::new(id);
+        if self.flaw == Flaw::ReceiptFromTheEpoch {
+            receipt.accepted_at = SystemTime::UNIX_EPOCH;
+        }
+        Ok(receipt)
+    }
+}
+
+#[async_trait]
+impl Notifier for Reference {
+    async fn send(&self, message: &Message) -> InfraResult<Receipt> {
+        self.deliver(message, false).await
+    }
+
+    async fn send_batch(&self, messages: &[Message]) -> InfraResult<Vec<InfraResult<Receipt>>> {
+        if self.flaw == Flaw::DeclaresBatchWithoutImplementing {
+            return Err(InfraError::unsupported(NAME, "send_batch", BATCH));
+        }
+        self.check_running(true)?;
+        let mut results = Vec::new();
+        for message in messages {
+            let result = self.deliver(message, true).await;
+            match (self.flaw, result) {
+                (Flaw::BatchFailsWhole, Err(error)) => return Err(error),
+                (Flaw::BatchStopsAtFirstFailure, Err(error)) => {
+                    results.push(Err(error));
+                    break;
+                }
+                (_, result) => results.push(result),
+            }
+        }
+        if self.flaw == Flaw::BatchErrorsLast {
+            results.sort_by_key(Result::is_err);
+        }
+        Ok(results)
+    }
+}
+
+#[async_trait]
+impl Driver for Reference {
+    type Options = Flaw;
+
+    fn supported_features() -> &'static [&'static str] {
+        &[BATCH]
+    }
+
+    fn features_for(flaw: &Flaw) -> Vec<&'static str> {
+        match flaw {
+            Flaw::BatchWithoutDeclaring => vec![],
+            _ => vec![BATCH],
+        }
+    }
+
+    fn from_options(flaw: Flaw) -> Result<Self, DriverError> {
+        Ok(Self {
+            flaw,
+            next_id: AtomicU64::new(0),
+            delivered: Mutex::new(Vec::new()),
+            broken: AtomicBool::new(false),
+            stopped: AtomicBool::new(false),
+        })
+    }
+
+    async fn stop(&self) -> Result<(), DriverError> {
+        self.stopped.store(true, Ordering::Release);
+        Ok(())
+    }
+}
+
+impl NotifierProvider for Reference {
+    const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+}
+
+/// The kit as a driver crate would configure it for the reference driver.
+fn kit(flaw: Flaw) -> NotifierConformance<Reference> {
+    NotifierConformance::<Reference>::new(move |_| flaw)
+        .invalid_recipient(UNKNOWN)
+        .delivered(Reference::delivered)
+}
+
+// The reference as a driver crate runs it: one named test per obligation (and the macro's
+// prefixed, configured form compiles and covers every obligation).
+sandloom_driverkit::notifier_conformance!(
+    reference: Reference,
+    |_request| Flaw::None,
+    .invalid_recipient(UNKNOWN)
+    .delivered(Reference::delivered),
+);
+
+#[test]
+fn the_reference_driver_passes_every_obligation() {
+    let failures = kit(Flaw::None).check_all();
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn each_broken_driver_is_caught_by_its_obligation() {
+    let cases = [
+        (Flaw::EmptyReceiptId, "send_returns_a_receipt_with_an_id"),
+        (
+            Flaw::ReceiptFromTheEpoch,
+            "send_returns_a_receipt_with_an_id",
+        ),
+        (Flaw::IdsFromContent, "receipt_ids_are_distinct"),
+        (
+            Flaw::RacyIdCounter,
+            "concurrent_sends_get_distinct_receipts",
+        ),
+        (Flaw::AcceptsEmptyBody, "empty_body_is_invalid_input"),
+        (
+            Flaw::AcceptsBlankRecipient,
+            "blank_recipient_is_invalid_input",
+        ),
+        (
+            Flaw::AcceptsAnyRecipient,
+            "configured_invalid_recipient_is_invalid_input",
+        ),
+        (Flaw::RefusesMetadata, "subject_and_metadata_are_accepted"),
+        (
+            Flaw::PanicsOnNonAsciiSubject,
+            "unicode_and_multiline_text_is_accepted",
+        ),
+        (
+            Flaw::BrokenAfterRefusal,
+            "a_refused_message_does_not_break_the_driver",
+        ),
+        (Flaw::TrimsBody, "accepted_messages_are_delivered_as_sent"),
+        (
+            Flaw::DeliversRefused,
+            "accepted_messages_are_delivered_as_sent",
+        ),
+        (
+            Flaw::BatchStopsAtFirstFailure,
+            "batch_answers_one_result_per_message_in_order",
+        ),
+        (
+            Flaw::BatchErrorsLast,
+            "batch_answers_one_result_per_message_in_order",
+        ),
+        (
+            Flaw::BatchFailsWhole,
+            "batch_answers_one_result_per_message_in_order",
+        ),
+        (
+            Flaw::BatchWithoutDeclaring,
+            "batch_answers_one_result_per_message_in_order",
+        ),
+        (
+            Flaw::DeclaresBatchWithoutImplementing,
+            "batch_answers_one_result_per_message_in_order",
+        ),
+        (
+            Flaw::WorksAfterStop,
+            "operations_after_stop_fail_with_stopped",
+        ),
+        (
+            Flaw::BatchWorksAfterStop,
+            "operations_after_stop_fail_with_stopped",
+        ),
+    ];
+    let mut caught: Vec<&str> = Vec::new();
+    for (flaw, obligation) in cases {
+        let outcome = kit(flaw).check(obligation);
+        assert!(
+            outcome.is_err(),
+            "{flaw:?} must fail `{obligation}`, and passed it"
+        );
+        caught.push(obligation);
+    }
+    for obligation in OBLIGATIONS {
+        assert!(
+            caught.contains(obligation),
+            "no broken driver proves `{obligation}` can fail"
+        );
+    }
+}
+
+#[test]
+fn racy_receipt_ids_are_caught_every_time() {
+    for _ in 0..20 {
+        let outcome = kit(Flaw::RacyIdCounter).check("concurrent_sends_get_distinct_receipts");
+        assert!(outcome.is_err(), "a racy id counter slipped through");
+    }
+}
+
+#[test]
+fn the_configured_recipients_are_the_ones_used() {
+    // A valid recipient the driver refuses fails the kit: the setting is used, not ignored.
+    let refused = NotifierConformance::<Reference>::new(|_| Flaw::None)
+        .valid_recipient("ops@nowhere.invalid")
+        .check("send_returns_a_receipt_with_an_id");
+    assert!(
+        refused.is_err(),
+        "the kit did not send to the valid recipient"
+    );
+    // Without an invalid recipient there is nothing driver-specific to refuse, and without a
+    // reader nothing to read back: those obligations hold trivially.
+    let plain = NotifierConformance::<Reference>::new(|_| Flaw::AcceptsAnyRecipient);
+    plain
+        .check("configured_invalid_recipient_is_invalid_input")
+        .unwrap();
+    NotifierConformance::<Reference>::new(|_| Flaw::TrimsBody)
+        .check("accepted_messages_are_delivered_as_sent")
+        .unwrap();
+    // A recipient the driver accepts is not a valid choice of invalid recipient.
+    let accepted = NotifierConformance::<Reference>::new(|_| Flaw::None)
+        .invalid_recipient("ops@example.com")
+        .check("configured_invalid_recipient_is_invalid_input");
+    assert!(accepted.is_err());
+}
+
+#[test]
+fn a_panicking_driver_is_a_failed_obligation_not_a_crash() {
+    let failure = kit(Flaw::PanicsOnNonAsciiSubject)
+        .check("unicode_and_multiline_text_is_accepted")
+        .unwrap_err();
+    assert!(
+        failure
+            .message
+            .contains("panicked: cannot encode the subject"),
+        "{failure}"
+    );
+}
+
+#[test]
+fn an_unknown_obligation_is_a_failure() {
+    let failure = kit(Flaw::None).check("no_such_thing").unwrap_err();
+    assert!(failure.message.contains("no such obligation"), "{failure}");
+}

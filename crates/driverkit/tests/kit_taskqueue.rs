@@ -1,0 +1,627 @@
+//! The task queue kit against deliberately broken drivers: each flaw must be caught by the
+//! obligation named for it, and the flawless reference driver must pass every obligation, both
+//! declaring every feature and declaring none.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use sandloom_driverkit::conformance::KitRequest;
+use sandloom_driverkit::conformance::taskqueue::{OBLIGATIONS, TaskQueueConformance};
+use sandloom_driverkit::sdk::bytes::Bytes;
+use sandloom_driverkit::sdk::{InfraError, InfraResult};
+use sandloom_driverkit::taskqueue::{
+    DEAD_LETTER, DELAY, EnqueueOptions, FIFO, NAME, Reservation, Task, TaskQueue, TaskQueueProvider,
+};
+use sandloom_driverkit::{Driver, DriverError, Version, async_trait};
+use tokio::sync::Notify;
+
+/// One way to be wrong, each named for what it does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+enum Flaw {
+    None,
+    AckKeepsTask,
+    TruncatesAtNul,
+    PanicsOnEmptyPayload,
+    IdFromPayload,
+    IgnoresWait,
+    SleepsThroughWait,
+    NoVisibility,
+    ReusesReceipt,
+    DropsNackedTasks,
+    IgnoresRetryAfter,
+    NeverRedelivers,
+    RedeliversEarly,
+    AcceptsStaleReceipts,
+    AcceptsExpiredReceipts,
+    IgnoresDelay,
+    DelayWithoutDeclaring,
+    NoRetryLimit,
+    DeadLettersTooEarly,
+    TimeoutsNeverExhaust,
+    DeadLettersMissing,
+    DeadLettersNewestFirst,
+    DeadLettersWithoutDeclaring,
+    HandsTaskToTwo,
+    LosesConcurrentEnqueues,
+    LifoWhileFifo,
+    SharedQueue,
+    AcceptsEmptyQueueName,
+    WorksAfterStop,
+}
+
+#[derive(Debug, Clone, serde::Deserialize)]
+struct Options {
+    flaw: Flaw,
+    /// Declare no feature: no delay, no dead letters, and LIFO order (allowed without `fifo`).
+    minimal: bool,
+    visibility_timeout: Duration,
+    max_attempts: u32,
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    id: String,
+    queue: String,
+    payload: Bytes,
+    attempts: u32,
+    /// Reserved: when the reservation expires. Otherwise: when the task becomes ready.
+    visible_at: Instant,
+    /// The current reservation's receipt, while reserved.
+    receipt: Option<String>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// Queue key → its tasks in enqueue order.
+    queues: HashMap<String, Vec<Entry>>,
+    dead: HashMap<String, Vec<Task>>,
+    enqueued: u64,
+    deliveries: u64,
+}
+
+struct Reference {
+    options: Options,
+    features: Vec<&'static str>,
+    state: Mutex<State>,
+    notify: Notify,
+    stopped: AtomicBool,
+}
+
+/// How often a waiting `reserve` looks again for tasks that became due.
+const POLL: Duration = Duration::from_millis(5);
+
+fn stale(reservation: &Reservation) -> InfraError {
+    InfraError::conflict(
+        NAME,
+        format!("stale reservation of {:?}", reservation.task.id),
+    )
+}
+
+impl Reference {
+    fn flaw(&self) -> Flaw {
+        self.options.flaw
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn check(&self, queue: &str) -> InfraResult<()> {
+        if self.stopped.load(Ordering::Acquire) && self.flaw() != Flaw::WorksAfterStop {
+            return Err(InfraError::stopped(NAME));
+        }
+        if queue.is_empty() && self.flaw() != Flaw::AcceptsEmptyQueueName {
+            return Err(InfraError::invalid_input(NAME, "empty queue name"));
+        }
+        Ok(())
+    }
+
+    fn key(&self, queue: &str) -> String {
+        if self.flaw() == Flaw::SharedQueue {
+            String::new()
+        } else {
+            queue.to_owned()
+        }
+    }
+
+    fn lifo(&self) -> bool {
+        self.options.minimal || self.flaw() == Flaw::LifoWhileFifo
+    }
+
+    fn visibility(&self) -> Duration {
+        match self.flaw() {
+            Flaw::RedeliversEarly => self.options.visibility_timeout / 10,
+            _ => self.options.visibility_timeout,
+        }
+    }
+
+    /// Deliveries after which a nacked or timed-out task is dead.
+    fn limit(&self) -> u32 {
+        match self.flaw() {
+            Flaw::NoRetryLimit => u32::MAX,
+            Flaw::DeadLettersTooEarly => self.options.max_attempts.saturating_sub(1).max(1),
+            _ => self.options.max_attempts,
+        }
+    }
+
+    fn bury(&self, state: &mut State, key: &str, entry: Entry) {
+        if self.flaw() == Flaw::DeadLettersMissing {
+            return;
+        }
+        state
+            .dead
+            .entry(key.to_owned())
+            .or_default()
+            .push(Task::new(
+                entry.id,
+                entry.queue,
+                entry.payload,
+                entry.attempts,
+            ));
+    }
+
+    /// Expired reservations become ready again, or dead when exhausted.
+    fn sweep(&self, state: &mut State, key: &str, now: Instant) {
+        if self.flaw() == Flaw::NeverRedelivers {
+            return;
+        }
+        let limit = match self.flaw() {
+            Flaw::TimeoutsNeverExhaust => u32::MAX,
+            _ => self.limit(),
+        };
+        let mut dead = Vec::new();
+        if let Some(entries) = state.queues.get_mut(key) {
+            entries.retain_mut(|entry| {
+                if entry.receipt.is_none() || entry.visible_at > now {
+                    return true;
+                }
+                if entry.attempts >= limit {
+                    dead.push(entry.clone());
+                    return false;
+                }
+                entry.receipt = None;
+                true
+            });
+        }
+        for entry in dead {
+            self.bury(state, key, entry);
+        }
+    }
+
+    /// The index of the next ready task of `key`.
+    fn pick(&self, state: &mut State, key: &str, now: Instant) -> Option<usize> {
+        self.sweep(state, key, now);
+        let entries = state.queues.get(key)?;
+        let ready = |entry: &Entry| entry.receipt.is_none() && entry.visible_at <= now;
+        if self.lifo() {
+            entries.iter().rposition(ready)
+        } else {
+            entries.iter().position(ready)
+        }
+    }
+
+    fn mark(&self, state: &mut State, key: &str, index: usize, now: Instant) -> Reservation {
+        state.deliveries += 1;
+        let deliveries = state.deliveries;
+        let entry = &mut state.queues.get_mut(key).unwrap()[index];
+        let receipt = match self.flaw() {
+            Flaw::ReusesReceipt => entry.id.clone(),
+            _ => format!("r-{deliveries}"),
+        };
+        entry.attempts += 1;
+        entry.receipt = Some(receipt.clone());
+        entry.visible_at = match self.flaw() {
+            Flaw::NoVisibility => now,
+            _ => now + self.visibility(),
+        };
+        let task = Task::new(
+            entry.id.clone(),
+            entry.queue.clone(),
+            entry.payload.clone(),
+            entry.attempts,
+        );
+        Reservation::new(task, receipt)
+    }
+
+    async fn take(&self, queue: &str) -> Option<Reservation> {
+        let key = self.key(queue);
+        if self.flaw() == Flaw::HandsTaskToTwo {
+            // Looks, lets others run, then marks: two consumers can pick the same task.
+            let id = {
+                let mut state = self.state();
+                let index = self.pick(&mut state, &key, Instant::now())?;
+                state.queues[&key][index].id.clone()
+            };
+            tokio::task::yield_now().await;
+            let mut state = self.state();
+            let index = state.queues.get(&key)?.iter().position(|e| e.id == id)?;
+            return Some(self.mark(&mut state, &key, index, Instant::now()));
+        }
+        let mut state = self.state();
+        let now = Instant::now();
+        let index = self.pick(&mut state, &key, now)?;
+        Some(self.mark(&mut state, &key, index, now))
+    }
+
+    /// The index of the task `reservation` holds, if it is current.
+    fn current(&self, state: &State, key: &str, reservation: &Reservation) -> InfraResult<usize> {
+        let entries = state.queues.get(key).ok_or_else(|| stale(reservation))?;
+        let index = entries
+            .iter()
+            .position(|e| e.id == reservation.task.id)
+            .ok_or_else(|| stale(reservation))?;
+        let entry = &entries[index];
+        let current = entry.receipt.as_deref() == Some(reservation.receipt.as_str())
+            && (Instant::now() < entry.visible_at || self.flaw() == Flaw::AcceptsExpiredReceipts);
+        if current || self.flaw() == Flaw::AcceptsStaleReceipts {
+            Ok(index)
+        } else {
+            Err(stale(reservation))
+        }
+    }
+}
+
+#[async_trait]
+impl TaskQueue for Reference {
+    async fn enqueue(
+        &self,
+        queue: &str,
+        payload: Bytes,
+        options: EnqueueOptions,
+    ) -> InfraResult<String> {
+        self.check(queue)?;
+        assert!(
+            !(payload.is_empty() && self.flaw() == Flaw::PanicsOnEmptyPayload),
+            "empty payload"
+        );
+        if options.delay.is_some()
+            && !self.features.contains(&DELAY)
+            && self.flaw() != Flaw::DelayWithoutDeclaring
+        {
+            return Err(InfraError::unsupported(NAME, "enqueue with a delay", DELAY));
+        }
+        let payload = match self.flaw() {
+            Flaw::TruncatesAtNul => {
+                let end = payload
+                    .iter()
+                    .position(|b| *b == 0)
+                    .unwrap_or(payload.len());
+                payload.slice(..end)
+            }
+            _ => payload,
+        };
+        let now = Instant::now();
+        let visible_at = match options.delay {
+            Some(delay) if self.flaw() != Flaw::IgnoresDelay => now + delay,
+            _ => now,
+        };
+        let key = self.key(queue);
+        let id = {
+            let mut state = self.state();
+            state.enqueued += 1;
+            match self.flaw() {
+                Flaw::IdFromPayload => format!("t-{}-{:?}", payload.len(), payload.first()),
+                _ => format!("t-{}", state.enqueued),
+            }
+        };
+        let entry = Entry {
+            id: id.clone(),
+            queue: queue.to_owned(),
+            payload,
+            attempts: 0,
+            visible_at,
+            receipt: None,
+        };
+        if self.flaw() == Flaw::LosesConcurrentEnqueues {
+            // Read, let others run, write back: concurrent enqueues overwrite each other.
+            let mut copy = self.state().queues.get(&key).cloned().unwrap_or_default();
+            tokio::task::yield_now().await;
+            copy.push(entry);
+            self.state().queues.insert(key, copy);
+        } else {
+            self.state().queues.entry(key).or_default().push(entry);
+        }
+        self.notify.notify_waiters();
+        Ok(id)
+    }
+
+    async fn reserve(&self, queue: &str, wait: Duration) -> InfraResult<Option<Reservation>> {
+        self.check(queue)?;
+        match self.flaw() {
+            Flaw::IgnoresWait => return Ok(self.take(queue).await),
+            Flaw::SleepsThroughWait => {
+                if let Some(reservation) = self.take(queue).await {
+                    return Ok(Some(reservation));
+                }
+                tokio::time::sleep(wait).await;
+                self.check(queue)?;
+                return Ok(self.take(queue).await);
+            }
+            _ => {}
+        }
+        let deadline = Instant::now() + wait;
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            self.check(queue)?;
+            if let Some(reservation) = self.take(queue).await {
+                return Ok(Some(reservation));
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(None);
+            }
+            let _ = tokio::time::timeout((deadline - now).min(POLL), notified).await;
+        }
+    }
+
+    async fn ack(&self, reservation: &Reservation) -> InfraResult<()> {
+        self.check(&reservation.task.queue)?;
+        let key = self.key(&reservation.task.queue);
+        let mut state = self.state();
+        let index = self.current(&state, &key, reservation)?;
+        if self.flaw() != Flaw::AckKeepsTask {
+            state.queues.get_mut(&key).unwrap().remove(index);
+        }
+        Ok(())
+    }
+
+    async fn nack(
+        &self,
+        reservation: &Reservation,
+        retry_after: Option<Duration>,
+    ) -> InfraResult<()> {
+        self.check(&reservation.task.queue)?;
+        let key = self.key(&reservation.task.queue);
+        {
+            let mut state = self.state();
+            let index = self.current(&state, &key, reservation)?;
+            let entries = state.queues.get_mut(&key).unwrap();
+            if self.flaw() == Flaw::DropsNackedTasks {
+                entries.remove(index);
+                return Ok(());
+            }
+            if entries[index].attempts >= self.limit() {
+                let entry = entries.remove(index);
+                self.bury(&mut state, &key, entry);
+                return Ok(());
+            }
+            let now = Instant::now();
+            let entry = &mut entries[index];
+            entry.receipt = None;
+            entry.visible_at = match retry_after {
+                Some(delay) if self.flaw() != Flaw::IgnoresRetryAfter => now + delay,
+                _ => now,
+            };
+        }
+        self.notify.notify_waiters();
+        Ok(())
+    }
+
+    async fn dead_letters(&self, queue: &str, limit: usize) -> InfraResult<Vec<Task>> {
+        if !self.features.contains(&DEAD_LETTER) && self.flaw() != Flaw::DeadLettersWithoutDeclaring
+        {
+            return Err(InfraError::unsupported(NAME, "dead_letters", DEAD_LETTER));
+        }
+        self.check(queue)?;
+        let key = self.key(queue);
+        let mut state = self.state();
+        self.sweep(&mut state, &key, Instant::now());
+        let mut dead = state.dead.get(&key).cloned().unwrap_or_default();
+        if self.flaw() == Flaw::DeadLettersNewestFirst {
+            dead.reverse();
+        }
+        dead.truncate(limit);
+        Ok(dead)
+    }
+}
+
+#[async_trait]
+impl Driver for Reference {
+    type Options = Options;
+
+    fn supported_features() -> &'static [&'static str] {
+        &[DELAY, DEAD_LETTER, FIFO]
+    }
+
+    fn features_for(options: &Options) -> Vec<&'static str> {
+        if options.minimal {
+            return Vec::new();
+        }
+        let mut features = vec![DELAY, DEAD_LETTER, FIFO];
+        features.retain(|feature| match options.flaw {
+            Flaw::DelayWithoutDeclaring => *feature != DELAY,
+            Flaw::DeadLettersWithoutDeclaring => *feature != DEAD_LETTER,
+            _ => true,
+        });
+        features
+    }
+
+    fn from_options(options: Options) -> Result<Self, DriverError> {
+        Ok(Self {
+            features: Self::features_for(&options),
+            options,
+            state: Mutex::new(State::default()),
+            notify: Notify::new(),
+            stopped: AtomicBool::new(false),
+        })
+    }
+
+    async fn stop(&self) -> Result<(), DriverError> {
+        self.stopped.store(true, Ordering::Release);
+        self.notify.notify_waiters();
+        Ok(())
+    }
+}
+
+impl TaskQueueProvider for Reference {
+    const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+}
+
+fn kit(flaw: Flaw, minimal: bool) -> TaskQueueConformance<Reference> {
+    TaskQueueConformance::new(move |request: &KitRequest| Options {
+        flaw,
+        minimal,
+        visibility_timeout: request.visibility_timeout,
+        max_attempts: request.max_attempts,
+    })
+}
+
+/// Every obligation of `kit`, each on its own thread (the obligations mostly wait); the
+/// failures.
+fn check_all_at_once(kit: &TaskQueueConformance<Reference>) -> Vec<String> {
+    std::thread::scope(|scope| {
+        let runs: Vec<_> = OBLIGATIONS
+            .iter()
+            .map(|name| scope.spawn(move || kit.check(name)))
+            .collect();
+        runs.into_iter()
+            .filter_map(|run| run.join().unwrap().err())
+            .map(|failure| failure.to_string())
+            .collect()
+    })
+}
+
+#[test]
+fn the_reference_driver_passes_every_obligation() {
+    let failures = check_all_at_once(&kit(Flaw::None, false));
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn the_reference_driver_declaring_no_feature_passes_every_obligation() {
+    let failures = check_all_at_once(&kit(Flaw::None, true));
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// Each broken driver and the obligation that must catch it.
+const CASES: &[(Flaw, &str)] = &[
+    (Flaw::AckKeepsTask, "enqueue_reserve_ack_round_trips"),
+    (Flaw::TruncatesAtNul, "payloads_round_trip_exactly"),
+    (Flaw::PanicsOnEmptyPayload, "payloads_round_trip_exactly"),
+    (Flaw::IdFromPayload, "task_ids_are_unique"),
+    (
+        Flaw::IgnoresWait,
+        "reserve_on_an_empty_queue_waits_then_answers_none",
+    ),
+    (
+        Flaw::IgnoresWait,
+        "reserve_wakes_for_a_task_enqueued_while_waiting",
+    ),
+    (
+        Flaw::SleepsThroughWait,
+        "reserve_wakes_for_a_task_enqueued_while_waiting",
+    ),
+    (
+        Flaw::NoVisibility,
+        "reserved_task_is_invisible_to_other_consumers",
+    ),
+    (
+        Flaw::HandsTaskToTwo,
+        "reserved_task_is_invisible_to_other_consumers",
+    ),
+    (Flaw::ReusesReceipt, "nack_redelivers_with_a_new_receipt"),
+    (Flaw::DropsNackedTasks, "nack_redelivers_with_a_new_receipt"),
+    (
+        Flaw::IgnoresRetryAfter,
+        "nack_retry_after_postpones_redelivery",
+    ),
+    (
+        Flaw::NeverRedelivers,
+        "unacked_task_is_redelivered_after_visibility_timeout",
+    ),
+    (
+        Flaw::RedeliversEarly,
+        "unacked_task_is_redelivered_after_visibility_timeout",
+    ),
+    (
+        Flaw::AcceptsStaleReceipts,
+        "stale_receipt_is_conflict_and_changes_nothing",
+    ),
+    (
+        Flaw::AcceptsExpiredReceipts,
+        "stale_receipt_is_conflict_and_changes_nothing",
+    ),
+    (Flaw::IgnoresDelay, "delay_is_respected"),
+    (Flaw::DelayWithoutDeclaring, "delay_is_respected"),
+    (Flaw::NoRetryLimit, "retry_limit_stops_redelivery"),
+    (Flaw::DeadLettersTooEarly, "retry_limit_stops_redelivery"),
+    (Flaw::TimeoutsNeverExhaust, "retry_limit_stops_redelivery"),
+    (
+        Flaw::DeadLettersMissing,
+        "dead_letters_list_exhausted_tasks_oldest_first",
+    ),
+    (
+        Flaw::DeadLettersNewestFirst,
+        "dead_letters_list_exhausted_tasks_oldest_first",
+    ),
+    (
+        Flaw::DeadLettersWithoutDeclaring,
+        "dead_letters_list_exhausted_tasks_oldest_first",
+    ),
+    (
+        Flaw::HandsTaskToTwo,
+        "concurrent_consumers_lose_nothing_and_never_share_a_task",
+    ),
+    (
+        Flaw::LosesConcurrentEnqueues,
+        "concurrent_consumers_lose_nothing_and_never_share_a_task",
+    ),
+    (Flaw::LifoWhileFifo, "fifo_order_where_declared"),
+    (Flaw::SharedQueue, "queues_are_isolated"),
+    (
+        Flaw::AcceptsEmptyQueueName,
+        "empty_queue_name_is_invalid_input",
+    ),
+    (
+        Flaw::WorksAfterStop,
+        "operations_after_stop_fail_with_stopped",
+    ),
+];
+
+#[test]
+fn each_broken_driver_is_caught_by_its_obligation() {
+    // Each case on its own thread: most of them wait out timeouts.
+    let passed: Vec<String> = std::thread::scope(|scope| {
+        let runs: Vec<_> = CASES
+            .iter()
+            .map(|&(flaw, obligation)| {
+                scope.spawn(move || (flaw, obligation, kit(flaw, false).check(obligation)))
+            })
+            .collect();
+        runs.into_iter()
+            .map(|run| run.join().unwrap())
+            .filter(|(_, _, outcome)| outcome.is_ok())
+            .map(|(flaw, obligation, _)| {
+                format!("{flaw:?} must fail `{obligation}`, and passed it")
+            })
+            .collect()
+    });
+    assert!(passed.is_empty(), "{passed:#?}");
+    for obligation in OBLIGATIONS {
+        assert!(
+            CASES.iter().any(|(_, caught)| caught == obligation),
+            "no broken driver proves `{obligation}` can fail"
+        );
+    }
+}
+
+#[test]
+fn a_panicking_driver_is_a_failed_obligation_not_a_crash() {
+    let failure = kit(Flaw::PanicsOnEmptyPayload, false)
+        .check("payloads_round_trip_exactly")
+        .unwrap_err();
+    assert!(
+        failure.message.contains("panicked: empty payload"),
+        "{failure}"
+    );
+}
+
+#[test]
+fn an_unknown_obligation_is_a_failure() {
+    let failure = kit(Flaw::None, false).check("no_such_thing").unwrap_err();
+    assert!(failure.message.contains("no such obligation"), "{failure}");
+}

@@ -1,0 +1,6 @@
+//! The built-in lock passes the conformance kit of the experimental `lock` contract.
+
+use sandloom_driverkit::NoOptions;
+use sandloom_embedded::MemoryLock;
+
+sandloom_driverkit::lock_conformance!(MemoryLock, |_request| NoOptions {});
