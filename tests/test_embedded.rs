@@ -81,3 +81,20 @@ fn check_catches_option_values_a_driver_refuses() {
         "{err}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_memory_notifier_outbox_shows_what_a_module_sent_through_infra() {
+    let text = "[cache.default]\ndriver = \"memory\"\n\
+                [notifier.default]\ndriver = \"memory\"\noutbox = \"orders-test\"\n\
+                [objectstore.default]\ndriver = \"memory\"\n\
+                [taskqueue.default]\ndriver = \"memory\"";
+    let running = Kernel::new(config(text), linked()).start().await.unwrap();
+    let desk = OrderDesk::new(running.infra()).unwrap();
+    desk.place_order("ada@example.com", "loom").await.unwrap();
+    assert_eq!(desk.send_confirmations().await.unwrap(), 1);
+    let sent = sandloom_embedded::MemoryNotifier::outbox("orders-test");
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].recipient, "ada@example.com");
+    assert_eq!(sent[0].body, "Your order orders/000001.txt is confirmed.");
+    running.shutdown().await.unwrap();
+}

@@ -311,10 +311,7 @@ impl Driver for MemoryCache {
     }
 
     async fn health(&self) -> Health {
-        match self.running.check(NAME) {
-            Ok(()) => Health::Healthy,
-            Err(err) => Health::Unhealthy(err.to_string()),
-        }
+        self.running.health(NAME)
     }
 }
 

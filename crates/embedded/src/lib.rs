@@ -10,9 +10,12 @@
 //! | `objectstore.fs` | `etag`, `conditional_put` | `root` (directory, required) |
 //! | `objectstore.memory` | `etag`, `conditional_put` | none |
 //! | `notifier.log` | `batch` | `level` (`info` default, `warn`, `debug`) |
-//! | `notifier.memory` | `batch` | `capacity` (messages kept, default 1000) |
+//! | `notifier.memory` | `batch` | `capacity` (messages kept, default 1000), `outbox` (a name tests read with [`MemoryNotifier::outbox`]) |
 //! | `taskqueue.memory` | `delay`, `dead_letter`, `fifo` | `visibility_timeout_ms` (30 000), `max_attempts` (5) |
 //! | `lock.memory` (experimental) | none | none |
+//!
+//! They run on Tokio and need a runtime with timers (`#[tokio::main]` has one; the kernel refuses
+//! to start without one, SANDLOOM-B001).
 //!
 //! ## For applications
 //!

@@ -190,10 +190,7 @@ impl Driver for MemoryLock {
     }
 
     async fn health(&self) -> Health {
-        match self.running.check(NAME) {
-            Ok(()) => Health::Healthy,
-            Err(err) => Health::Unhealthy(err.to_string()),
-        }
+        self.running.health(NAME)
     }
 }
 

@@ -1,8 +1,8 @@
 //! `notifier.memory`: keeps sent messages in memory, for tests and local runs.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use sandloom_driverkit::notifier::{BATCH, Message, NAME, Notifier, NotifierProvider, Receipt};
 use sandloom_driverkit::sdk::InfraResult;
@@ -18,6 +18,7 @@ use crate::running::Running;
 /// [notifier.default]
 /// driver = "memory"
 /// capacity = 100   # messages kept, newest; default 1000
+/// outbox = "orders" # read from tests with MemoryNotifier::outbox("orders"); default none
 /// ```
 ///
 /// ```
@@ -28,13 +29,26 @@ use crate::running::Running;
 pub struct MemoryNotifierOptions {
     /// How many of the most recent messages are kept; older ones are dropped. At least 1.
     pub capacity: usize,
+    /// A name under which [`MemoryNotifier::outbox`] reads this instance's messages, for tests
+    /// of code that reaches the notifier only as a `&dyn Notifier` through `Infra`.
+    pub outbox: Option<String>,
 }
 
 impl Default for MemoryNotifierOptions {
     fn default() -> Self {
-        Self { capacity: 1000 }
+        Self {
+            capacity: 1000,
+            outbox: None,
+        }
     }
 }
+
+type Kept = Mutex<VecDeque<Message>>;
+type Messages = Arc<Kept>;
+type Outboxes = HashMap<String, Weak<Kept>>;
+
+// Named outboxes of live instances. Weak, so a dropped instance's messages go with it.
+static OUTBOXES: Mutex<Option<Outboxes>> = Mutex::new(None);
 
 /// The `notifier.memory` driver: "sends" by keeping the message, so tests can look at it.
 ///
@@ -57,7 +71,7 @@ impl Default for MemoryNotifierOptions {
 #[derive(Debug)]
 pub struct MemoryNotifier {
     capacity: usize,
-    messages: Mutex<VecDeque<Message>>,
+    messages: Messages,
     sent: AtomicU64,
     running: Running,
 }
@@ -94,11 +108,45 @@ impl MemoryNotifier {
         self.messages().clear();
     }
 
+    /// The kept messages, oldest first, of the live instance configured with
+    /// `outbox = "name"`; empty when there is none. When two live instances name the same
+    /// outbox, the one built last is read.
+    ///
+    /// ```
+    /// use sandloom_driverkit::Driver;
+    /// use sandloom_driverkit::notifier::{Message, Notifier};
+    /// use sandloom_embedded::{MemoryNotifier, MemoryNotifierOptions};
+    ///
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     let options = MemoryNotifierOptions { outbox: Some("doc".into()), ..Default::default() };
+    ///     let notifier = MemoryNotifier::from_options(options).unwrap();
+    ///     notifier.send(&Message::new("#ops", "hello")).await.unwrap();
+    ///     assert_eq!(MemoryNotifier::outbox("doc")[0].body, "hello");
+    ///     assert!(MemoryNotifier::outbox("nobody").is_empty());
+    /// }
+    /// ```
+    pub fn outbox(name: &str) -> Vec<Message> {
+        let live = OUTBOXES
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .and_then(|outboxes| outboxes.get(name))
+            .and_then(Weak::upgrade);
+        live.map(|messages| {
+            messages
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default()
+    }
+
     fn messages(&self) -> MutexGuard<'_, VecDeque<Message>> {
         // Nothing panics while holding the lock; recover anyway rather than propagate.
-        self.messages
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.messages.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn keep(&self, message: &Message) -> InfraResult<Receipt> {
@@ -149,10 +197,18 @@ impl Driver for MemoryNotifier {
 
     fn from_options(options: MemoryNotifierOptions) -> Result<Self, DriverError> {
         Self::validate(&options)?;
+        // Grows as needed: a large capacity costs nothing until messages arrive.
+        let messages: Messages = Arc::new(Mutex::new(VecDeque::new()));
+        if let Some(name) = options.outbox {
+            OUTBOXES
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get_or_insert_with(HashMap::new)
+                .insert(name, Arc::downgrade(&messages));
+        }
         Ok(Self {
             capacity: options.capacity,
-            // Grows as needed: a large capacity costs nothing until messages arrive.
-            messages: Mutex::new(VecDeque::new()),
+            messages,
             sent: AtomicU64::new(0),
             running: Running::default(),
         })
@@ -164,10 +220,7 @@ impl Driver for MemoryNotifier {
     }
 
     async fn health(&self) -> Health {
-        match self.running.check(NAME) {
-            Ok(()) => Health::Healthy,
-            Err(err) => Health::Unhealthy(err.to_string()),
-        }
+        self.running.health(NAME)
     }
 }
 
@@ -186,7 +239,11 @@ mod tests {
     use super::*;
 
     fn notifier(capacity: usize) -> MemoryNotifier {
-        MemoryNotifier::from_options(MemoryNotifierOptions { capacity }).unwrap()
+        MemoryNotifier::from_options(MemoryNotifierOptions {
+            capacity,
+            outbox: None,
+        })
+        .unwrap()
     }
 
     #[tokio::test]
@@ -305,7 +362,13 @@ mod tests {
         assert_eq!(parse(vec![("capacity", 3)]).unwrap().capacity, 3);
         let err = parse(vec![("capacty", 3)]).unwrap_err();
         assert!(err.to_string().contains("unknown field `capacty`"), "{err}");
-        assert!(MemoryNotifier::from_options(MemoryNotifierOptions { capacity: 0 }).is_err());
+        assert!(
+            MemoryNotifier::from_options(MemoryNotifierOptions {
+                capacity: 0,
+                outbox: None
+            })
+            .is_err()
+        );
         assert_eq!(MemoryNotifier::supported_features(), &[BATCH]);
     }
 }

@@ -280,10 +280,7 @@ impl Driver for MemoryObjectStore {
     }
 
     async fn health(&self) -> Health {
-        match self.running.check(NAME) {
-            Ok(()) => Health::Healthy,
-            Err(err) => Health::Unhealthy(err.to_string()),
-        }
+        self.running.health(NAME)
     }
 }
 

@@ -2,6 +2,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use sandloom_driverkit::Health;
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
 
 /// Whether a driver still serves operations. Drivers are usable from construction (so unit
@@ -18,6 +19,15 @@ impl Running {
             Err(InfraError::stopped(capability))
         } else {
             Ok(())
+        }
+    }
+
+    /// Healthy while running, unhealthy after `stop` (an in-memory driver has nothing else
+    /// that can fail).
+    pub(crate) fn health(&self, capability: &'static str) -> Health {
+        match self.check(capability) {
+            Ok(()) => Health::Healthy,
+            Err(err) => Health::Unhealthy(err.to_string()),
         }
     }
 

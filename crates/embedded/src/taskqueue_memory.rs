@@ -434,10 +434,7 @@ impl Driver for MemoryTaskQueue {
     }
 
     async fn health(&self) -> Health {
-        match self.running.check(NAME) {
-            Ok(()) => Health::Healthy,
-            Err(err) => Health::Unhealthy(err.to_string()),
-        }
+        self.running.health(NAME)
     }
 }
 
