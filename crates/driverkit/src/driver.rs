@@ -111,13 +111,82 @@ impl DriverError {
 #[async_trait]
 pub trait Driver: Send + Sync + Sized + 'static {
     /// The driver's options, deserialized from `INFRA`.
+    ///
+    /// Refuse unknown fields, give every option a default where one makes sense, and keep
+    /// secrets out of `Debug`; [`NoOptions`](crate::NoOptions) is the type for a driver without
+    /// options.
+    ///
+    /// ```
+    /// use std::fmt;
+    ///
+    /// #[derive(Default, serde::Deserialize)]
+    /// #[serde(deny_unknown_fields, default)]
+    /// pub struct RedisOptions {
+    ///     /// `redis://host:port`, without a password.
+    ///     pub url: String,
+    ///     /// Read from `INFRA` or `SANDLOOM__CACHE__<INSTANCE>__PASSWORD`.
+    ///     pub password: Option<String>,
+    /// }
+    ///
+    /// impl fmt::Debug for RedisOptions {
+    ///     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    ///         f.debug_struct("RedisOptions")
+    ///             .field("url", &self.url)
+    ///             .field("password", &self.password.as_ref().map(|_| "<redacted>"))
+    ///             .finish()
+    ///     }
+    /// }
+    /// let options = RedisOptions { password: Some("hunter2".into()), ..Default::default() };
+    /// assert!(!format!("{options:?}").contains("hunter2"));
+    /// ```
     type Options: DeserializeOwned + Send + 'static;
 
-    /// Every optional feature this type may declare, for any options.
+    /// Every optional feature this type may declare, for any options. The kernel refuses a
+    /// driver that declares something that is not a feature of its capability.
+    ///
+    /// ```
+    /// use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions};
+    /// use sandloom_driverkit::cache::{BULK, TTL};
+    ///
+    /// pub struct MyCache;
+    ///
+    /// #[async_trait]
+    /// impl Driver for MyCache {
+    ///     type Options = NoOptions;
+    ///     fn supported_features() -> &'static [&'static str] { &[TTL, BULK] }
+    ///     fn from_options(_: NoOptions) -> Result<Self, DriverError> { Ok(MyCache) }
+    /// }
+    /// assert_eq!(MyCache::supported_features(), ["ttl", "bulk"]);
+    /// assert_eq!(MyCache::features_for(&NoOptions {}), ["ttl", "bulk"]); // the default
+    /// ```
     fn supported_features() -> &'static [&'static str];
 
     /// The features these options give; by default all of
     /// [`supported_features`](Driver::supported_features).
+    ///
+    /// ```
+    /// use sandloom_driverkit::{async_trait, Driver, DriverError};
+    /// use sandloom_driverkit::cache::{INCREMENT, TTL};
+    ///
+    /// #[derive(Debug, Default, serde::Deserialize)]
+    /// #[serde(deny_unknown_fields, default)]
+    /// pub struct Options { pub counters: bool }
+    ///
+    /// pub struct MyCache;
+    ///
+    /// #[async_trait]
+    /// impl Driver for MyCache {
+    ///     type Options = Options;
+    ///     fn supported_features() -> &'static [&'static str] { &[TTL, INCREMENT] }
+    ///     // `increment` only when the options turn counters on.
+    ///     fn features_for(options: &Options) -> Vec<&'static str> {
+    ///         if options.counters { vec![TTL, INCREMENT] } else { vec![TTL] }
+    ///     }
+    ///     fn from_options(_: Options) -> Result<Self, DriverError> { Ok(MyCache) }
+    /// }
+    /// assert_eq!(MyCache::features_for(&Options { counters: false }), ["ttl"]);
+    /// assert_eq!(MyCache::features_for(&Options { counters: true }), ["ttl", "increment"]);
+    /// ```
     fn features_for(options: &Self::Options) -> Vec<&'static str> {
         let _ = options;
         Self::supported_features().to_vec()
@@ -126,6 +195,34 @@ pub trait Driver: Send + Sync + Sized + 'static {
     /// Check options that deserialized but do not make sense (`capacity = 0`). Runs in the
     /// kernel's dry run (`check`) as well as before construction, so a bad value is reported
     /// with the instance's location before anything is built. By default everything passes.
+    ///
+    /// ```
+    /// use sandloom_driverkit::{async_trait, Driver, DriverError};
+    ///
+    /// #[derive(Debug, serde::Deserialize)]
+    /// #[serde(deny_unknown_fields)]
+    /// pub struct Options { pub capacity: u64 }
+    ///
+    /// pub struct Bounded { capacity: u64 }
+    ///
+    /// #[async_trait]
+    /// impl Driver for Bounded {
+    ///     type Options = Options;
+    ///     fn supported_features() -> &'static [&'static str] { &[] }
+    ///     fn validate(options: &Options) -> Result<(), DriverError> {
+    ///         if options.capacity == 0 {
+    ///             return Err(DriverError::new("`capacity` must be at least 1"));
+    ///         }
+    ///         Ok(())
+    ///     }
+    ///     fn from_options(options: Options) -> Result<Self, DriverError> {
+    ///         Ok(Bounded { capacity: options.capacity })
+    ///     }
+    /// }
+    /// assert!(Bounded::validate(&Options { capacity: 100 }).is_ok());
+    /// let err = Bounded::validate(&Options { capacity: 0 }).unwrap_err();
+    /// assert_eq!(err.message(), "`capacity` must be at least 1");
+    /// ```
     ///
     /// # Errors
     /// A [`DriverError`] saying which option is wrong and why (reported as SANDLOOM-B022).
@@ -136,11 +233,65 @@ pub trait Driver: Send + Sync + Sized + 'static {
 
     /// Construct from options (already [validated](Driver::validate)). No I/O here.
     ///
+    /// ```
+    /// use std::path::PathBuf;
+    /// use sandloom_driverkit::{async_trait, Driver, DriverError};
+    ///
+    /// #[derive(Debug, serde::Deserialize)]
+    /// #[serde(deny_unknown_fields)]
+    /// pub struct Options { pub root: PathBuf }
+    ///
+    /// pub struct FileStore { root: PathBuf }
+    ///
+    /// #[async_trait]
+    /// impl Driver for FileStore {
+    ///     type Options = Options;
+    ///     fn supported_features() -> &'static [&'static str] { &[] }
+    ///     fn from_options(options: Options) -> Result<Self, DriverError> {
+    ///         // Keep the path; creating the directory is I/O, so it belongs in `start`.
+    ///         if options.root.as_os_str().is_empty() {
+    ///             return Err(DriverError::new("`root` must not be empty"));
+    ///         }
+    ///         Ok(FileStore { root: options.root })
+    ///     }
+    /// }
+    /// let store = FileStore::from_options(Options { root: "data/objects".into() }).unwrap();
+    /// assert_eq!(store.root, PathBuf::from("data/objects"));
+    /// ```
+    ///
     /// # Errors
     /// A [`DriverError`] when the options are unusable together (reported as SANDLOOM-B022).
     fn from_options(options: Self::Options) -> Result<Self, DriverError>;
 
     /// Connect, create, warm up. Runs under the start timeout.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicBool, Ordering};
+    /// use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions};
+    ///
+    /// pub struct Remote { connected: AtomicBool }
+    ///
+    /// #[async_trait]
+    /// impl Driver for Remote {
+    ///     type Options = NoOptions;
+    ///     fn supported_features() -> &'static [&'static str] { &[] }
+    ///     fn from_options(_: NoOptions) -> Result<Self, DriverError> {
+    ///         Ok(Remote { connected: AtomicBool::new(false) })
+    ///     }
+    ///     async fn start(&self) -> Result<(), DriverError> {
+    ///         // Connect here (a real driver awaits its client), and report failure as an error.
+    ///         self.connected.store(true, Ordering::Release);
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let driver = Remote::from_options(NoOptions {}).unwrap();
+    /// driver.start().await.unwrap();
+    /// assert!(driver.connected.load(Ordering::Acquire));
+    /// # }
+    /// ```
     ///
     /// # Errors
     /// A [`DriverError`] naming what failed (reported as SANDLOOM-B022).
@@ -150,13 +301,84 @@ pub trait Driver: Send + Sync + Sized + 'static {
 
     /// Release everything. Afterwards operations answer `Stopped`.
     ///
+    /// ```
+    /// use std::sync::atomic::{AtomicBool, Ordering};
+    /// use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions};
+    /// use sandloom_driverkit::sdk::{InfraError, InfraResult};
+    ///
+    /// pub struct Remote { stopped: AtomicBool }
+    ///
+    /// impl Remote {
+    ///     // Every operation starts with this check.
+    ///     fn running(&self) -> InfraResult<()> {
+    ///         if self.stopped.load(Ordering::Acquire) {
+    ///             return Err(InfraError::stopped("cache"));
+    ///         }
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// #[async_trait]
+    /// impl Driver for Remote {
+    ///     type Options = NoOptions;
+    ///     fn supported_features() -> &'static [&'static str] { &[] }
+    ///     fn from_options(_: NoOptions) -> Result<Self, DriverError> {
+    ///         Ok(Remote { stopped: AtomicBool::new(false) })
+    ///     }
+    ///     async fn stop(&self) -> Result<(), DriverError> {
+    ///         // Close connections here; stopping twice must be harmless.
+    ///         self.stopped.store(true, Ordering::Release);
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let driver = Remote::from_options(NoOptions {}).unwrap();
+    /// assert!(driver.running().is_ok());
+    /// driver.stop().await.unwrap();
+    /// assert_eq!(driver.running().unwrap_err().kind(), sandloom_driverkit::sdk::ErrorKind::Stopped);
+    /// # }
+    /// ```
+    ///
     /// # Errors
     /// A [`DriverError`] naming what could not be released (reported as SANDLOOM-B030).
     async fn stop(&self) -> Result<(), DriverError> {
         Ok(())
     }
 
-    /// Report health.
+    /// Report health. Called by `Running::health` under the stop timeout; by default
+    /// [`Health::Healthy`].
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use sandloom_driverkit::{async_trait, Driver, DriverError, Health, NoOptions};
+    ///
+    /// pub struct Remote { failed_calls: AtomicU32 }
+    ///
+    /// #[async_trait]
+    /// impl Driver for Remote {
+    ///     type Options = NoOptions;
+    ///     fn supported_features() -> &'static [&'static str] { &[] }
+    ///     fn from_options(_: NoOptions) -> Result<Self, DriverError> {
+    ///         Ok(Remote { failed_calls: AtomicU32::new(0) })
+    ///     }
+    ///     async fn health(&self) -> Health {
+    ///         match self.failed_calls.load(Ordering::Relaxed) {
+    ///             0 => Health::Healthy,
+    ///             n => Health::Degraded(format!("{n} calls failed since start")),
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let driver = Remote::from_options(NoOptions {}).unwrap();
+    /// assert!(driver.health().await.is_healthy());
+    /// driver.failed_calls.store(3, Ordering::Relaxed);
+    /// assert_eq!(driver.health().await, Health::Degraded("3 calls failed since start".into()));
+    /// # }
+    /// ```
     async fn health(&self) -> Health {
         Health::Healthy
     }

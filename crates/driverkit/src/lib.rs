@@ -8,6 +8,17 @@
 //! Modules never depend on this crate (rule C004); applications link driver crates with
 //! `sandloom::link_drivers!`.
 //!
+//! ## For modules
+//!
+//! Nothing here: depend on `sandloom-sdk-infra` and ask for capabilities by name. Depending on
+//! this crate, or on a driver crate, is what `sandloom-lint` refuses as C004.
+//!
+//! ## For applications
+//!
+//! Nothing to call here either: add driver crates as dependencies, name each one in
+//! `sandloom::link_drivers!`, and select their drivers by name in `INFRA`
+//! (`driver = "stdout"` under `[notifier.default]` for the example below).
+//!
 //! ## For driver authors
 //!
 //! A driver crate has the same shape as the built-ins in `sandloom-embedded`: `lib.rs` (names,
@@ -58,6 +69,10 @@
 //!
 //! `register_driver!` places a `#[link_section]` static in your crate, which the `unsafe_code`
 //! lint counts as unsafe: a crate with `#![forbid(unsafe_code)]` must use `deny` instead.
+//!
+//! Then prove the driver keeps its contract with the conformance kit of its capability
+//! (feature `conformance`: `cache_conformance!` and its siblings, one `#[test]` per
+//! obligation), and define capabilities of your own with [`define_capability!`].
 
 mod driver;
 mod gate;
@@ -65,11 +80,33 @@ mod glue;
 mod macros;
 mod providers;
 
+/// The attribute for every `impl` of an operation trait, and for an `impl` of [`Driver`] that
+/// overrides one of its `async fn`s (re-exported from the `async-trait` crate).
 pub use async_trait::async_trait;
 pub use driver::{Driver, DriverError};
 pub use providers::{cache, lock, notifier, objectstore, taskqueue};
+/// What [`Driver::health`] reports (re-exported from the kernel, which drivers never name).
+///
+/// ```
+/// use sandloom_driverkit::Health;
+/// assert!(!Health::Degraded("replica lag 12 s".into()).is_healthy());
+/// ```
 pub use sandloom_kernel::Health;
+/// A capability's stability, as [`define_capability!`] takes it (re-exported from the kernel).
+///
+/// ```
+/// use sandloom_driverkit::Stability;
+/// assert_eq!(Stability::Experimental.to_string(), "experimental");
+/// ```
 pub use sandloom_kernel::registry::Stability;
+/// The type of contract versions, such as `CONTRACT_VERSION` of the provider traits
+/// (re-exported from the `semver` crate).
+///
+/// ```
+/// use sandloom_driverkit::Version;
+/// const CONTRACT: Version = Version::new(1, 0, 0);
+/// assert_eq!(CONTRACT.to_string(), "1.0.0");
+/// ```
 pub use sandloom_kernel::semver::Version;
 /// The module door, re-exported for drivers: operation traits, errors, values.
 pub use sandloom_sdk_infra as sdk;
@@ -77,8 +114,16 @@ pub use sandloom_sdk_infra as sdk;
 /// Options for a driver that takes none: refuses every key.
 ///
 /// ```
-/// let raw: sandloom_kernel::RawOptions = "anything = 1".parse().unwrap();
-/// assert!(raw.deserialize::<sandloom_driverkit::NoOptions>().is_err());
+/// use sandloom_driverkit::NoOptions;
+/// use serde::Deserialize;
+/// use serde::de::value::{Error, MapDeserializer};
+///
+/// // What the kernel does with `[cache.default]` holding `driver = "…"` and nothing else:
+/// let empty = MapDeserializer::<_, Error>::new(std::iter::empty::<(&str, i64)>());
+/// assert_eq!(NoOptions::deserialize(empty).unwrap(), NoOptions {});
+/// // … and with `anything = 1` added:
+/// let extra = MapDeserializer::<_, Error>::new([("anything", 1)].into_iter());
+/// assert!(NoOptions::deserialize(extra).is_err());
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]

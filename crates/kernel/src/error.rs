@@ -9,10 +9,29 @@ use crate::config::Location;
 use crate::options::OptionsError;
 
 /// The stable codes. A code never changes meaning; new problems get new codes.
+///
+/// Match on [`Problem::code`] (or [`StartupError::codes`]) against these, not on messages:
+///
+/// ```
+/// use sandloom_kernel::{codes, InfraConfig, Problem};
+///
+/// let err = InfraConfig::from_toml_str("environment = 3", "infra.toml").unwrap_err();
+/// assert_eq!(err.codes(), [codes::CONFIG]);
+/// assert_eq!(Problem::NoRuntime.code(), codes::NO_RUNTIME);
+/// assert_eq!(
+///     [codes::NO_RUNTIME, codes::CONFIG, codes::NO_DRIVER, codes::CONFLICT],
+///     ["SANDLOOM-B001", "SANDLOOM-B010", "SANDLOOM-B020", "SANDLOOM-B021"]
+/// );
+/// assert_eq!(
+///     [codes::UNUSABLE, codes::EXPERIMENTAL, codes::INVALID_REQUIREMENT, codes::STOP_FAILED],
+///     ["SANDLOOM-B022", "SANDLOOM-B023", "SANDLOOM-B024", "SANDLOOM-B030"]
+/// );
+/// ```
 pub mod codes {
-    /// `start` was called outside a Tokio runtime.
+    /// `start` was called outside a Tokio runtime, or on one built without timers.
     pub const NO_RUNTIME: &str = "SANDLOOM-B001";
-    /// `INFRA` is malformed: bad TOML, a wrong type, an unknown key or capability.
+    /// `INFRA` is malformed: bad TOML, a wrong type, an unknown key, capability or risk, a
+    /// missing `driver`.
     pub const CONFIG: &str = "SANDLOOM-B010";
     /// A selected driver (or a required instance) has no provider.
     pub const NO_DRIVER: &str = "SANDLOOM-B020";
@@ -29,6 +48,27 @@ pub mod codes {
 }
 
 /// Why two providers conflict (SANDLOOM-B021).
+///
+/// ```
+/// use sandloom_kernel::{ConflictKind, Problem, StartupError};
+///
+/// /// One line per conflict, for an operator.
+/// fn conflicts(err: &StartupError) -> Vec<String> {
+///     err.problems()
+///         .iter()
+///         .filter_map(|problem| match problem {
+///             Problem::Conflict { name, kind: ConflictKind::BuiltinClaimed { owner }, .. } => {
+///                 Some(format!("`{name}` is built in; only {owner} may register it"))
+///             }
+///             Problem::Conflict { name, packages, .. } => {
+///                 Some(format!("`{name}` is registered by {}", packages.join(" and ")))
+///             }
+///             _ => None,
+///         })
+///         .collect()
+/// }
+/// assert!(conflicts(&StartupError::new(vec![Problem::NoRuntime])).is_empty());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ConflictKind {
@@ -68,6 +108,23 @@ impl ConflictKind {
 }
 
 /// Why a selected driver cannot be used (SANDLOOM-B022).
+///
+/// ```
+/// use sandloom_kernel::{Problem, UnusableReason};
+///
+/// /// Whether starting again later might succeed (a backend that was down), as opposed to a
+/// /// problem of configuration or of the driver itself.
+/// fn may_pass_on_retry(problem: &Problem) -> bool {
+///     matches!(
+///         problem,
+///         Problem::Unusable {
+///             reason: UnusableReason::StartFailed { .. } | UnusableReason::TimedOut { .. },
+///             ..
+///         }
+///     )
+/// }
+/// assert!(!may_pass_on_retry(&Problem::NoRuntime));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum UnusableReason {
@@ -342,6 +399,18 @@ pub enum Problem {
 
 impl Problem {
     /// A SANDLOOM-B010 problem.
+    ///
+    /// ```
+    /// use sandloom_kernel::{Location, Problem};
+    ///
+    /// let problem = Problem::config(
+    ///     Location::variable("SANDLOOM__CACHE__DEFAULT__CAPACITY"),
+    ///     "`capacity` must be a number",
+    ///     "set it to a whole number of entries",
+    /// );
+    /// assert_eq!(problem.code(), "SANDLOOM-B010");
+    /// assert_eq!(problem.action(), "set it to a whole number of entries");
+    /// ```
     pub fn config(
         location: Location,
         message: impl Into<String>,
@@ -354,7 +423,12 @@ impl Problem {
         }
     }
 
-    /// The stable code, such as `SANDLOOM-B020`.
+    /// The stable code, such as `SANDLOOM-B020`; see [`codes`].
+    ///
+    /// ```
+    /// use sandloom_kernel::{codes, Problem};
+    /// assert_eq!(Problem::NoRuntime.code(), codes::NO_RUNTIME);
+    /// ```
     pub fn code(&self) -> &'static str {
         match self {
             Self::NoRuntime => codes::NO_RUNTIME,
@@ -369,6 +443,13 @@ impl Problem {
     }
 
     /// What happened, with the names involved.
+    ///
+    /// ```
+    /// use sandloom_kernel::{Location, Problem};
+    ///
+    /// let problem = Problem::config(Location::at("infra.toml", 4, 1), "unknown key `enviroment`", "fix it");
+    /// assert_eq!(problem.description(), "unknown key `enviroment` (at infra.toml:4:1)");
+    /// ```
     pub fn description(&self) -> String {
         match self {
             Self::NoRuntime => "Sandloom was started outside a Tokio runtime".to_owned(),
@@ -456,6 +537,11 @@ impl Problem {
     }
 
     /// What to do about it.
+    ///
+    /// ```
+    /// let action = sandloom_kernel::Problem::NoRuntime.action();
+    /// assert!(action.contains("#[tokio::main]"));
+    /// ```
     pub fn action(&self) -> String {
         match self {
             Self::NoRuntime => {
@@ -582,17 +668,39 @@ pub struct StartupError {
 }
 
 impl StartupError {
-    /// An error of these problems.
+    /// An error of these problems (for tests of code that reports startup errors).
+    ///
+    /// ```
+    /// use sandloom_kernel::{Problem, StartupError};
+    ///
+    /// let err = StartupError::new(vec![Problem::NoRuntime]);
+    /// assert!(err.to_string().starts_with("Sandloom refused to start: 1 problem found."));
+    /// ```
     pub fn new(problems: Vec<Problem>) -> Self {
         Self { problems }
     }
 
     /// Every problem.
+    ///
+    /// ```
+    /// use sandloom_kernel::InfraConfig;
+    ///
+    /// let err = InfraConfig::from_toml_str("stop_timeout_ms = \"soon\"", "infra.toml").unwrap_err();
+    /// for problem in err.problems() {
+    ///     eprintln!("{}: {}\n  -> {}", problem.code(), problem.description(), problem.action());
+    /// }
+    /// assert_eq!(err.problems().len(), 1);
+    /// ```
     pub fn problems(&self) -> &[Problem] {
         &self.problems
     }
 
     /// The code of every problem, in order.
+    ///
+    /// ```
+    /// use sandloom_kernel::{Problem, StartupError};
+    /// assert_eq!(StartupError::new(vec![Problem::NoRuntime]).codes(), ["SANDLOOM-B001"]);
+    /// ```
     pub fn codes(&self) -> Vec<&'static str> {
         self.problems.iter().map(Problem::code).collect()
     }
@@ -643,17 +751,46 @@ pub struct ShutdownError {
 }
 
 impl ShutdownError {
-    /// An error of these problems.
+    /// An error of these problems (for tests of code that reports shutdown errors).
+    ///
+    /// ```
+    /// use sandloom_kernel::{Location, Problem, ShutdownError};
+    ///
+    /// let problem = Problem::config(Location::Code, "example", "none");
+    /// let err = ShutdownError::new(vec![problem]);
+    /// assert!(err.to_string().starts_with("Sandloom did not shut down cleanly: 1 problem found."));
+    /// ```
     pub fn new(problems: Vec<Problem>) -> Self {
         Self { problems }
     }
 
     /// Every problem.
+    ///
+    /// ```
+    /// use sandloom_kernel::{Problem, ShutdownError};
+    ///
+    /// fn failed_instances(err: &ShutdownError) -> Vec<String> {
+    ///     err.problems()
+    ///         .iter()
+    ///         .filter_map(|problem| match problem {
+    ///             Problem::StopFailed { capability, instance, .. } => Some(format!("{capability}.{instance}")),
+    ///             _ => None,
+    ///         })
+    ///         .collect()
+    /// }
+    /// assert!(failed_instances(&ShutdownError::new(Vec::new())).is_empty());
+    /// ```
     pub fn problems(&self) -> &[Problem] {
         &self.problems
     }
 
     /// The code of every problem, in order.
+    ///
+    /// ```
+    /// use sandloom_kernel::{Location, Problem, ShutdownError};
+    /// let err = ShutdownError::new(vec![Problem::config(Location::Code, "example", "none")]);
+    /// assert_eq!(err.codes(), ["SANDLOOM-B010"]);
+    /// ```
     pub fn codes(&self) -> Vec<&'static str> {
         self.problems.iter().map(Problem::code).collect()
     }

@@ -1,7 +1,23 @@
 //! Names the kernel knows without any driver being linked: the built-ins and their owner, and
 //! which package provides a driver name (for SANDLOOM-B020's "add this crate").
+//!
+//! ```
+//! use sandloom_kernel::known::{is_builtin, provider_of, BUILTIN_OWNER};
+//!
+//! // `cache.memory` is built in: only sandloom-embedded may register it (SANDLOOM-B021).
+//! assert!(is_builtin("cache", "memory"));
+//! assert_eq!(provider_of("cache", "memory"), Some(BUILTIN_OWNER));
+//! // A name nobody is known to provide.
+//! assert_eq!(provider_of("cache", "my-own"), None);
+//! ```
 
 /// The package that owns every built-in driver name.
+///
+/// ```
+/// use sandloom_kernel::known::{provider_of, BUILTIN_OWNER};
+/// assert_eq!(BUILTIN_OWNER, "sandloom-embedded");
+/// assert_eq!(provider_of("taskqueue", "memory"), Some(BUILTIN_OWNER));
+/// ```
 pub const BUILTIN_OWNER: &str = "sandloom-embedded";
 
 /// Built-in driver names, as `(capability, driver)`. No other package may register these.

@@ -7,6 +7,11 @@
 //!
 //! ## For applications
 //!
+//! Depend on the `sandloom` crate, which re-exports this one (and `sandloom-sdk-infra` as
+//! `sandloom::sdk`). Name your driver crates in [`link_drivers!`], read [`InfraConfig`], start a
+//! [`Kernel`], hand [`Running::infra`] to modules, and [`shutdown`](Running::shutdown) at the end;
+//! [`Kernel::check`] is a dry run for CI.
+//!
 //! ```no_run
 //! use sandloom_kernel::{InfraConfig, Kernel};
 //!
@@ -33,13 +38,29 @@
 //!
 //! | code | when |
 //! |---|---|
-//! | SANDLOOM-B001 | `start` called outside a Tokio runtime |
-//! | SANDLOOM-B010 | `INFRA` malformed: bad TOML, wrong type, unknown key or capability (with location) |
+//! | SANDLOOM-B001 | `start` called outside a Tokio runtime, or on one without timers |
+//! | SANDLOOM-B010 | `INFRA` malformed: bad TOML, wrong type, unknown key, capability or risk, missing `driver` (with location) |
 //! | SANDLOOM-B020 | a selected driver, or an instance a module requires, has no provider |
 //! | SANDLOOM-B021 | a selected name has two providers; a package claims a built-in name |
-//! | SANDLOOM-B022 | a selected driver cannot be used (contract, options, features, build/start error, panic, timeout) |
+//! | SANDLOOM-B022 | a selected driver cannot be used (contract, options its type or `validate` refuses, an options type accepting unknown keys, features, build/start error, panic, timeout) |
 //! | SANDLOOM-B023 | experimental capability in production without `experimental_capability` |
+//! | SANDLOOM-B024 | a module requires a feature its capability does not define |
 //! | SANDLOOM-B030 | a driver failed to stop cleanly |
+//!
+//! Every code is a constant in [`codes`]; every problem carries its code, a description and an
+//! action ([`Problem`]).
+//!
+//! ## For modules
+//!
+//! Nothing here: modules depend on `sandloom-sdk-infra` only (rule L001), declare their needs
+//! with its `requires!`, and receive the [`Infra`](sandloom_sdk_infra::Infra) this crate builds.
+//! The kernel checks every linked `requires!` before any driver starts.
+//!
+//! ## For driver authors
+//!
+//! Nothing here either: drivers depend on `sandloom-driverkit`, whose `register_driver!` produces
+//! the [`registry::DriverEntry`] the kernel reads, and which re-exports what a driver needs from
+//! this crate ([`Health`], [`registry::Stability`], [`semver::Version`]).
 
 pub mod config;
 mod error;
@@ -78,4 +99,9 @@ pub mod __private {
 }
 
 /// The `semver` crate, whose `Version` contract versions are.
+///
+/// ```
+/// use sandloom_kernel::semver::Version;
+/// assert_eq!(Version::parse("1.2.0").unwrap(), Version::new(1, 2, 0));
+/// ```
 pub use semver;

@@ -33,16 +33,32 @@ impl LinkedDrivers {
     }
 
     /// The crates named in `link_drivers!`, as written (`sandloom_embedded`).
+    ///
+    /// ```
+    /// let linked = sandloom_kernel::link_drivers!(sandloom_sdk_infra);
+    /// assert_eq!(linked.crates(), ["sandloom_sdk_infra"]);
+    /// ```
     pub fn crates(&self) -> &'static [&'static str] {
         self.crates
     }
 
     /// The package that called `link_drivers!`.
+    ///
+    /// ```
+    /// // In this example, the package is the one whose docs you are reading.
+    /// assert_eq!(sandloom_kernel::link_drivers!().application(), "sandloom-kernel");
+    /// ```
     pub fn application(&self) -> &'static str {
         self.application
     }
 
     /// Whether `package` was named in `link_drivers!`.
+    ///
+    /// ```
+    /// let linked = sandloom_kernel::link_drivers!(sandloom_sdk_infra);
+    /// assert!(linked.links("sandloom-sdk-infra")); // package names use `-`, crate names `_`
+    /// assert!(!linked.links("sandloom-embedded"));
+    /// ```
     pub fn links(&self, package: &str) -> bool {
         let ident = package.replace('-', "_");
         self.crates.iter().any(|c| *c == ident)
@@ -50,6 +66,14 @@ impl LinkedDrivers {
 
     /// Whether `package` is a dependency (of any kind) in the application's `Cargo.toml`.
     /// Read only when an error is being explained.
+    ///
+    /// ```
+    /// // Here the application is `sandloom-kernel`, whose Cargo.toml lists `tokio`.
+    /// let linked = sandloom_kernel::link_drivers!();
+    /// assert!(linked.is_dependency("tokio"));
+    /// assert!(!linked.links("tokio")); // a dependency, but not named in `link_drivers!`
+    /// assert!(!linked.is_dependency("sandloom-driverkit"));
+    /// ```
     pub fn is_dependency(&self, package: &str) -> bool {
         let Ok(manifest) = self.manifest.parse::<toml::Table>() else {
             return false;

@@ -28,6 +28,26 @@ pub struct RawOptions(pub(crate) toml::Table);
 impl RawOptions {
     /// Deserialize into a driver's typed options.
     ///
+    /// ```
+    /// use sandloom_kernel::RawOptions;
+    ///
+    /// #[derive(Debug, serde::Deserialize)]
+    /// #[serde(deny_unknown_fields)]
+    /// struct Options { capacity: u64, #[serde(default)] tls: Tls }
+    /// #[derive(Debug, Default, serde::Deserialize)]
+    /// #[serde(deny_unknown_fields)]
+    /// struct Tls { verify: bool }
+    ///
+    /// let raw: RawOptions = "capacity = 10\n[tls]\nverify = true".parse().unwrap();
+    /// let options: Options = raw.deserialize().unwrap();
+    /// assert_eq!(options.capacity, 10);
+    /// assert!(options.tls.verify);
+    ///
+    /// let raw: RawOptions = "capacity = 10\n[tls]\nverify = \"yes\"".parse().unwrap();
+    /// let err = raw.deserialize::<Options>().unwrap_err();
+    /// assert_eq!(err.to_string(), "option `tls.verify`: invalid type: a string, expected a boolean");
+    /// ```
+    ///
     /// # Errors
     /// An [`OptionsError`] naming the key path, with a "did you mean" for an unknown key.
     pub fn deserialize<O: DeserializeOwned>(&self) -> Result<O, OptionsError> {
@@ -134,22 +154,70 @@ impl OptionsError {
         }
     }
 
-    /// The key path of the failing value, outermost first (empty for the table itself).
+    /// The key path of the failing value, outermost first (empty for the table itself). For an
+    /// unknown key, the path ends with that key.
+    ///
+    /// ```
+    /// use sandloom_kernel::RawOptions;
+    ///
+    /// #[derive(Debug, serde::Deserialize)]
+    /// struct Options { #[allow(dead_code)] retry: Retry }
+    /// #[derive(Debug, serde::Deserialize)]
+    /// struct Retry { #[allow(dead_code)] attempts: u32 }
+    ///
+    /// let raw: RawOptions = "retry = { attempts = -1 }".parse().unwrap();
+    /// assert_eq!(raw.deserialize::<Options>().unwrap_err().path(), ["retry", "attempts"]);
+    /// ```
     pub fn path(&self) -> &[String] {
         &self.path
     }
 
     /// The message, with string values redacted.
+    ///
+    /// ```
+    /// use sandloom_kernel::RawOptions;
+    ///
+    /// #[derive(Debug, serde::Deserialize)]
+    /// struct Options { #[allow(dead_code)] port: u16 }
+    ///
+    /// let raw: RawOptions = "port = \"hunter2\"".parse().unwrap();
+    /// let err = raw.deserialize::<Options>().unwrap_err();
+    /// assert_eq!(err.message(), "invalid type: a string, expected u16");
+    /// ```
     pub fn message(&self) -> &str {
         &self.message
     }
 
     /// The unknown key, when that is the problem.
+    ///
+    /// ```
+    /// use sandloom_kernel::RawOptions;
+    ///
+    /// #[derive(Debug, serde::Deserialize)]
+    /// #[serde(deny_unknown_fields)]
+    /// struct Options { #[allow(dead_code)] capacity: Option<u64> }
+    ///
+    /// let raw: RawOptions = "size = 10".parse().unwrap();
+    /// assert_eq!(raw.deserialize::<Options>().unwrap_err().unknown_field(), Some("size"));
+    /// ```
     pub fn unknown_field(&self) -> Option<&str> {
         self.unknown_field.as_deref()
     }
 
     /// The known key closest to the unknown one, when one is close.
+    ///
+    /// ```
+    /// use sandloom_kernel::RawOptions;
+    ///
+    /// #[derive(Debug, serde::Deserialize)]
+    /// #[serde(deny_unknown_fields)]
+    /// struct Options { #[allow(dead_code)] capacity: Option<u64> }
+    ///
+    /// let typo: RawOptions = "capcity = 10".parse().unwrap();
+    /// assert_eq!(typo.deserialize::<Options>().unwrap_err().suggestion(), Some("capacity"));
+    /// let unrelated: RawOptions = "colour = 1".parse().unwrap();
+    /// assert_eq!(unrelated.deserialize::<Options>().unwrap_err().suggestion(), None);
+    /// ```
     pub fn suggestion(&self) -> Option<&str> {
         self.suggestion.as_deref()
     }

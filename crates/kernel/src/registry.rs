@@ -7,6 +7,20 @@
 //! Read the registry with [`drivers`] and [`capabilities`]. The items hidden from these docs are
 //! the contract between driverkit's macros and the kernel, versioned with both, not public API:
 //! entries are made with `sandloom_driverkit::register_driver!` and `define_capability!` only.
+//!
+//! ```
+//! use sandloom_kernel::registry::{capabilities, drivers, Stability};
+//!
+//! // What this binary can serve: the capabilities it knows, and the drivers linked for them.
+//! for spec in capabilities().iter().filter(|spec| spec.stability == Stability::Stable) {
+//!     let names: Vec<&str> = drivers()
+//!         .iter()
+//!         .filter(|entry| entry.capability == spec.name)
+//!         .map(|entry| entry.name)
+//!         .collect();
+//!     println!("{} {}: {}", spec.name, spec.contract_version, names.join(", "));
+//! }
+//! ```
 
 use std::any::Any;
 use std::error::Error as StdError;
@@ -54,6 +68,20 @@ impl fmt::Display for Stability {
 ///
 /// Built-in specs are linked by the kernel; a third-party package defines its own with
 /// `sandloom_driverkit::define_capability!`.
+///
+/// ```
+/// use sandloom_kernel::registry::{capabilities, Stability};
+///
+/// let cache = capabilities().iter().find(|spec| spec.name == "cache").unwrap();
+/// assert_eq!(cache.stability, Stability::Stable);
+/// assert_eq!(cache.contract_version.major, 1);
+/// assert_eq!(cache.required_operations, ["get", "set", "delete"]);
+/// assert_eq!(cache.features, ["ttl", "increment", "bulk"]);
+/// assert_eq!(cache.package, "sandloom-kernel");
+///
+/// let lock = capabilities().iter().find(|spec| spec.name == "lock").unwrap();
+/// assert_eq!(lock.stability, Stability::Experimental);
+/// ```
 #[derive(Debug)]
 pub struct CapabilitySpec {
     /// The name used in `INFRA` (`cache`).
@@ -71,6 +99,19 @@ pub struct CapabilitySpec {
 }
 
 /// How one driver is found, checked and built. Produced by `sandloom_driverkit::register_driver!`.
+///
+/// ```
+/// use sandloom_kernel::registry::{drivers, DriverEntry};
+///
+/// fn find(capability: &str, name: &str) -> Option<&'static DriverEntry> {
+///     drivers().iter().find(|entry| entry.capability == capability && entry.name == name)
+/// }
+/// if let Some(entry) = find("cache", "memory") {
+///     println!("{} {} declares {:?}", entry.package, entry.contract_version, (entry.supported_features)());
+/// }
+/// // This example links no driver crate; an application names its own in `link_drivers!`.
+/// assert!(find("cache", "memory").is_none());
+/// ```
 pub struct DriverEntry {
     /// The capability it serves (`cache`).
     pub capability: &'static str,

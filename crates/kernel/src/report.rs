@@ -8,6 +8,23 @@ use crate::config::Environment;
 use crate::registry::Stability;
 
 /// One started (or, for `check`, resolved) instance.
+///
+/// ```
+/// use sandloom_kernel::{InfraConfig, Kernel, ReportLine};
+///
+/// fn describe(line: &ReportLine) -> String {
+///     let (capability, instance, driver) = (&line.capability, &line.instance, &line.driver);
+///     format!("{capability}.{instance}: {driver} from {} ({})", line.package, line.stability)
+/// }
+///
+/// let config = InfraConfig::from_toml_str("", "infra.toml").unwrap();
+/// let report = Kernel::new(config, sandloom_kernel::link_drivers!()).check().unwrap();
+/// // Nothing is configured here; with `[cache.default]` and `sandloom_embedded` linked, this
+/// // prints "cache.default: memory from sandloom-embedded (stable)".
+/// for line in &report.lines {
+///     println!("{}", describe(line));
+/// }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ReportLine {
@@ -52,7 +69,17 @@ pub struct StartupReport {
 }
 
 impl StartupReport {
-    /// Emit one `tracing` event per instance (target `sandloom`, level INFO).
+    /// Emit one `tracing` event per instance (target `sandloom`, level INFO). `start` already
+    /// does this once; call it again to log the report elsewhere, such as after a reload.
+    ///
+    /// ```
+    /// use sandloom_kernel::{InfraConfig, Kernel};
+    ///
+    /// let config = InfraConfig::from_toml_str("", "infra.toml").unwrap();
+    /// let report = Kernel::new(config, sandloom_kernel::link_drivers!()).check().unwrap();
+    /// report.trace(); // a no-op without a `tracing` subscriber
+    /// assert!(report.to_string().starts_with("Sandloom infrastructure (development environment, from infra.toml):"));
+    /// ```
     pub fn trace(&self) {
         for line in &self.lines {
             tracing::info!(

@@ -39,6 +39,13 @@ impl Kernel {
     /// A kernel for `config`, with the driver crates `linked` by
     /// [`link_drivers!`](crate::link_drivers). Every module requirement linked into the binary
     /// (declared with `sandloom_sdk_infra::requires!`) is checked.
+    ///
+    /// ```
+    /// use sandloom_kernel::{InfraConfig, Kernel};
+    ///
+    /// let kernel = Kernel::new(InfraConfig::embedded_defaults(), sandloom_kernel::link_drivers!());
+    /// assert_eq!(kernel.config().origin(), "embedded defaults");
+    /// ```
     pub fn new(config: InfraConfig, linked: LinkedDrivers) -> Self {
         Self {
             config,
@@ -48,6 +55,19 @@ impl Kernel {
     }
 
     /// Also check these requirements (for modules that declare them as values).
+    ///
+    /// ```
+    /// use sandloom_kernel::{InfraConfig, Kernel};
+    /// use sandloom_sdk_infra::{cache, Requirement, CACHE};
+    ///
+    /// const SESSIONS: Requirement = Requirement::new(&CACHE, "sessions", &[cache::TTL], "billing");
+    ///
+    /// let config = InfraConfig::from_toml_str("", "infra.toml").unwrap();
+    /// let kernel = Kernel::new(config, sandloom_kernel::link_drivers!()).require(&[SESSIONS]);
+    /// let err = kernel.check().unwrap_err();
+    /// assert_eq!(err.codes(), ["SANDLOOM-B020"]);
+    /// assert!(err.to_string().contains("module `billing` requires `cache.sessions`"));
+    /// ```
     #[must_use]
     pub fn require(mut self, requirements: &[Requirement]) -> Self {
         self.requirements.extend_from_slice(requirements);
@@ -55,12 +75,34 @@ impl Kernel {
     }
 
     /// The configuration.
+    ///
+    /// ```
+    /// use sandloom_kernel::{Environment, InfraConfig, Kernel};
+    ///
+    /// let config = InfraConfig::embedded_defaults().with_environment(Environment::Test);
+    /// let kernel = Kernel::new(config, sandloom_kernel::link_drivers!());
+    /// assert_eq!(kernel.config().environment(), Environment::Test);
+    /// ```
     pub fn config(&self) -> &InfraConfig {
         &self.config
     }
 
     /// Dry run: resolve and validate everything — names, conflicts, contract versions, options,
     /// features, requirements, experimental use — without constructing or starting any driver.
+    /// It needs no runtime.
+    ///
+    /// ```
+    /// use sandloom_kernel::{InfraConfig, Kernel};
+    ///
+    /// let config = InfraConfig::from_toml_str("[cach.default]\ndriver = \"memory\"", "infra.toml").unwrap();
+    /// let err = Kernel::new(config, sandloom_kernel::link_drivers!()).check().unwrap_err();
+    /// assert_eq!(err.codes(), ["SANDLOOM-B010"]);
+    /// assert!(err.to_string().contains("unknown capability `cach` (did you mean `cache`?)"));
+    ///
+    /// let config = InfraConfig::from_toml_str("", "infra.toml").unwrap();
+    /// let report = Kernel::new(config, sandloom_kernel::link_drivers!()).check().unwrap();
+    /// assert!(report.lines.is_empty());
+    /// ```
     ///
     /// # Errors
     /// Every problem startup would report before constructing drivers.
@@ -104,6 +146,36 @@ impl Kernel {
     /// is stopped in reverse order, and the error lists every problem found.
     ///
     /// Each `start` runs under the start timeout and has its panics caught.
+    ///
+    /// ```
+    /// use sandloom_kernel::{InfraConfig, Kernel};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// // This example configures nothing and links no driver crate; see the crate docs for an
+    /// // application's `main`.
+    /// let config = InfraConfig::from_toml_str("", "infra.toml").unwrap();
+    /// let running = Kernel::new(config, sandloom_kernel::link_drivers!()).start().await.unwrap();
+    /// assert!(running.report().lines.is_empty());
+    /// running.shutdown().await.unwrap();
+    /// # }
+    /// ```
+    ///
+    /// Outside a Tokio runtime, `start` refuses with SANDLOOM-B001 instead of panicking:
+    ///
+    /// ```
+    /// # use sandloom_kernel::{InfraConfig, Kernel};
+    /// # fn block_on<F: Future>(future: F) -> F::Output { // this future does not wait
+    /// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    /// #     match std::pin::pin!(future).poll(&mut cx) {
+    /// #         std::task::Poll::Ready(output) => output,
+    /// #         std::task::Poll::Pending => unreachable!(),
+    /// #     }
+    /// # }
+    /// let kernel = Kernel::new(InfraConfig::embedded_defaults(), sandloom_kernel::link_drivers!());
+    /// let err = block_on(kernel.start()).unwrap_err(); // a bare executor, not Tokio
+    /// assert_eq!(err.codes(), ["SANDLOOM-B001"]);
+    /// ```
     ///
     /// # Errors
     /// A [`StartupError`] listing every problem, each with its code.
@@ -217,6 +289,23 @@ impl Kernel {
 /// Started infrastructure. Hand [`infra`](Running::infra) to modules; call
 /// [`shutdown`](Running::shutdown) before exiting. Dropped without `shutdown`, it stops the
 /// drivers from a background task on the current runtime, and warns.
+///
+/// ```
+/// use sandloom_kernel::{InfraConfig, Kernel, Running};
+///
+/// async fn serve(running: &Running) {
+///     let infra = running.infra();
+///     // ... hand `infra` to modules, serve requests ...
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let config = InfraConfig::from_toml_str("", "infra.toml").unwrap();
+/// let running = Kernel::new(config, sandloom_kernel::link_drivers!()).start().await.unwrap();
+/// serve(&running).await;
+/// running.shutdown().await.unwrap();
+/// # }
+/// ```
 pub struct Running {
     infra: Arc<Infra>,
     attempts: Attempts,
@@ -233,17 +322,64 @@ impl std::fmt::Debug for Running {
 }
 
 impl Running {
-    /// The handle modules use.
+    /// The handle modules use. Clone the `Arc` to hand it to modules and spawned tasks.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use sandloom_kernel::{InfraConfig, Kernel};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let config = InfraConfig::from_toml_str("", "infra.toml").unwrap();
+    /// let running = Kernel::new(config, sandloom_kernel::link_drivers!()).start().await.unwrap();
+    /// let infra = Arc::clone(running.infra());
+    /// let worker = tokio::spawn(async move { infra.instances().count() });
+    /// assert_eq!(worker.await.unwrap(), 0); // nothing is configured in this example
+    /// running.shutdown().await.unwrap();
+    /// # }
+    /// ```
     pub fn infra(&self) -> &Arc<Infra> {
         &self.infra
     }
 
     /// What was started.
+    ///
+    /// ```
+    /// use sandloom_kernel::{Environment, InfraConfig, Kernel};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let config = InfraConfig::from_toml_str("", "infra.toml").unwrap();
+    /// let running = Kernel::new(config, sandloom_kernel::link_drivers!()).start().await.unwrap();
+    /// println!("{}", running.report()); // a table: instance, driver, package, contract, features
+    /// assert_eq!(running.report().environment, Environment::Development);
+    /// running.shutdown().await.unwrap();
+    /// # }
+    /// ```
     pub fn report(&self) -> &StartupReport {
         &self.report
     }
 
     /// Ask every driver for its health, in start order, each under the stop timeout.
+    ///
+    /// ```
+    /// use sandloom_kernel::{InfraConfig, Kernel};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let config = InfraConfig::from_toml_str("", "infra.toml").unwrap();
+    /// let running = Kernel::new(config, sandloom_kernel::link_drivers!()).start().await.unwrap();
+    /// let unhealthy: Vec<String> = running
+    ///     .health()
+    ///     .await
+    ///     .into_iter()
+    ///     .filter(|(_, health)| !health.is_healthy())
+    ///     .map(|(instance, health)| format!("{instance}: {health:?}"))
+    ///     .collect();
+    /// assert!(unhealthy.is_empty());
+    /// running.shutdown().await.unwrap();
+    /// # }
+    /// ```
     pub async fn health(&self) -> Vec<(String, Health)> {
         let mut out = Vec::with_capacity(self.attempts.drivers.len());
         for driver in &self.attempts.drivers {
@@ -255,6 +391,20 @@ impl Running {
 
     /// Stop every driver in reverse start order, each under the stop timeout. Drivers whose stop
     /// fails are reported; the others are still stopped.
+    ///
+    /// ```
+    /// use sandloom_kernel::{InfraConfig, Kernel};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let config = InfraConfig::from_toml_str("", "infra.toml").unwrap();
+    /// let running = Kernel::new(config, sandloom_kernel::link_drivers!()).start().await.unwrap();
+    /// if let Err(err) = running.shutdown().await {
+    ///     eprintln!("{err}"); // SANDLOOM-B030, one problem per driver that did not stop cleanly
+    ///     std::process::exit(1);
+    /// }
+    /// # }
+    /// ```
     ///
     /// # Errors
     /// A [`ShutdownError`] of SANDLOOM-B030 problems for drivers that failed, panicked or timed

@@ -3,6 +3,23 @@
 //! Required operations: [`get`](Cache::get), [`set`](Cache::set), [`delete`](Cache::delete).
 //! Optional features, each answering [`ErrorKind::Unsupported`](crate::ErrorKind::Unsupported)
 //! when the driver did not declare it: [`TTL`], [`INCREMENT`], [`BULK`].
+//!
+//! The constants are the names drivers declare and modules require:
+//!
+//! ```
+//! use sandloom_sdk_infra::cache::{BULK, FEATURES, INCREMENT, NAME, REQUIRED_OPERATIONS, TTL};
+//! use sandloom_sdk_infra::{requires, CACHE};
+//!
+//! // Startup refuses a `cache.sessions` whose driver does not declare `ttl`.
+//! requires!(CACHE, "sessions", features = [TTL]);
+//!
+//! # fn main() {
+//! assert_eq!(NAME, CACHE.name());
+//! assert_eq!((TTL, INCREMENT, BULK), ("ttl", "increment", "bulk"));
+//! assert_eq!(FEATURES, [TTL, INCREMENT, BULK]);
+//! assert_eq!(REQUIRED_OPERATIONS, ["get", "set", "delete"]);
+//! # }
+//! ```
 
 use std::time::Duration;
 
@@ -11,7 +28,8 @@ use bytes::Bytes;
 
 use crate::error::{InfraError, InfraResult};
 
-/// Capability name of the cache.
+/// Capability name of the cache, as written in `INFRA` (`[cache.default]`); see the
+/// [module example](self).
 pub const NAME: &str = "cache";
 
 /// Feature: entries that expire ([`Cache::set_with_ttl`]).
@@ -21,7 +39,7 @@ pub const INCREMENT: &str = "increment";
 /// Feature: several keys in one round trip ([`Cache::get_many`], [`Cache::set_many`],
 /// [`Cache::delete_many`]).
 pub const BULK: &str = "bulk";
-/// Every optional feature a cache driver may declare.
+/// Every optional feature a cache driver may declare: [`TTL`], [`INCREMENT`], [`BULK`].
 pub const FEATURES: &[&str] = &[TTL, INCREMENT, BULK];
 /// Every required operation: never a feature.
 pub const REQUIRED_OPERATIONS: &[&str] = &["get", "set", "delete"];
@@ -46,6 +64,17 @@ pub const REQUIRED_OPERATIONS: &[&str] = &["get", "set", "delete"];
 pub trait Cache: Send + Sync {
     /// The value under `key`, or `None` when there is none.
     ///
+    /// ```
+    /// use sandloom_sdk_infra::{Cache, InfraResult};
+    ///
+    /// async fn greeting(cache: &dyn Cache) -> InfraResult<String> {
+    ///     Ok(match cache.get("greeting").await? {
+    ///         Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+    ///         None => "hello".to_owned(), // never written, deleted, evicted or expired
+    ///     })
+    /// }
+    /// ```
+    ///
     /// # Errors
     /// `InvalidInput` for an empty key; `Unavailable`/`Timeout` when the backend fails;
     /// `Stopped` after the driver stopped.
@@ -53,17 +82,62 @@ pub trait Cache: Send + Sync {
 
     /// Store `value` under `key`, replacing any value (and clearing any expiry).
     ///
+    /// ```
+    /// use sandloom_sdk_infra::{bytes::Bytes, Cache, InfraResult};
+    ///
+    /// async fn save_profile(cache: &dyn Cache, user: u64, json: &str) -> InfraResult<()> {
+    ///     cache.set(&format!("profile:{user}"), Bytes::copy_from_slice(json.as_bytes())).await
+    /// }
+    /// ```
+    ///
     /// # Errors
     /// As [`get`](Cache::get).
     async fn set(&self, key: &str, value: Bytes) -> InfraResult<()>;
 
     /// Remove `key`; `true` when there was a value.
     ///
+    /// ```
+    /// use sandloom_sdk_infra::{Cache, InfraResult};
+    ///
+    /// /// `false` when the session had already expired or been logged out.
+    /// async fn logout(cache: &dyn Cache, session: &str) -> InfraResult<bool> {
+    ///     cache.delete(&format!("session:{session}")).await
+    /// }
+    /// ```
+    ///
     /// # Errors
     /// As [`get`](Cache::get).
     async fn delete(&self, key: &str) -> InfraResult<bool>;
 
     /// Store `value` under `key` for `ttl`; afterwards `get` answers `None`. Feature [`TTL`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sandloom_sdk_infra::{Cache, ErrorKind, InfraResult};
+    ///
+    /// async fn remember_login(cache: &dyn Cache, user: &str) -> InfraResult<()> {
+    ///     cache.set_with_ttl(&format!("login:{user}"), "1".into(), Duration::from_secs(3600)).await
+    /// }
+    /// # use sandloom_sdk_infra::{async_trait, bytes::Bytes as B};
+    /// # struct PlainCache;
+    /// # #[async_trait]
+    /// # impl Cache for PlainCache {
+    /// #     async fn get(&self, _: &str) -> InfraResult<Option<B>> { Ok(None) }
+    /// #     async fn set(&self, _: &str, _: B) -> InfraResult<()> { Ok(()) }
+    /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+    /// # }
+    /// # fn block_on<F: Future>(future: F) -> F::Output { // these futures never wait
+    /// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    /// #     match std::pin::pin!(future).poll(&mut cx) {
+    /// #         std::task::Poll::Ready(output) => output,
+    /// #         std::task::Poll::Pending => unreachable!(),
+    /// #     }
+    /// # }
+    ///
+    /// // `PlainCache` implements only `get`, `set` and `delete`: it declares no feature.
+    /// let err = block_on(remember_login(&PlainCache, "ada")).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::Unsupported);
+    /// ```
     ///
     /// # Errors
     /// `Unsupported` without the feature; `InvalidInput` for a zero `ttl`; else as `set`.
@@ -75,6 +149,37 @@ pub trait Cache: Send + Sync {
     /// Add `delta` to the signed 64-bit counter under `key` (absent counts as 0) and return the
     /// new value, atomically across all callers. Feature [`INCREMENT`].
     ///
+    /// ```
+    /// use sandloom_sdk_infra::{Cache, ErrorKind, InfraResult};
+    ///
+    /// /// The new view count, or `None` when the driver cannot count.
+    /// async fn count_view(cache: &dyn Cache, page: &str) -> InfraResult<Option<i64>> {
+    ///     match cache.increment(&format!("views:{page}"), 1).await {
+    ///         Ok(views) => Ok(Some(views)),
+    ///         Err(err) if err.kind() == ErrorKind::Unsupported => Ok(None),
+    ///         Err(err) => Err(err),
+    ///     }
+    /// }
+    /// # use sandloom_sdk_infra::{async_trait, bytes::Bytes as B};
+    /// # struct PlainCache;
+    /// # #[async_trait]
+    /// # impl Cache for PlainCache {
+    /// #     async fn get(&self, _: &str) -> InfraResult<Option<B>> { Ok(None) }
+    /// #     async fn set(&self, _: &str, _: B) -> InfraResult<()> { Ok(()) }
+    /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+    /// # }
+    /// # fn block_on<F: Future>(future: F) -> F::Output { // these futures never wait
+    /// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    /// #     match std::pin::pin!(future).poll(&mut cx) {
+    /// #         std::task::Poll::Ready(output) => output,
+    /// #         std::task::Poll::Pending => unreachable!(),
+    /// #     }
+    /// # }
+    ///
+    /// // `PlainCache` implements only `get`, `set` and `delete`: it declares no feature.
+    /// assert_eq!(block_on(count_view(&PlainCache, "home")).unwrap(), None);
+    /// ```
+    ///
     /// # Errors
     /// `Unsupported` without the feature; `Conflict` when the value is not a counter written
     /// by `increment`, or on overflow.
@@ -85,6 +190,42 @@ pub trait Cache: Send + Sync {
 
     /// The values of `keys`, in the same order. Feature [`BULK`].
     ///
+    /// ```
+    /// use sandloom_sdk_infra::{bytes::Bytes, Cache, ErrorKind, InfraResult};
+    ///
+    /// /// One round trip where the driver can, one per key where it cannot.
+    /// async fn load(cache: &dyn Cache, keys: &[&str]) -> InfraResult<Vec<Option<Bytes>>> {
+    ///     match cache.get_many(keys).await {
+    ///         Err(err) if err.kind() == ErrorKind::Unsupported => {
+    ///             let mut values = Vec::with_capacity(keys.len());
+    ///             for key in keys {
+    ///                 values.push(cache.get(key).await?);
+    ///             }
+    ///             Ok(values)
+    ///         }
+    ///         result => result,
+    ///     }
+    /// }
+    /// # use sandloom_sdk_infra::{async_trait, bytes::Bytes as B};
+    /// # struct PlainCache;
+    /// # #[async_trait]
+    /// # impl Cache for PlainCache {
+    /// #     async fn get(&self, _: &str) -> InfraResult<Option<B>> { Ok(None) }
+    /// #     async fn set(&self, _: &str, _: B) -> InfraResult<()> { Ok(()) }
+    /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+    /// # }
+    /// # fn block_on<F: Future>(future: F) -> F::Output { // these futures never wait
+    /// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    /// #     match std::pin::pin!(future).poll(&mut cx) {
+    /// #         std::task::Poll::Ready(output) => output,
+    /// #         std::task::Poll::Pending => unreachable!(),
+    /// #     }
+    /// # }
+    ///
+    /// // `PlainCache` implements only `get`, `set` and `delete`, and holds nothing.
+    /// assert_eq!(block_on(load(&PlainCache, &["a", "b"])).unwrap(), [None, None]);
+    /// ```
+    ///
     /// # Errors
     /// `Unsupported` without the feature; else as `get`.
     async fn get_many(&self, keys: &[&str]) -> InfraResult<Vec<Option<Bytes>>> {
@@ -94,6 +235,37 @@ pub trait Cache: Send + Sync {
 
     /// Store every entry. Feature [`BULK`].
     ///
+    /// ```
+    /// use sandloom_sdk_infra::{bytes::Bytes, Cache, ErrorKind, InfraResult};
+    ///
+    /// async fn warm_up(cache: &dyn Cache) -> InfraResult<()> {
+    ///     let entries = [("plan:free", Bytes::from("0")), ("plan:pro", Bytes::from("9"))];
+    ///     cache.set_many(&entries).await
+    /// }
+    /// # use sandloom_sdk_infra::{async_trait, bytes::Bytes as B};
+    /// # struct PlainCache;
+    /// # #[async_trait]
+    /// # impl Cache for PlainCache {
+    /// #     async fn get(&self, _: &str) -> InfraResult<Option<B>> { Ok(None) }
+    /// #     async fn set(&self, _: &str, _: B) -> InfraResult<()> { Ok(()) }
+    /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+    /// # }
+    /// # fn block_on<F: Future>(future: F) -> F::Output { // these futures never wait
+    /// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    /// #     match std::pin::pin!(future).poll(&mut cx) {
+    /// #         std::task::Poll::Ready(output) => output,
+    /// #         std::task::Poll::Pending => unreachable!(),
+    /// #     }
+    /// # }
+    ///
+    /// // `PlainCache` implements only `get`, `set` and `delete`: it declares no feature.
+    /// let err = block_on(warm_up(&PlainCache)).unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "cache: `set_many` is not supported: the driver does not declare feature `bulk`"
+    /// );
+    /// ```
+    ///
     /// # Errors
     /// `Unsupported` without the feature; else as `set`.
     async fn set_many(&self, entries: &[(&str, Bytes)]) -> InfraResult<()> {
@@ -102,6 +274,41 @@ pub trait Cache: Send + Sync {
     }
 
     /// Remove every key; returns how many had a value. Feature [`BULK`].
+    ///
+    /// ```
+    /// use sandloom_sdk_infra::{Cache, ErrorKind, InfraResult};
+    ///
+    /// async fn forget(cache: &dyn Cache, keys: &[&str]) -> InfraResult<u64> {
+    ///     match cache.delete_many(keys).await {
+    ///         Err(err) if err.kind() == ErrorKind::Unsupported => {
+    ///             let mut removed = 0;
+    ///             for key in keys {
+    ///                 removed += u64::from(cache.delete(key).await?);
+    ///             }
+    ///             Ok(removed)
+    ///         }
+    ///         result => result,
+    ///     }
+    /// }
+    /// # use sandloom_sdk_infra::{async_trait, bytes::Bytes as B};
+    /// # struct PlainCache;
+    /// # #[async_trait]
+    /// # impl Cache for PlainCache {
+    /// #     async fn get(&self, _: &str) -> InfraResult<Option<B>> { Ok(None) }
+    /// #     async fn set(&self, _: &str, _: B) -> InfraResult<()> { Ok(()) }
+    /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+    /// # }
+    /// # fn block_on<F: Future>(future: F) -> F::Output { // these futures never wait
+    /// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    /// #     match std::pin::pin!(future).poll(&mut cx) {
+    /// #         std::task::Poll::Ready(output) => output,
+    /// #         std::task::Poll::Pending => unreachable!(),
+    /// #     }
+    /// # }
+    ///
+    /// // `PlainCache` implements only `get`, `set` and `delete`, and holds nothing.
+    /// assert_eq!(block_on(forget(&PlainCache, &["a", "b"])).unwrap(), 0);
+    /// ```
     ///
     /// # Errors
     /// `Unsupported` without the feature; else as `delete`.

@@ -230,4 +230,15 @@ impl InfraError {
 }
 
 /// The result of every operation.
+///
+/// ```
+/// use sandloom_sdk_infra::{InfraError, InfraResult};
+///
+/// fn parse_count(text: &str) -> InfraResult<u32> {
+///     text.parse()
+///         .map_err(|_| InfraError::invalid_input("cache", format!("{text:?} is not a count")))
+/// }
+/// assert_eq!(parse_count("3").unwrap(), 3);
+/// assert!(parse_count("three").is_err());
+/// ```
 pub type InfraResult<T> = Result<T, InfraError>;

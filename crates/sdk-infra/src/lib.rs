@@ -10,7 +10,11 @@
 //!
 //! 1. Declare what you need with [`requires!`]; the kernel checks it at startup, so an instance
 //!    you declared, with the features you declared, is there when your code runs.
-//! 2. Take an [`Infra`] handle from the application, resolve each capability once, and call it.
+//! 2. Take an [`Infra`] handle from the application, resolve each capability once, and call it:
+//!    [`Infra::cache`] and its siblings return the `default` instance, [`Infra::capability`] a
+//!    named one, [`Infra::capability_arc`] an owned handle for spawned tasks.
+//! 3. In unit tests, build an [`Infra`] around fakes with [`Infra::builder`]; no kernel, driver
+//!    or runtime is needed.
 //!
 //! ```
 //! use sandloom_sdk_infra::{cache, requires, Infra, InfraResult, CACHE};
@@ -33,12 +37,18 @@
 //! ## For applications
 //!
 //! Applications use the `sandloom` crate (or `sandloom-kernel`), which reads `INFRA`, starts the
-//! selected drivers and hands out the [`Infra`] built here.
+//! selected drivers and hands out the [`Infra`] built here (`running.infra()`, an
+//! `Arc<Infra>`); pass it to each module. The `sandloom` crate re-exports this one as
+//! `sandloom::sdk`.
 //!
 //! ## For driver authors
 //!
-//! Implement the operation trait through its provider trait in `sandloom-driverkit`; nothing in
-//! this crate is for you except the traits themselves.
+//! Implement the operation trait through its provider trait in `sandloom-driverkit`, which
+//! re-exports this crate as `sandloom_driverkit::sdk`. What you use from here: the operation
+//! traits, the values they exchange (built with constructors such as
+//! [`notifier::Receipt::new`] or [`taskqueue::Reservation::new`]), [`InfraError`] with its
+//! [`ErrorKind`]s, and rules every driver applies alike, such as [`objectstore::validate_key`].
+//! [`Infra`] and [`requires!`] are not for drivers.
 //!
 //! This crate has no async runtime in its API: the traits are `async` and object-safe through
 //! [`macro@async_trait`], and run on whatever executor the application uses.
@@ -53,7 +63,33 @@ pub mod objectstore;
 mod requirement;
 pub mod taskqueue;
 
+/// The attribute that makes the `async` operation traits object-safe; put it on every
+/// `impl` of them (re-exported from the `async-trait` crate).
+///
+/// ```
+/// use sandloom_sdk_infra::notifier::{Message, Notifier, Receipt};
+/// use sandloom_sdk_infra::{async_trait, InfraResult};
+///
+/// /// A fake for a module's unit tests.
+/// struct Quiet;
+///
+/// #[async_trait]
+/// impl Notifier for Quiet {
+///     async fn send(&self, _message: &Message) -> InfraResult<Receipt> {
+///         Ok(Receipt::new("0"))
+///     }
+/// }
+/// ```
 pub use async_trait::async_trait;
+/// The `bytes` crate, whose [`Bytes`](bytes::Bytes) carries cache values, objects and task
+/// payloads.
+///
+/// ```
+/// use sandloom_sdk_infra::bytes::Bytes;
+///
+/// let value = Bytes::from_static(b"hello"); // cheap to clone: clones share the buffer
+/// assert_eq!(value.clone(), Bytes::from("hello"));
+/// ```
 pub use bytes;
 
 pub use cache::Cache;
@@ -66,15 +102,63 @@ pub use objectstore::ObjectStore;
 pub use requirement::Requirement;
 pub use taskqueue::TaskQueue;
 
-/// The key of the `cache` capability.
+/// The key of the `cache` capability: pass it to [`Infra::capability`] or [`requires!`] to get
+/// a `&dyn` [`Cache`].
+///
+/// ```
+/// use sandloom_sdk_infra::{requires, Cache, Infra, CACHE};
+///
+/// requires!(CACHE, "sessions");
+///
+/// fn sessions(infra: &Infra) -> &dyn Cache {
+///     infra.capability(&CACHE, "sessions").expect("checked at startup")
+/// }
+/// # fn main() {
+/// assert_eq!(CACHE.name(), "cache");
+/// # }
+/// ```
 pub const CACHE: CapabilityRef<dyn Cache> = CapabilityRef::new(cache::NAME);
-/// The key of the `notifier` capability.
+/// The key of the `notifier` capability: a `&dyn` [`Notifier`].
+///
+/// ```
+/// use sandloom_sdk_infra::{Infra, NOTIFIER};
+///
+/// let infra = Infra::builder().build().unwrap();
+/// assert_eq!(NOTIFIER.name(), "notifier");
+/// assert!(infra.capability(&NOTIFIER, "alerts").is_err()); // nothing configured here
+/// ```
 pub const NOTIFIER: CapabilityRef<dyn Notifier> = CapabilityRef::new(notifier::NAME);
-/// The key of the `objectstore` capability.
+/// The key of the `objectstore` capability: a `&dyn` [`ObjectStore`].
+///
+/// ```
+/// use sandloom_sdk_infra::{Infra, OBJECT_STORE};
+///
+/// let infra = Infra::builder().build().unwrap();
+/// assert_eq!(OBJECT_STORE.name(), "objectstore");
+/// assert!(infra.capability_arc(&OBJECT_STORE, "uploads").is_err()); // nothing configured here
+/// ```
 pub const OBJECT_STORE: CapabilityRef<dyn ObjectStore> = CapabilityRef::new(objectstore::NAME);
-/// The key of the `taskqueue` capability.
+/// The key of the `taskqueue` capability: a `&dyn` [`TaskQueue`].
+///
+/// ```
+/// use sandloom_sdk_infra::{taskqueue, requires, TASK_QUEUE};
+///
+/// requires!(TASK_QUEUE, features = [taskqueue::DELAY]);
+/// # fn main() {
+/// assert_eq!(TASK_QUEUE.name(), "taskqueue");
+/// # }
+/// ```
 pub const TASK_QUEUE: CapabilityRef<dyn TaskQueue> = CapabilityRef::new(taskqueue::NAME);
-/// The key of the experimental `lock` capability.
+/// The key of the experimental `lock` capability: a `&dyn` [`Lock`]. Configuring it in
+/// production needs the accepted risk `experimental_capability`.
+///
+/// ```
+/// use sandloom_sdk_infra::{Infra, LOCK};
+///
+/// let infra = Infra::builder().build().unwrap();
+/// assert_eq!(LOCK.name(), "lock");
+/// assert!(infra.default_instance(&LOCK).is_err()); // nothing configured here
+/// ```
 pub const LOCK: CapabilityRef<dyn Lock> = CapabilityRef::new(lock::NAME);
 
 /// Requirements every linked module declared with [`requires!`], in no defined order.

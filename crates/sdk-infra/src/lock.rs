@@ -5,6 +5,15 @@
 //!
 //! Required operations: [`acquire`](Lock::acquire), [`release`](Lock::release),
 //! [`refresh`](Lock::refresh). No optional features yet.
+//!
+//! ```
+//! use sandloom_sdk_infra::lock::{FEATURES, NAME, REQUIRED_OPERATIONS};
+//! use sandloom_sdk_infra::LOCK;
+//!
+//! assert_eq!(NAME, LOCK.name());
+//! assert!(FEATURES.is_empty());
+//! assert_eq!(REQUIRED_OPERATIONS, ["acquire", "release", "refresh"]);
+//! ```
 
 use std::time::{Duration, SystemTime};
 
@@ -12,14 +21,27 @@ use async_trait::async_trait;
 
 use crate::error::InfraResult;
 
-/// Capability name of the lock.
+/// Capability name of the lock, as written in `INFRA` (`[lock.default]`); see the
+/// [module example](self).
 pub const NAME: &str = "lock";
-/// Every optional feature a lock driver may declare.
+/// Every optional feature a lock driver may declare: none yet.
 pub const FEATURES: &[&str] = &[];
 /// Every required operation: never a feature.
 pub const REQUIRED_OPERATIONS: &[&str] = &["acquire", "release", "refresh"];
 
 /// Proof of holding the lock `name` until `expires_at`.
+///
+/// Drivers build leases; modules keep them to [`release`](Lock::release) or
+/// [`refresh`](Lock::refresh) the lock.
+///
+/// ```
+/// use std::time::{Duration, SystemTime};
+/// use sandloom_sdk_infra::lock::Lease;
+///
+/// let lease = Lease::new("nightly-report", "t-1", SystemTime::now() + Duration::from_secs(30));
+/// assert_eq!(lease.name, "nightly-report");
+/// assert!(lease.expires_at > SystemTime::now(), "still held");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Lease {
@@ -68,17 +90,55 @@ impl Lease {
 pub trait Lock: Send + Sync {
     /// Take the lock `name` for `ttl`; `None` when another holder's lease is still valid.
     ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sandloom_sdk_infra::lock::{Lease, Lock};
+    /// use sandloom_sdk_infra::InfraResult;
+    ///
+    /// /// The lease when this instance is the leader for the next 10 s, `None` when another is.
+    /// async fn try_lead(lock: &dyn Lock) -> InfraResult<Option<Lease>> {
+    ///     lock.acquire("leader", Duration::from_secs(10)).await
+    /// }
+    /// ```
+    ///
     /// # Errors
     /// `InvalidInput` for an empty name or a zero `ttl`; `Unavailable` when the backend fails.
     async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>>;
 
     /// Give the lock back; `false` when the lease had already expired or been taken over.
     ///
+    /// ```
+    /// use sandloom_sdk_infra::lock::{Lease, Lock};
+    /// use sandloom_sdk_infra::InfraResult;
+    ///
+    /// async fn step_down(lock: &dyn Lock, lease: Lease) -> InfraResult<()> {
+    ///     if !lock.release(&lease).await? {
+    ///         eprintln!("lease on `{}` had already expired", lease.name);
+    ///     }
+    ///     Ok(())
+    /// }
+    /// ```
+    ///
     /// # Errors
     /// As `acquire`.
     async fn release(&self, lease: &Lease) -> InfraResult<bool>;
 
     /// Extend a lease still held to `ttl` from now.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sandloom_sdk_infra::lock::{Lease, Lock};
+    /// use sandloom_sdk_infra::{ErrorKind, InfraResult};
+    ///
+    /// /// Keep leading: `Ok(None)` when the lease was lost and work must stop.
+    /// async fn keep_leading(lock: &dyn Lock, lease: &Lease) -> InfraResult<Option<Lease>> {
+    ///     match lock.refresh(lease, Duration::from_secs(10)).await {
+    ///         Ok(renewed) => Ok(Some(renewed)),
+    ///         Err(err) if err.kind() == ErrorKind::Conflict => Ok(None),
+    ///         Err(err) => Err(err),
+    ///     }
+    /// }
+    /// ```
     ///
     /// # Errors
     /// `Conflict` when the lease expired or another holder has the lock; else as `acquire`.

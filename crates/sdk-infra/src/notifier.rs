@@ -1,6 +1,23 @@
 //! The `notifier` capability: send a message to a recipient (an address, a channel, a URL).
 //!
 //! Required operation: [`send`](Notifier::send). Optional feature: [`BATCH`].
+//!
+//! The constants are the names drivers declare and modules require:
+//!
+//! ```
+//! use sandloom_sdk_infra::notifier::{BATCH, FEATURES, NAME, REQUIRED_OPERATIONS};
+//! use sandloom_sdk_infra::{requires, NOTIFIER};
+//!
+//! // Startup refuses a `notifier.digest` whose driver does not declare `batch`.
+//! requires!(NOTIFIER, "digest", features = [BATCH]);
+//!
+//! # fn main() {
+//! assert_eq!(NAME, NOTIFIER.name());
+//! assert_eq!(BATCH, "batch");
+//! assert_eq!(FEATURES, [BATCH]);
+//! assert_eq!(REQUIRED_OPERATIONS, ["send"]);
+//! # }
+//! ```
 
 use std::collections::BTreeMap;
 use std::time::SystemTime;
@@ -9,7 +26,8 @@ use async_trait::async_trait;
 
 use crate::error::{InfraError, InfraResult};
 
-/// Capability name of the notifier.
+/// Capability name of the notifier, as written in `INFRA` (`[notifier.default]`); see the
+/// [module example](self).
 pub const NAME: &str = "notifier";
 
 /// Feature: several messages in one call ([`Notifier::send_batch`]).
@@ -130,12 +148,71 @@ impl Receipt {
 pub trait Notifier: Send + Sync {
     /// Send one message; the receipt says the driver accepted it.
     ///
+    /// ```
+    /// use sandloom_sdk_infra::notifier::{Message, Notifier};
+    /// use sandloom_sdk_infra::{ErrorKind, InfraResult};
+    ///
+    /// /// The receipt id, or `None` when the driver refused this recipient.
+    /// async fn welcome(notifier: &dyn Notifier, email: &str) -> InfraResult<Option<String>> {
+    ///     let message = Message::new(email, "Welcome aboard!").with_subject("Welcome");
+    ///     match notifier.send(&message).await {
+    ///         Ok(receipt) => Ok(Some(receipt.id)),
+    ///         Err(err) if err.kind() == ErrorKind::InvalidInput => Ok(None),
+    ///         Err(err) => Err(err),
+    ///     }
+    /// }
+    /// ```
+    ///
     /// # Errors
     /// `InvalidInput` for an empty body or a recipient the driver cannot address;
     /// `Unavailable`/`Timeout` when the backend fails; `Stopped` after the driver stopped.
     async fn send(&self, message: &Message) -> InfraResult<Receipt>;
 
     /// Send several messages; one result per message, in order. Feature [`BATCH`].
+    ///
+    /// ```
+    /// use sandloom_sdk_infra::notifier::{Message, Notifier, Receipt};
+    /// use sandloom_sdk_infra::{ErrorKind, InfraResult};
+    ///
+    /// /// One call where the driver batches, one `send` per message where it does not.
+    /// async fn send_all(
+    ///     notifier: &dyn Notifier,
+    ///     messages: &[Message],
+    /// ) -> InfraResult<Vec<InfraResult<Receipt>>> {
+    ///     match notifier.send_batch(messages).await {
+    ///         Err(err) if err.kind() == ErrorKind::Unsupported => {
+    ///             let mut results = Vec::with_capacity(messages.len());
+    ///             for message in messages {
+    ///                 results.push(notifier.send(message).await);
+    ///             }
+    ///             Ok(results)
+    ///         }
+    ///         result => result,
+    ///     }
+    /// }
+    /// # use sandloom_sdk_infra::async_trait;
+    /// # struct OneByOne;
+    /// # #[async_trait]
+    /// # impl Notifier for OneByOne {
+    /// #     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
+    /// #         Ok(Receipt::new(format!("to {}", message.recipient)))
+    /// #     }
+    /// # }
+    /// # fn block_on<F: Future>(future: F) -> F::Output { // these futures never wait
+    /// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    /// #     match std::pin::pin!(future).poll(&mut cx) {
+    /// #         std::task::Poll::Ready(output) => output,
+    /// #         std::task::Poll::Pending => unreachable!(),
+    /// #     }
+    /// # }
+    ///
+    /// // `OneByOne` implements only `send`: it does not declare `batch`.
+    /// let messages = [Message::new("ada@example.com", "hi"), Message::new("bob@example.com", "hi")];
+    /// let err = block_on(OneByOne.send_batch(&messages)).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::Unsupported);
+    /// let results = block_on(send_all(&OneByOne, &messages)).unwrap();
+    /// assert_eq!(results[1].as_ref().unwrap().id, "to bob@example.com");
+    /// ```
     ///
     /// # Errors
     /// `Unsupported` without the feature; a failure of the whole call as `send`.

@@ -8,6 +8,23 @@
 //! `..` or `.` segment, an empty segment, a backslash or a NUL is refused with
 //! [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) by every driver;
 //! [`validate_key`] is the rule.
+//!
+//! The constants are the names drivers declare and modules require:
+//!
+//! ```
+//! use sandloom_sdk_infra::objectstore::{CONDITIONAL_PUT, ETAG, FEATURES, NAME, REQUIRED_OPERATIONS};
+//! use sandloom_sdk_infra::{requires, OBJECT_STORE};
+//!
+//! // Startup refuses an `objectstore.uploads` whose driver cannot write conditionally.
+//! requires!(OBJECT_STORE, "uploads", features = [CONDITIONAL_PUT]);
+//!
+//! # fn main() {
+//! assert_eq!(NAME, OBJECT_STORE.name());
+//! assert_eq!((ETAG, CONDITIONAL_PUT), ("etag", "conditional_put"));
+//! assert_eq!(FEATURES, [ETAG, CONDITIONAL_PUT]);
+//! assert_eq!(REQUIRED_OPERATIONS, ["put", "get", "head", "delete", "list"]);
+//! # }
+//! ```
 
 use std::time::SystemTime;
 
@@ -16,18 +33,26 @@ use bytes::Bytes;
 
 use crate::error::{InfraError, InfraResult};
 
-/// Capability name of the object store.
+/// Capability name of the object store, as written in `INFRA` (`[objectstore.default]`); see
+/// the [module example](self).
 pub const NAME: &str = "objectstore";
 
 /// Feature: [`ObjectMeta::etag`] is filled in by `put`, `head` and `list`.
 pub const ETAG: &str = "etag";
 /// Feature: [`ObjectStore::put_if`] writes only when a condition holds.
 pub const CONDITIONAL_PUT: &str = "conditional_put";
-/// Every optional feature an object store driver may declare.
+/// Every optional feature an object store driver may declare: [`ETAG`], [`CONDITIONAL_PUT`].
 pub const FEATURES: &[&str] = &[ETAG, CONDITIONAL_PUT];
 /// Every required operation: never a feature.
 pub const REQUIRED_OPERATIONS: &[&str] = &["put", "get", "head", "delete", "list"];
 /// The page size `list` uses when the caller gives none.
+///
+/// ```
+/// use sandloom_sdk_infra::objectstore::{ListOptions, DEFAULT_PAGE_SIZE};
+///
+/// let options = ListOptions::default(); // no limit: at most DEFAULT_PAGE_SIZE objects a page
+/// assert_eq!(options.limit.unwrap_or(DEFAULT_PAGE_SIZE), 1000);
+/// ```
 pub const DEFAULT_PAGE_SIZE: usize = 1000;
 
 /// Check `key` against the object-key rule.
@@ -176,6 +201,26 @@ impl ListOptions {
 }
 
 /// One page of a listing.
+///
+/// Follow `next` until it is `None` to see every object:
+///
+/// ```
+/// use sandloom_sdk_infra::objectstore::{ListOptions, ObjectStore};
+/// use sandloom_sdk_infra::InfraResult;
+///
+/// async fn total_size(store: &dyn ObjectStore, prefix: &str) -> InfraResult<u64> {
+///     let mut options = ListOptions::default().with_limit(100);
+///     let mut total = 0;
+///     loop {
+///         let page = store.list(prefix, options.clone()).await?;
+///         total += page.objects.iter().map(|object| object.size).sum::<u64>();
+///         match page.next {
+///             Some(last) => options = options.after(last),
+///             None => return Ok(total),
+///         }
+///     }
+/// }
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ListPage {
@@ -232,11 +277,35 @@ pub trait ObjectStore: Send + Sync {
     /// Write `data` under `key`, replacing any object, atomically: a reader sees the old or the
     /// new object, never a part.
     ///
+    /// ```
+    /// use sandloom_sdk_infra::objectstore::ObjectStore;
+    /// use sandloom_sdk_infra::{bytes::Bytes, InfraResult};
+    ///
+    /// async fn save_report(store: &dyn ObjectStore, day: &str, csv: Vec<u8>) -> InfraResult<u64> {
+    ///     let meta = store.put(&format!("reports/{day}.csv"), Bytes::from(csv)).await?;
+    ///     Ok(meta.size)
+    /// }
+    /// ```
+    ///
     /// # Errors
     /// `InvalidInput` for a key [`validate_key`] refuses; `Unavailable` when the backend fails.
     async fn put(&self, key: &str, data: Bytes) -> InfraResult<ObjectMeta>;
 
     /// The object's bytes.
+    ///
+    /// ```
+    /// use sandloom_sdk_infra::objectstore::ObjectStore;
+    /// use sandloom_sdk_infra::{bytes::Bytes, ErrorKind, InfraResult};
+    ///
+    /// /// The avatar, or `None` when the user has not uploaded one.
+    /// async fn avatar(store: &dyn ObjectStore, user: u64) -> InfraResult<Option<Bytes>> {
+    ///     match store.get(&format!("avatars/{user}.png")).await {
+    ///         Ok(bytes) => Ok(Some(bytes)),
+    ///         Err(err) if err.kind() == ErrorKind::NotFound => Ok(None),
+    ///         Err(err) => Err(err),
+    ///     }
+    /// }
+    /// ```
     ///
     /// # Errors
     /// `NotFound` when there is no object; else as `put`.
@@ -244,24 +313,91 @@ pub trait ObjectStore: Send + Sync {
 
     /// The object's metadata, without its bytes.
     ///
+    /// ```
+    /// use sandloom_sdk_infra::objectstore::ObjectStore;
+    /// use sandloom_sdk_infra::InfraResult;
+    ///
+    /// async fn too_big_to_mail(store: &dyn ObjectStore, key: &str) -> InfraResult<bool> {
+    ///     Ok(store.head(key).await?.size > 10 * 1024 * 1024)
+    /// }
+    /// ```
+    ///
     /// # Errors
     /// `NotFound` when there is no object; else as `put`.
     async fn head(&self, key: &str) -> InfraResult<ObjectMeta>;
 
     /// Remove the object. Deleting a key that has no object succeeds (delete is idempotent).
     ///
+    /// ```
+    /// use sandloom_sdk_infra::objectstore::ObjectStore;
+    /// use sandloom_sdk_infra::InfraResult;
+    ///
+    /// async fn remove_avatar(store: &dyn ObjectStore, user: u64) -> InfraResult<()> {
+    ///     store.delete(&format!("avatars/{user}.png")).await // fine if there was none
+    /// }
+    /// ```
+    ///
     /// # Errors
     /// As `put`.
     async fn delete(&self, key: &str) -> InfraResult<()>;
 
     /// One page of the objects whose keys start with `prefix` (`""` lists all), in ascending
-    /// byte order of keys. Follow [`ListPage::next`] until it is `None` to see every object.
+    /// byte order of keys. Follow [`ListPage::next`] until it is `None` to see every object
+    /// (see the example on [`ListPage`]).
+    ///
+    /// ```
+    /// use sandloom_sdk_infra::objectstore::{ListOptions, ObjectStore};
+    /// use sandloom_sdk_infra::InfraResult;
+    ///
+    /// /// The first ten report keys, and whether there are more.
+    /// async fn first_reports(store: &dyn ObjectStore) -> InfraResult<(Vec<String>, bool)> {
+    ///     let page = store.list("reports/", ListOptions::default().with_limit(10)).await?;
+    ///     let keys = page.objects.into_iter().map(|object| object.key).collect();
+    ///     Ok((keys, page.next.is_some()))
+    /// }
+    /// ```
     ///
     /// # Errors
     /// `InvalidInput` for a prefix with a NUL; else as `put`.
     async fn list(&self, prefix: &str, options: ListOptions) -> InfraResult<ListPage>;
 
     /// Write only when `condition` holds. Feature [`CONDITIONAL_PUT`].
+    ///
+    /// ```
+    /// use sandloom_sdk_infra::objectstore::{ObjectStore, PutCondition};
+    /// use sandloom_sdk_infra::{ErrorKind, InfraResult};
+    ///
+    /// /// `true` when this call created the object, `false` when it already existed.
+    /// async fn create_once(store: &dyn ObjectStore, key: &str) -> InfraResult<bool> {
+    ///     match store.put_if(key, "claimed".into(), PutCondition::IfAbsent).await {
+    ///         Ok(_) => Ok(true),
+    ///         Err(err) if err.kind() == ErrorKind::Conflict => Ok(false),
+    ///         Err(err) => Err(err),
+    ///     }
+    /// }
+    /// # use sandloom_sdk_infra::{async_trait, bytes::Bytes};
+    /// # use sandloom_sdk_infra::objectstore::{ListOptions, ListPage, ObjectMeta};
+    /// # struct PlainStore;
+    /// # #[async_trait]
+    /// # impl ObjectStore for PlainStore {
+    /// #     async fn put(&self, _: &str, _: Bytes) -> InfraResult<ObjectMeta> { unreachable!() }
+    /// #     async fn get(&self, _: &str) -> InfraResult<Bytes> { unreachable!() }
+    /// #     async fn head(&self, _: &str) -> InfraResult<ObjectMeta> { unreachable!() }
+    /// #     async fn delete(&self, _: &str) -> InfraResult<()> { unreachable!() }
+    /// #     async fn list(&self, _: &str, _: ListOptions) -> InfraResult<ListPage> { unreachable!() }
+    /// # }
+    /// # fn block_on<F: Future>(future: F) -> F::Output { // these futures never wait
+    /// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    /// #     match std::pin::pin!(future).poll(&mut cx) {
+    /// #         std::task::Poll::Ready(output) => output,
+    /// #         std::task::Poll::Pending => unreachable!(),
+    /// #     }
+    /// # }
+    ///
+    /// // `PlainStore` implements only the required operations: no `conditional_put`.
+    /// let err = block_on(create_once(&PlainStore, "jobs/nightly")).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::Unsupported);
+    /// ```
     ///
     /// # Errors
     /// `Unsupported` without the feature; `Conflict` when the condition fails; else as `put`.

@@ -10,6 +10,24 @@
 //! delivered at least once, and a handler must tolerate a repeat. A task that has been delivered
 //! the driver's retry limit of times and is nacked or times out again moves to the dead-letter
 //! list (feature [`DEAD_LETTER`]) instead of being retried.
+//!
+//! # Names
+//! The constants are the names drivers declare and modules require:
+//!
+//! ```
+//! use sandloom_sdk_infra::taskqueue::{DEAD_LETTER, DELAY, FEATURES, FIFO, NAME, REQUIRED_OPERATIONS};
+//! use sandloom_sdk_infra::{requires, TASK_QUEUE};
+//!
+//! // Startup refuses a `taskqueue.mail` whose driver cannot delay tasks.
+//! requires!(TASK_QUEUE, "mail", features = [DELAY]);
+//!
+//! # fn main() {
+//! assert_eq!(NAME, TASK_QUEUE.name());
+//! assert_eq!((DELAY, DEAD_LETTER, FIFO), ("delay", "dead_letter", "fifo"));
+//! assert_eq!(FEATURES, [DELAY, DEAD_LETTER, FIFO]);
+//! assert_eq!(REQUIRED_OPERATIONS, ["enqueue", "reserve", "ack", "nack"]);
+//! # }
+//! ```
 
 use std::time::Duration;
 
@@ -18,7 +36,8 @@ use bytes::Bytes;
 
 use crate::error::{InfraError, InfraResult};
 
-/// Capability name of the task queue.
+/// Capability name of the task queue, as written in `INFRA` (`[taskqueue.default]`); see the
+/// [module example](self#names).
 pub const NAME: &str = "taskqueue";
 
 /// Feature: [`EnqueueOptions::delay`] is honoured.
@@ -27,7 +46,8 @@ pub const DELAY: &str = "delay";
 pub const DEAD_LETTER: &str = "dead_letter";
 /// Feature: tasks of one queue that are ready are reserved in the order they were enqueued.
 pub const FIFO: &str = "fifo";
-/// Every optional feature a task queue driver may declare.
+/// Every optional feature a task queue driver may declare: [`DELAY`], [`DEAD_LETTER`],
+/// [`FIFO`].
 pub const FEATURES: &[&str] = &[DELAY, DEAD_LETTER, FIFO];
 /// Every required operation: never a feature.
 pub const REQUIRED_OPERATIONS: &[&str] = &["enqueue", "reserve", "ack", "nack"];
@@ -63,6 +83,17 @@ impl EnqueueOptions {
 }
 
 /// A task, as stored.
+///
+/// ```
+/// use sandloom_sdk_infra::taskqueue::Task;
+///
+/// fn describe(task: &Task) -> String {
+///     let (queue, id, attempts) = (&task.queue, &task.id, task.attempts);
+///     format!("{queue} #{id}, attempt {attempts}: {} bytes", task.payload.len())
+/// }
+/// let task = Task::new("42", "mail", "hello".into(), 2); // drivers build tasks
+/// assert_eq!(describe(&task), "mail #42, attempt 2: 5 bytes");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Task {
@@ -102,6 +133,25 @@ impl Task {
 ///
 /// Ack or nack it before the visibility timeout; afterwards the reservation is stale and
 /// `ack`/`nack` answer [`ErrorKind::Conflict`](crate::ErrorKind::Conflict).
+///
+/// ```
+/// use std::time::Duration;
+/// use sandloom_sdk_infra::taskqueue::{Reservation, TaskQueue};
+/// use sandloom_sdk_infra::InfraResult;
+///
+/// /// A worker: handle tasks until the queue stays empty for 5 s.
+/// async fn drain(queue: &dyn TaskQueue, handle: impl Fn(&[u8]) -> bool) -> InfraResult<()> {
+///     while let Some(reservation) = queue.reserve("mail", Duration::from_secs(5)).await? {
+///         let Reservation { task, .. } = &reservation;
+///         if handle(&task.payload) {
+///             queue.ack(&reservation).await?;
+///         } else {
+///             queue.nack(&reservation, Some(Duration::from_secs(30))).await?;
+///         }
+///     }
+///     Ok(())
+/// }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Reservation {
@@ -147,6 +197,17 @@ impl Reservation {
 pub trait TaskQueue: Send + Sync {
     /// Add a task to `queue`; returns its id.
     ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sandloom_sdk_infra::taskqueue::{EnqueueOptions, TaskQueue};
+    /// use sandloom_sdk_infra::InfraResult;
+    ///
+    /// async fn schedule_reminder(queue: &dyn TaskQueue, user: u64) -> InfraResult<String> {
+    ///     let in_a_day = EnqueueOptions::default().with_delay(Duration::from_secs(24 * 3600));
+    ///     queue.enqueue("reminders", user.to_string().into(), in_a_day).await
+    /// }
+    /// ```
+    ///
     /// # Errors
     /// `InvalidInput` for an empty queue name; `Unsupported` for a delay without [`DELAY`];
     /// `Unavailable` when the backend fails; `Stopped` after the driver stopped.
@@ -159,11 +220,34 @@ pub trait TaskQueue: Send + Sync {
 
     /// Take the next ready task of `queue`, waiting up to `wait` for one; `None` when none came.
     ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sandloom_sdk_infra::taskqueue::{Reservation, TaskQueue};
+    /// use sandloom_sdk_infra::InfraResult;
+    ///
+    /// async fn next_job(queue: &dyn TaskQueue) -> InfraResult<Option<Reservation>> {
+    ///     queue.reserve("jobs", Duration::from_secs(20)).await // long poll
+    /// }
+    /// ```
+    ///
     /// # Errors
     /// As `enqueue`.
     async fn reserve(&self, queue: &str, wait: Duration) -> InfraResult<Option<Reservation>>;
 
     /// The task is done: remove it for good.
+    ///
+    /// ```
+    /// use sandloom_sdk_infra::taskqueue::{Reservation, TaskQueue};
+    /// use sandloom_sdk_infra::{ErrorKind, InfraResult};
+    ///
+    /// async fn done(queue: &dyn TaskQueue, reservation: &Reservation) -> InfraResult<()> {
+    ///     match queue.ack(reservation).await {
+    ///         // Too late: the task was (or will be) delivered again; its handler must tolerate that.
+    ///         Err(err) if err.kind() == ErrorKind::Conflict => Ok(()),
+    ///         result => result,
+    ///     }
+    /// }
+    /// ```
     ///
     /// # Errors
     /// `Conflict` when the reservation is stale (timed out and possibly redelivered).
@@ -171,6 +255,18 @@ pub trait TaskQueue: Send + Sync {
 
     /// The task failed: deliver it again after `retry_after` (immediately when `None`), or
     /// dead-letter it when its attempts are exhausted.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sandloom_sdk_infra::taskqueue::{Reservation, TaskQueue};
+    /// use sandloom_sdk_infra::InfraResult;
+    ///
+    /// /// Retry with exponential backoff: 2 s, 4 s, 8 s, …
+    /// async fn retry_later(queue: &dyn TaskQueue, reservation: &Reservation) -> InfraResult<()> {
+    ///     let backoff = Duration::from_secs(1 << reservation.task.attempts.min(10));
+    ///     queue.nack(reservation, Some(backoff)).await
+    /// }
+    /// ```
     ///
     /// # Errors
     /// `Conflict` when the reservation is stale.
@@ -181,6 +277,41 @@ pub trait TaskQueue: Send + Sync {
     ) -> InfraResult<()>;
 
     /// Up to `limit` dead-lettered tasks of `queue`, oldest first. Feature [`DEAD_LETTER`].
+    ///
+    /// ```
+    /// use sandloom_sdk_infra::taskqueue::TaskQueue;
+    /// use sandloom_sdk_infra::{ErrorKind, InfraResult};
+    ///
+    /// /// The ids of failed mails, or `None` when the driver does not keep them.
+    /// async fn failed_mails(queue: &dyn TaskQueue) -> InfraResult<Option<Vec<String>>> {
+    ///     match queue.dead_letters("mail", 100).await {
+    ///         Ok(tasks) => Ok(Some(tasks.into_iter().map(|task| task.id).collect())),
+    ///         Err(err) if err.kind() == ErrorKind::Unsupported => Ok(None),
+    ///         Err(err) => Err(err),
+    ///     }
+    /// }
+    /// # use std::time::Duration;
+    /// # use sandloom_sdk_infra::{async_trait, bytes::Bytes};
+    /// # use sandloom_sdk_infra::taskqueue::{EnqueueOptions, Reservation};
+    /// # struct PlainQueue;
+    /// # #[async_trait]
+    /// # impl TaskQueue for PlainQueue {
+    /// #     async fn enqueue(&self, _: &str, _: Bytes, _: EnqueueOptions) -> InfraResult<String> { unreachable!() }
+    /// #     async fn reserve(&self, _: &str, _: Duration) -> InfraResult<Option<Reservation>> { unreachable!() }
+    /// #     async fn ack(&self, _: &Reservation) -> InfraResult<()> { unreachable!() }
+    /// #     async fn nack(&self, _: &Reservation, _: Option<Duration>) -> InfraResult<()> { unreachable!() }
+    /// # }
+    /// # fn block_on<F: Future>(future: F) -> F::Output { // these futures never wait
+    /// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    /// #     match std::pin::pin!(future).poll(&mut cx) {
+    /// #         std::task::Poll::Ready(output) => output,
+    /// #         std::task::Poll::Pending => unreachable!(),
+    /// #     }
+    /// # }
+    ///
+    /// // `PlainQueue` implements only the required operations: no `dead_letter`.
+    /// assert_eq!(block_on(failed_mails(&PlainQueue)).unwrap(), None);
+    /// ```
     ///
     /// # Errors
     /// `Unsupported` without the feature.

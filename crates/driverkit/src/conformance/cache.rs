@@ -1,4 +1,38 @@
 //! The `cache` kit: [`CacheConformance`].
+//!
+//! A kit can run single obligations directly, here on a deliberately flawed stand-in driver.
+//! In a driver crate's tests, run them all with [`cache_conformance!`](crate::cache_conformance)
+//! instead.
+//!
+//! ```
+//! use sandloom_driverkit::conformance::cache::CacheConformance;
+//! use sandloom_driverkit::NoOptions;
+//! # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+//! # use sandloom_driverkit::cache::{Cache, CacheProvider};
+//! # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
+//! # /// Stores nothing: a stand-in for a driver under test.
+//! # pub struct ForgetfulCache;
+//! # #[async_trait]
+//! # impl Cache for ForgetfulCache {
+//! #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
+//! #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
+//! #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+//! # }
+//! # impl Driver for ForgetfulCache {
+//! #     type Options = sandloom_driverkit::NoOptions;
+//! #     fn supported_features() -> &'static [&'static str] { &[] }
+//! #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(ForgetfulCache) }
+//! # }
+//! # impl CacheProvider for ForgetfulCache {
+//! #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+//! # }
+//!
+//! // `ForgetfulCache` (hidden) stores nothing: every `get` answers `None`.
+//! let kit = CacheConformance::<ForgetfulCache>::new(|_request| NoOptions {});
+//! assert!(kit.check("get_missing_key_returns_none").is_ok());
+//! let failure = kit.check("set_overwrites").unwrap_err();
+//! eprintln!("{failure}"); // obligation `…` failed: what went wrong
+//! ```
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,6 +67,14 @@ use crate::cache::CacheProvider;
 /// - `bulk_operations_work`: declared `bulk`: `set_many`, `get_many` (in order, with misses) and
 ///   `delete_many` (counting hits); undeclared: all three answer `Unsupported`.
 /// - `operations_after_stop_fail_with_stopped`: after `stop`, every operation answers `Stopped`.
+///
+/// ```
+/// use sandloom_driverkit::conformance::cache::OBLIGATIONS;
+///
+/// assert_eq!(OBLIGATIONS.len(), 13);
+/// assert_eq!(OBLIGATIONS[0], "get_missing_key_returns_none");
+/// assert_eq!(OBLIGATIONS.last(), Some(&"operations_after_stop_fail_with_stopped"));
+/// ```
 pub const OBLIGATIONS: &[&str] = &[
     "get_missing_key_returns_none",
     "binary_values_round_trip_exactly",
@@ -67,7 +109,41 @@ pub struct CacheConformance<T: CacheProvider> {
 }
 
 impl<T: CacheProvider> CacheConformance<T> {
-    /// A kit that builds each instance from the options `options` returns.
+    /// A kit that builds each instance from the options `options` returns, given the
+    /// [`KitRequest`] of that instance.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::cache::CacheConformance;
+    /// use sandloom_driverkit::conformance::KitRequest;
+    /// use sandloom_driverkit::NoOptions;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::cache::{Cache, CacheProvider};
+    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
+    /// # /// Stores nothing: a stand-in for a driver under test.
+    /// # pub struct ForgetfulCache;
+    /// # #[async_trait]
+    /// # impl Cache for ForgetfulCache {
+    /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
+    /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
+    /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+    /// # }
+    /// # impl Driver for ForgetfulCache {
+    /// #     type Options = sandloom_driverkit::NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(ForgetfulCache) }
+    /// # }
+    /// # impl CacheProvider for ForgetfulCache {
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+    /// # }
+    ///
+    /// let kit = CacheConformance::<ForgetfulCache>::new(|request: &KitRequest| {
+    ///     // Called once per obligation, for a fresh instance with its own scratch space.
+    ///     assert!(request.scratch_dir.is_dir());
+    ///     assert!(!request.namespace.is_empty());
+    ///     NoOptions {}
+    /// });
+    /// assert!(kit.check("get_missing_key_returns_none").is_ok());
+    /// ```
     pub fn new(options: impl Fn(&KitRequest) -> T::Options + Send + Sync + 'static) -> Self {
         Self {
             factory: Factory::new(options),
@@ -75,6 +151,38 @@ impl<T: CacheProvider> CacheConformance<T> {
     }
 
     /// Run one obligation on a fresh instance.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::cache::CacheConformance;
+    /// use sandloom_driverkit::NoOptions;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::cache::{Cache, CacheProvider};
+    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
+    /// # /// Stores nothing: a stand-in for a driver under test.
+    /// # pub struct ForgetfulCache;
+    /// # #[async_trait]
+    /// # impl Cache for ForgetfulCache {
+    /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
+    /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
+    /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+    /// # }
+    /// # impl Driver for ForgetfulCache {
+    /// #     type Options = sandloom_driverkit::NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(ForgetfulCache) }
+    /// # }
+    /// # impl CacheProvider for ForgetfulCache {
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+    /// # }
+    ///
+    /// // `ForgetfulCache` (hidden) stores nothing: every `get` answers `None`.
+    /// let kit = CacheConformance::<ForgetfulCache>::new(|_request| NoOptions {});
+    /// assert_eq!(kit.check("get_missing_key_returns_none"), Ok(()));
+    /// let failure = kit.check("set_overwrites").unwrap_err();
+    /// assert_eq!(failure.obligation, "set_overwrites");
+    /// let unknown = kit.check("no_such_obligation").unwrap_err();
+    /// assert!(unknown.message.contains("no such obligation"));
+    /// ```
     ///
     /// # Errors
     /// The [`Failure`] of the obligation (an unknown name fails too).
@@ -89,6 +197,39 @@ impl<T: CacheProvider> CacheConformance<T> {
     }
 
     /// Run every obligation; the failures, in order.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::cache::CacheConformance;
+    /// use sandloom_driverkit::NoOptions;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::cache::{Cache, CacheProvider};
+    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
+    /// # /// Stores nothing: a stand-in for a driver under test.
+    /// # pub struct ForgetfulCache;
+    /// # #[async_trait]
+    /// # impl Cache for ForgetfulCache {
+    /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
+    /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
+    /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+    /// # }
+    /// # impl Driver for ForgetfulCache {
+    /// #     type Options = sandloom_driverkit::NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(ForgetfulCache) }
+    /// # }
+    /// # impl CacheProvider for ForgetfulCache {
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+    /// # }
+    ///
+    /// // `ForgetfulCache` (hidden) stores nothing: every `get` answers `None`.
+    /// let kit = CacheConformance::<ForgetfulCache>::new(|_request| NoOptions {});
+    /// let failures = kit.check_all();
+    /// for failure in &failures {
+    ///     eprintln!("{failure}");
+    /// }
+    /// assert!(failures.iter().any(|failure| failure.obligation == "set_overwrites"));
+    /// assert!(failures.iter().all(|failure| failure.obligation != "get_missing_key_returns_none"));
+    /// ```
     pub fn check_all(&self) -> Vec<Failure> {
         OBLIGATIONS
             .iter()
@@ -97,6 +238,37 @@ impl<T: CacheProvider> CacheConformance<T> {
     }
 
     /// Run one obligation and panic with its failure (what the generated tests call).
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::cache::CacheConformance;
+    /// use sandloom_driverkit::NoOptions;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::cache::{Cache, CacheProvider};
+    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
+    /// # /// Stores nothing: a stand-in for a driver under test.
+    /// # pub struct ForgetfulCache;
+    /// # #[async_trait]
+    /// # impl Cache for ForgetfulCache {
+    /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
+    /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
+    /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+    /// # }
+    /// # impl Driver for ForgetfulCache {
+    /// #     type Options = sandloom_driverkit::NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(ForgetfulCache) }
+    /// # }
+    /// # impl CacheProvider for ForgetfulCache {
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+    /// # }
+    ///
+    /// // `ForgetfulCache` (hidden) stores nothing: every `get` answers `None`.
+    /// let kit = CacheConformance::<ForgetfulCache>::new(|_request| NoOptions {});
+    /// kit.assert("get_missing_key_returns_none"); // passes
+    /// // A failed obligation panics with its `Failure`, as a failed `#[test]` must.
+    /// let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| kit.assert("set_overwrites")));
+    /// assert!(outcome.is_err());
+    /// ```
     ///
     /// # Panics
     /// When the obligation fails.
@@ -113,8 +285,33 @@ impl<T: CacheProvider> CacheConformance<T> {
 /// Run the whole `cache` kit from a driver crate's tests: one `#[test]` per obligation, in a
 /// module `cache_conformance`.
 ///
-/// ```ignore
-/// sandloom_driverkit::cache_conformance!(MemoryCache, |_request| MemoryCacheOptions::default());
+/// ```
+/// // tests/conformance.rs of a driver crate whose [dev-dependencies] turn on the
+/// // `conformance` feature of sandloom-driverkit.
+/// use sandloom_driverkit::NoOptions;
+/// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+/// # use sandloom_driverkit::cache::{Cache, CacheProvider};
+/// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
+/// # /// Stores nothing: a stand-in for a driver under test.
+/// # pub struct ForgetfulCache;
+/// # #[async_trait]
+/// # impl Cache for ForgetfulCache {
+/// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
+/// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
+/// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+/// # }
+/// # impl Driver for ForgetfulCache {
+/// #     type Options = sandloom_driverkit::NoOptions;
+/// #     fn supported_features() -> &'static [&'static str] { &[] }
+/// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(ForgetfulCache) }
+/// # }
+/// # impl CacheProvider for ForgetfulCache {
+/// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+/// # }
+/// # pub type MyCache = ForgetfulCache;
+///
+/// sandloom_driverkit::cache_conformance!(MyCache, |_request| NoOptions {});
+/// # fn main() {}
 /// ```
 #[macro_export]
 macro_rules! cache_conformance {

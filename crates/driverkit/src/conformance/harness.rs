@@ -12,6 +12,41 @@ use crate::Driver;
 
 /// What a kit asks of the instance it is about to build. The closure passed to a kit maps it to
 /// the driver's options.
+///
+/// ```
+/// use std::time::Duration;
+/// use sandloom_driverkit::conformance::cache::CacheConformance;
+/// use sandloom_driverkit::conformance::KitRequest;
+/// use sandloom_driverkit::NoOptions;
+/// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+/// # use sandloom_driverkit::cache::{Cache, CacheProvider};
+/// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
+/// # /// Stores nothing: a stand-in for a driver under test.
+/// # pub struct ForgetfulCache;
+/// # #[async_trait]
+/// # impl Cache for ForgetfulCache {
+/// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
+/// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
+/// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+/// # }
+/// # impl Driver for ForgetfulCache {
+/// #     type Options = sandloom_driverkit::NoOptions;
+/// #     fn supported_features() -> &'static [&'static str] { &[] }
+/// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(ForgetfulCache) }
+/// # }
+/// # impl CacheProvider for ForgetfulCache {
+/// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+/// # }
+///
+/// let kit = CacheConformance::<ForgetfulCache>::new(|request: &KitRequest| {
+///     assert!(request.scratch_dir.is_dir()); // empty, and removed after the obligation
+///     assert!(!request.namespace.is_empty()); // unique per obligation and process
+///     assert!(request.visibility_timeout < Duration::from_secs(5));
+///     assert!(request.max_attempts >= 2);
+///     NoOptions {} // a real driver would build its options from these
+/// });
+/// assert!(kit.check("get_missing_key_returns_none").is_ok());
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct KitRequest {
@@ -41,7 +76,15 @@ pub struct Failure {
 }
 
 impl Failure {
-    /// A failure of `obligation`.
+    /// A failure of `obligation` (kits make these; a driver's own test helpers may too).
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::Failure;
+    ///
+    /// let failure = Failure::new("set_overwrites", "the second `set` was ignored");
+    /// assert_eq!(failure.obligation, "set_overwrites");
+    /// assert_eq!(failure.message, "the second `set` was ignored");
+    /// ```
     pub fn new(obligation: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             obligation: obligation.into(),

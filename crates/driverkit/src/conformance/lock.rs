@@ -1,4 +1,43 @@
 //! The experimental `lock` kit: [`LockConformance`].
+//!
+//! A kit can run single obligations directly, here on a deliberately flawed stand-in driver.
+//! In a driver crate's tests, run them all with [`lock_conformance!`](crate::lock_conformance)
+//! instead.
+//!
+//! ```
+//! use sandloom_driverkit::conformance::lock::LockConformance;
+//! use sandloom_driverkit::NoOptions;
+//! # use std::time::{Duration, SystemTime};
+//! # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+//! # use sandloom_driverkit::lock::{Lease, Lock, LockProvider};
+//! # use sandloom_driverkit::sdk::InfraResult;
+//! # /// Grants every lease: a stand-in for a driver under test.
+//! # pub struct PushoverLock;
+//! # #[async_trait]
+//! # impl Lock for PushoverLock {
+//! #     async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
+//! #         Ok(Some(Lease::new(name, "token", SystemTime::now() + ttl)))
+//! #     }
+//! #     async fn release(&self, _: &Lease) -> InfraResult<bool> { Ok(true) }
+//! #     async fn refresh(&self, lease: &Lease, ttl: Duration) -> InfraResult<Lease> {
+//! #         Ok(Lease::new(lease.name.clone(), lease.token.clone(), SystemTime::now() + ttl))
+//! #     }
+//! # }
+//! # impl Driver for PushoverLock {
+//! #     type Options = sandloom_driverkit::NoOptions;
+//! #     fn supported_features() -> &'static [&'static str] { &[] }
+//! #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(PushoverLock) }
+//! # }
+//! # impl LockProvider for PushoverLock {
+//! #     const CONTRACT_VERSION: Version = Version::new(0, 1, 0);
+//! # }
+//!
+//! // `PushoverLock` (hidden) grants every `acquire`, even of a held lock.
+//! let kit = LockConformance::<PushoverLock>::new(|_request| NoOptions {});
+//! assert!(kit.check("acquire_grants_a_lease_naming_the_lock").is_ok());
+//! let failure = kit.check("a_held_lock_cannot_be_acquired").unwrap_err();
+//! eprintln!("{failure}"); // obligation `…` failed: what went wrong
+//! ```
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -40,6 +79,14 @@ use crate::lock::LockProvider;
 ///   non-ASCII letters or are 200 characters long are held and released independently.
 /// - `operations_after_stop_fail_with_stopped`: after `stop`, `acquire`, `release` and
 ///   `refresh` answer `Stopped`.
+///
+/// ```
+/// use sandloom_driverkit::conformance::lock::OBLIGATIONS;
+///
+/// assert_eq!(OBLIGATIONS.len(), 11);
+/// assert_eq!(OBLIGATIONS[0], "acquire_grants_a_lease_naming_the_lock");
+/// assert_eq!(OBLIGATIONS.last(), Some(&"operations_after_stop_fail_with_stopped"));
+/// ```
 pub const OBLIGATIONS: &[&str] = &[
     "acquire_grants_a_lease_naming_the_lock",
     "a_held_lock_cannot_be_acquired",
@@ -81,7 +128,46 @@ pub struct LockConformance<T: LockProvider> {
 }
 
 impl<T: LockProvider> LockConformance<T> {
-    /// A kit that builds each instance from the options `options` returns.
+    /// A kit that builds each instance from the options `options` returns, given the
+    /// [`KitRequest`] of that instance.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::lock::LockConformance;
+    /// use sandloom_driverkit::conformance::KitRequest;
+    /// use sandloom_driverkit::NoOptions;
+    /// # use std::time::{Duration, SystemTime};
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::lock::{Lease, Lock, LockProvider};
+    /// # use sandloom_driverkit::sdk::InfraResult;
+    /// # /// Grants every lease: a stand-in for a driver under test.
+    /// # pub struct PushoverLock;
+    /// # #[async_trait]
+    /// # impl Lock for PushoverLock {
+    /// #     async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
+    /// #         Ok(Some(Lease::new(name, "token", SystemTime::now() + ttl)))
+    /// #     }
+    /// #     async fn release(&self, _: &Lease) -> InfraResult<bool> { Ok(true) }
+    /// #     async fn refresh(&self, lease: &Lease, ttl: Duration) -> InfraResult<Lease> {
+    /// #         Ok(Lease::new(lease.name.clone(), lease.token.clone(), SystemTime::now() + ttl))
+    /// #     }
+    /// # }
+    /// # impl Driver for PushoverLock {
+    /// #     type Options = sandloom_driverkit::NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(PushoverLock) }
+    /// # }
+    /// # impl LockProvider for PushoverLock {
+    /// #     const CONTRACT_VERSION: Version = Version::new(0, 1, 0);
+    /// # }
+    ///
+    /// let kit = LockConformance::<PushoverLock>::new(|request: &KitRequest| {
+    ///     // Called once per obligation, for a fresh instance with its own scratch space.
+    ///     assert!(request.scratch_dir.is_dir());
+    ///     assert!(!request.namespace.is_empty());
+    ///     NoOptions {}
+    /// });
+    /// assert!(kit.check("acquire_grants_a_lease_naming_the_lock").is_ok());
+    /// ```
     pub fn new(options: impl Fn(&KitRequest) -> T::Options + Send + Sync + 'static) -> Self {
         Self {
             factory: Factory::new(options),
@@ -89,6 +175,43 @@ impl<T: LockProvider> LockConformance<T> {
     }
 
     /// Run one obligation on a fresh instance.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::lock::LockConformance;
+    /// use sandloom_driverkit::NoOptions;
+    /// # use std::time::{Duration, SystemTime};
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::lock::{Lease, Lock, LockProvider};
+    /// # use sandloom_driverkit::sdk::InfraResult;
+    /// # /// Grants every lease: a stand-in for a driver under test.
+    /// # pub struct PushoverLock;
+    /// # #[async_trait]
+    /// # impl Lock for PushoverLock {
+    /// #     async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
+    /// #         Ok(Some(Lease::new(name, "token", SystemTime::now() + ttl)))
+    /// #     }
+    /// #     async fn release(&self, _: &Lease) -> InfraResult<bool> { Ok(true) }
+    /// #     async fn refresh(&self, lease: &Lease, ttl: Duration) -> InfraResult<Lease> {
+    /// #         Ok(Lease::new(lease.name.clone(), lease.token.clone(), SystemTime::now() + ttl))
+    /// #     }
+    /// # }
+    /// # impl Driver for PushoverLock {
+    /// #     type Options = sandloom_driverkit::NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(PushoverLock) }
+    /// # }
+    /// # impl LockProvider for PushoverLock {
+    /// #     const CONTRACT_VERSION: Version = Version::new(0, 1, 0);
+    /// # }
+    ///
+    /// // `PushoverLock` (hidden) grants every `acquire`, even of a held lock.
+    /// let kit = LockConformance::<PushoverLock>::new(|_request| NoOptions {});
+    /// assert_eq!(kit.check("acquire_grants_a_lease_naming_the_lock"), Ok(()));
+    /// let failure = kit.check("a_held_lock_cannot_be_acquired").unwrap_err();
+    /// assert_eq!(failure.obligation, "a_held_lock_cannot_be_acquired");
+    /// let unknown = kit.check("no_such_obligation").unwrap_err();
+    /// assert!(unknown.message.contains("no such obligation"));
+    /// ```
     ///
     /// # Errors
     /// The [`Failure`] of the obligation (an unknown name fails too).
@@ -103,6 +226,44 @@ impl<T: LockProvider> LockConformance<T> {
     }
 
     /// Run every obligation; the failures, in order.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::lock::LockConformance;
+    /// use sandloom_driverkit::NoOptions;
+    /// # use std::time::{Duration, SystemTime};
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::lock::{Lease, Lock, LockProvider};
+    /// # use sandloom_driverkit::sdk::InfraResult;
+    /// # /// Grants every lease: a stand-in for a driver under test.
+    /// # pub struct PushoverLock;
+    /// # #[async_trait]
+    /// # impl Lock for PushoverLock {
+    /// #     async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
+    /// #         Ok(Some(Lease::new(name, "token", SystemTime::now() + ttl)))
+    /// #     }
+    /// #     async fn release(&self, _: &Lease) -> InfraResult<bool> { Ok(true) }
+    /// #     async fn refresh(&self, lease: &Lease, ttl: Duration) -> InfraResult<Lease> {
+    /// #         Ok(Lease::new(lease.name.clone(), lease.token.clone(), SystemTime::now() + ttl))
+    /// #     }
+    /// # }
+    /// # impl Driver for PushoverLock {
+    /// #     type Options = sandloom_driverkit::NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(PushoverLock) }
+    /// # }
+    /// # impl LockProvider for PushoverLock {
+    /// #     const CONTRACT_VERSION: Version = Version::new(0, 1, 0);
+    /// # }
+    ///
+    /// // `PushoverLock` (hidden) grants every `acquire`, even of a held lock.
+    /// let kit = LockConformance::<PushoverLock>::new(|_request| NoOptions {});
+    /// let failures = kit.check_all();
+    /// for failure in &failures {
+    ///     eprintln!("{failure}");
+    /// }
+    /// assert!(failures.iter().any(|failure| failure.obligation == "a_held_lock_cannot_be_acquired"));
+    /// assert!(failures.iter().all(|failure| failure.obligation != "acquire_grants_a_lease_naming_the_lock"));
+    /// ```
     pub fn check_all(&self) -> Vec<Failure> {
         OBLIGATIONS
             .iter()
@@ -111,6 +272,42 @@ impl<T: LockProvider> LockConformance<T> {
     }
 
     /// Run one obligation and panic with its failure (what the generated tests call).
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::lock::LockConformance;
+    /// use sandloom_driverkit::NoOptions;
+    /// # use std::time::{Duration, SystemTime};
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::lock::{Lease, Lock, LockProvider};
+    /// # use sandloom_driverkit::sdk::InfraResult;
+    /// # /// Grants every lease: a stand-in for a driver under test.
+    /// # pub struct PushoverLock;
+    /// # #[async_trait]
+    /// # impl Lock for PushoverLock {
+    /// #     async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
+    /// #         Ok(Some(Lease::new(name, "token", SystemTime::now() + ttl)))
+    /// #     }
+    /// #     async fn release(&self, _: &Lease) -> InfraResult<bool> { Ok(true) }
+    /// #     async fn refresh(&self, lease: &Lease, ttl: Duration) -> InfraResult<Lease> {
+    /// #         Ok(Lease::new(lease.name.clone(), lease.token.clone(), SystemTime::now() + ttl))
+    /// #     }
+    /// # }
+    /// # impl Driver for PushoverLock {
+    /// #     type Options = sandloom_driverkit::NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(PushoverLock) }
+    /// # }
+    /// # impl LockProvider for PushoverLock {
+    /// #     const CONTRACT_VERSION: Version = Version::new(0, 1, 0);
+    /// # }
+    ///
+    /// // `PushoverLock` (hidden) grants every `acquire`, even of a held lock.
+    /// let kit = LockConformance::<PushoverLock>::new(|_request| NoOptions {});
+    /// kit.assert("acquire_grants_a_lease_naming_the_lock"); // passes
+    /// // A failed obligation panics with its `Failure`, as a failed `#[test]` must.
+    /// let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| kit.assert("a_held_lock_cannot_be_acquired")));
+    /// assert!(outcome.is_err());
+    /// ```
     ///
     /// # Panics
     /// When the obligation fails.
@@ -128,9 +325,40 @@ impl<T: LockProvider> LockConformance<T> {
 /// obligation, in a module `lock_conformance`. A leading `name:` puts that module inside a
 /// module `name`, so one file can run the kit several times.
 ///
-/// ```ignore
-/// sandloom_driverkit::lock_conformance!(MemoryLock, |_request| NoOptions {});
-/// sandloom_driverkit::lock_conformance!(redis: RedisLock, |request| RedisLockOptions::for_tests(&request.namespace));
+/// ```
+/// // tests/conformance.rs of a driver crate whose [dev-dependencies] turn on the
+/// // `conformance` feature of sandloom-driverkit.
+/// use sandloom_driverkit::NoOptions;
+/// # use std::time::{Duration, SystemTime};
+/// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+/// # use sandloom_driverkit::lock::{Lease, Lock, LockProvider};
+/// # use sandloom_driverkit::sdk::InfraResult;
+/// # /// Grants every lease: a stand-in for a driver under test.
+/// # pub struct PushoverLock;
+/// # #[async_trait]
+/// # impl Lock for PushoverLock {
+/// #     async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
+/// #         Ok(Some(Lease::new(name, "token", SystemTime::now() + ttl)))
+/// #     }
+/// #     async fn release(&self, _: &Lease) -> InfraResult<bool> { Ok(true) }
+/// #     async fn refresh(&self, lease: &Lease, ttl: Duration) -> InfraResult<Lease> {
+/// #         Ok(Lease::new(lease.name.clone(), lease.token.clone(), SystemTime::now() + ttl))
+/// #     }
+/// # }
+/// # impl Driver for PushoverLock {
+/// #     type Options = sandloom_driverkit::NoOptions;
+/// #     fn supported_features() -> &'static [&'static str] { &[] }
+/// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(PushoverLock) }
+/// # }
+/// # impl LockProvider for PushoverLock {
+/// #     const CONTRACT_VERSION: Version = Version::new(0, 1, 0);
+/// # }
+/// # pub type MyLock = PushoverLock;
+///
+/// sandloom_driverkit::lock_conformance!(MyLock, |_request| NoOptions {});
+/// // Again in a module `second_run` (another configuration of the same driver, say):
+/// sandloom_driverkit::lock_conformance!(second_run: MyLock, |_request| NoOptions {});
+/// # fn main() {}
 /// ```
 #[macro_export]
 macro_rules! lock_conformance {

@@ -1,9 +1,42 @@
 //! Conformance kits: one named test per obligation of a public contract, runnable by any driver
 //! crate from its own tests with one macro call.
 //!
-//! ```ignore
-//! // tests/conformance.rs of a driver crate (feature `conformance` of sandloom-driverkit on):
-//! sandloom_driverkit::cache_conformance!(MyCache, |_request| MyCacheOptions::default());
+//! Turn the feature on for your tests only:
+//!
+//! ```toml
+//! [dev-dependencies]
+//! sandloom-driverkit = { version = "0.1", features = ["conformance"] }
+//! ```
+//!
+//! and run the kit of your capability in `tests/conformance.rs`; `cargo test` then lists one
+//! test per obligation (`cache_conformance::set_overwrites`, …):
+//!
+//! ```
+//! // tests/conformance.rs of a driver crate:
+//! use sandloom_driverkit::NoOptions;
+//! # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+//! # use sandloom_driverkit::cache::{Cache, CacheProvider};
+//! # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
+//! # /// Stores nothing: a stand-in for a driver under test.
+//! # pub struct ForgetfulCache;
+//! # #[async_trait]
+//! # impl Cache for ForgetfulCache {
+//! #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
+//! #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
+//! #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+//! # }
+//! # impl Driver for ForgetfulCache {
+//! #     type Options = sandloom_driverkit::NoOptions;
+//! #     fn supported_features() -> &'static [&'static str] { &[] }
+//! #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(ForgetfulCache) }
+//! # }
+//! # impl CacheProvider for ForgetfulCache {
+//! #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+//! # }
+//! # pub type MyCache = ForgetfulCache;
+//!
+//! sandloom_driverkit::cache_conformance!(MyCache, |_request| NoOptions {});
+//! # fn main() {}
 //! ```
 //!
 //! Each kit builds a fresh instance per obligation from the options the closure returns (the

@@ -1,4 +1,49 @@
 //! The `notifier` kit: [`NotifierConformance`].
+//!
+//! A kit can run single obligations directly, here on a deliberately flawed stand-in driver.
+//! In a driver crate's tests, run them all with [`notifier_conformance!`](crate::notifier_conformance)
+//! instead.
+//!
+//! ```
+//! use sandloom_driverkit::conformance::notifier::NotifierConformance;
+//! use sandloom_driverkit::NoOptions;
+//! # use std::sync::Mutex;
+//! # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+//! # use sandloom_driverkit::notifier::{Message, Notifier, NotifierProvider, Receipt};
+//! # use sandloom_driverkit::sdk::{InfraError, InfraResult};
+//! # /// Keeps what it sends: a stand-in for a driver under test.
+//! # #[derive(Default)]
+//! # pub struct Outbox(Mutex<Vec<Message>>);
+//! # impl Outbox {
+//! #     pub fn sent(&self) -> Vec<Message> { self.0.lock().unwrap().clone() }
+//! # }
+//! # #[async_trait]
+//! # impl Notifier for Outbox {
+//! #     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
+//! #         if message.body.is_empty() {
+//! #             return Err(InfraError::invalid_input("notifier", "empty message body"));
+//! #         }
+//! #         let mut sent = self.0.lock().unwrap();
+//! #         sent.push(message.clone());
+//! #         Ok(Receipt::new(sent.len().to_string()))
+//! #     }
+//! # }
+//! # impl Driver for Outbox {
+//! #     type Options = sandloom_driverkit::NoOptions;
+//! #     fn supported_features() -> &'static [&'static str] { &[] }
+//! #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(Outbox::default()) }
+//! # }
+//! # impl NotifierProvider for Outbox {
+//! #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+//! # }
+//!
+//! // `Outbox` (hidden) keeps what it sends and refuses empty bodies, but not blank
+//! // recipients.
+//! let kit = NotifierConformance::<Outbox>::new(|_request| NoOptions {});
+//! assert!(kit.check("send_returns_a_receipt_with_an_id").is_ok());
+//! let failure = kit.check("blank_recipient_is_invalid_input").unwrap_err();
+//! eprintln!("{failure}"); // obligation `…` failed: what went wrong
+//! ```
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -44,6 +89,14 @@ use crate::notifier::NotifierProvider;
 /// - `operations_after_stop_fail_with_stopped`: after `stop`, `send` answers `Stopped`, and so
 ///   does `send_batch` as a whole call when `batch` is declared (`Unsupported` or `Stopped`
 ///   when it is not).
+///
+/// ```
+/// use sandloom_driverkit::conformance::notifier::OBLIGATIONS;
+///
+/// assert_eq!(OBLIGATIONS.len(), 12);
+/// assert_eq!(OBLIGATIONS[0], "send_returns_a_receipt_with_an_id");
+/// assert_eq!(OBLIGATIONS.last(), Some(&"operations_after_stop_fail_with_stopped"));
+/// ```
 pub const OBLIGATIONS: &[&str] = &[
     "send_returns_a_receipt_with_an_id",
     "receipt_ids_are_distinct",
@@ -112,7 +165,51 @@ impl<T> Setup<T> {
 }
 
 impl<T: NotifierProvider> NotifierConformance<T> {
-    /// A kit that builds each instance from the options `options` returns.
+    /// A kit that builds each instance from the options `options` returns, given the
+    /// [`KitRequest`] of that instance.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::notifier::NotifierConformance;
+    /// use sandloom_driverkit::conformance::KitRequest;
+    /// use sandloom_driverkit::NoOptions;
+    /// # use std::sync::Mutex;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::notifier::{Message, Notifier, NotifierProvider, Receipt};
+    /// # use sandloom_driverkit::sdk::{InfraError, InfraResult};
+    /// # /// Keeps what it sends: a stand-in for a driver under test.
+    /// # #[derive(Default)]
+    /// # pub struct Outbox(Mutex<Vec<Message>>);
+    /// # impl Outbox {
+    /// #     pub fn sent(&self) -> Vec<Message> { self.0.lock().unwrap().clone() }
+    /// # }
+    /// # #[async_trait]
+    /// # impl Notifier for Outbox {
+    /// #     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
+    /// #         if message.body.is_empty() {
+    /// #             return Err(InfraError::invalid_input("notifier", "empty message body"));
+    /// #         }
+    /// #         let mut sent = self.0.lock().unwrap();
+    /// #         sent.push(message.clone());
+    /// #         Ok(Receipt::new(sent.len().to_string()))
+    /// #     }
+    /// # }
+    /// # impl Driver for Outbox {
+    /// #     type Options = sandloom_driverkit::NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(Outbox::default()) }
+    /// # }
+    /// # impl NotifierProvider for Outbox {
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+    /// # }
+    ///
+    /// let kit = NotifierConformance::<Outbox>::new(|request: &KitRequest| {
+    ///     // Called once per obligation, for a fresh instance with its own scratch space.
+    ///     assert!(request.scratch_dir.is_dir());
+    ///     assert!(!request.namespace.is_empty());
+    ///     NoOptions {}
+    /// });
+    /// assert!(kit.check("send_returns_a_receipt_with_an_id").is_ok());
+    /// ```
     pub fn new(options: impl Fn(&KitRequest) -> T::Options + Send + Sync + 'static) -> Self {
         Self {
             factory: Factory::new(options),
@@ -125,6 +222,43 @@ impl<T: NotifierProvider> NotifierConformance<T> {
     }
 
     /// A recipient the driver must accept (default `ops@example.com`).
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::notifier::NotifierConformance;
+    /// use sandloom_driverkit::NoOptions;
+    /// # use std::sync::Mutex;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::notifier::{Message, Notifier, NotifierProvider, Receipt};
+    /// # use sandloom_driverkit::sdk::{InfraError, InfraResult};
+    /// # /// Keeps what it sends: a stand-in for a driver under test.
+    /// # #[derive(Default)]
+    /// # pub struct Outbox(Mutex<Vec<Message>>);
+    /// # impl Outbox {
+    /// #     pub fn sent(&self) -> Vec<Message> { self.0.lock().unwrap().clone() }
+    /// # }
+    /// # #[async_trait]
+    /// # impl Notifier for Outbox {
+    /// #     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
+    /// #         if message.body.is_empty() {
+    /// #             return Err(InfraError::invalid_input("notifier", "empty message body"));
+    /// #         }
+    /// #         let mut sent = self.0.lock().unwrap();
+    /// #         sent.push(message.clone());
+    /// #         Ok(Receipt::new(sent.len().to_string()))
+    /// #     }
+    /// # }
+    /// # impl Driver for Outbox {
+    /// #     type Options = sandloom_driverkit::NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(Outbox::default()) }
+    /// # }
+    /// # impl NotifierProvider for Outbox {
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+    /// # }
+    ///
+    /// let kit = NotifierConformance::<Outbox>::new(|_request| NoOptions {}).valid_recipient("#ops");
+    /// assert!(kit.check("subject_and_metadata_are_accepted").is_ok());
+    /// ```
     #[must_use]
     pub fn valid_recipient(mut self, recipient: impl Into<String>) -> Self {
         self.setup.valid = recipient.into();
@@ -133,6 +267,46 @@ impl<T: NotifierProvider> NotifierConformance<T> {
 
     /// A non-blank recipient the driver must refuse with `InvalidInput` (by default none is
     /// checked: blank recipients are the only ones every driver refuses).
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::notifier::NotifierConformance;
+    /// use sandloom_driverkit::NoOptions;
+    /// # use std::sync::Mutex;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::notifier::{Message, Notifier, NotifierProvider, Receipt};
+    /// # use sandloom_driverkit::sdk::{InfraError, InfraResult};
+    /// # /// Keeps what it sends: a stand-in for a driver under test.
+    /// # #[derive(Default)]
+    /// # pub struct Outbox(Mutex<Vec<Message>>);
+    /// # impl Outbox {
+    /// #     pub fn sent(&self) -> Vec<Message> { self.0.lock().unwrap().clone() }
+    /// # }
+    /// # #[async_trait]
+    /// # impl Notifier for Outbox {
+    /// #     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
+    /// #         if message.body.is_empty() {
+    /// #             return Err(InfraError::invalid_input("notifier", "empty message body"));
+    /// #         }
+    /// #         let mut sent = self.0.lock().unwrap();
+    /// #         sent.push(message.clone());
+    /// #         Ok(Receipt::new(sent.len().to_string()))
+    /// #     }
+    /// # }
+    /// # impl Driver for Outbox {
+    /// #     type Options = sandloom_driverkit::NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(Outbox::default()) }
+    /// # }
+    /// # impl NotifierProvider for Outbox {
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+    /// # }
+    ///
+    /// let kit = NotifierConformance::<Outbox>::new(|_request| NoOptions {})
+    ///     .invalid_recipient("#no-such-channel");
+    /// // `Outbox` (hidden) accepts every recipient, so the kit reports it.
+    /// let failure = kit.check("configured_invalid_recipient_is_invalid_input").unwrap_err();
+    /// assert!(failure.message.contains("must answer invalid_input"));
+    /// ```
     #[must_use]
     pub fn invalid_recipient(mut self, recipient: impl Into<String>) -> Self {
         self.setup.invalid = Some(recipient.into());
@@ -142,6 +316,45 @@ impl<T: NotifierProvider> NotifierConformance<T> {
     /// How to read back every message the instance delivered, oldest first, for drivers that
     /// can tell (an in-memory driver, a test double of a service). With it the kit also checks
     /// that accepted messages arrive unchanged and in order, and refused ones not at all.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::notifier::NotifierConformance;
+    /// use sandloom_driverkit::NoOptions;
+    /// # use std::sync::Mutex;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::notifier::{Message, Notifier, NotifierProvider, Receipt};
+    /// # use sandloom_driverkit::sdk::{InfraError, InfraResult};
+    /// # /// Keeps what it sends: a stand-in for a driver under test.
+    /// # #[derive(Default)]
+    /// # pub struct Outbox(Mutex<Vec<Message>>);
+    /// # impl Outbox {
+    /// #     pub fn sent(&self) -> Vec<Message> { self.0.lock().unwrap().clone() }
+    /// # }
+    /// # #[async_trait]
+    /// # impl Notifier for Outbox {
+    /// #     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
+    /// #         if message.body.is_empty() {
+    /// #             return Err(InfraError::invalid_input("notifier", "empty message body"));
+    /// #         }
+    /// #         let mut sent = self.0.lock().unwrap();
+    /// #         sent.push(message.clone());
+    /// #         Ok(Receipt::new(sent.len().to_string()))
+    /// #     }
+    /// # }
+    /// # impl Driver for Outbox {
+    /// #     type Options = sandloom_driverkit::NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(Outbox::default()) }
+    /// # }
+    /// # impl NotifierProvider for Outbox {
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+    /// # }
+    ///
+    /// // `Outbox` (hidden) keeps every message it accepts; `sent` reads them back.
+    /// let kit = NotifierConformance::<Outbox>::new(|_request| NoOptions {})
+    ///     .delivered(|outbox: &Outbox| outbox.sent());
+    /// assert!(kit.check("accepted_messages_are_delivered_as_sent").is_ok());
+    /// ```
     #[must_use]
     pub fn delivered(
         mut self,
@@ -152,6 +365,49 @@ impl<T: NotifierProvider> NotifierConformance<T> {
     }
 
     /// Run one obligation on a fresh instance.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::notifier::NotifierConformance;
+    /// use sandloom_driverkit::NoOptions;
+    /// # use std::sync::Mutex;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::notifier::{Message, Notifier, NotifierProvider, Receipt};
+    /// # use sandloom_driverkit::sdk::{InfraError, InfraResult};
+    /// # /// Keeps what it sends: a stand-in for a driver under test.
+    /// # #[derive(Default)]
+    /// # pub struct Outbox(Mutex<Vec<Message>>);
+    /// # impl Outbox {
+    /// #     pub fn sent(&self) -> Vec<Message> { self.0.lock().unwrap().clone() }
+    /// # }
+    /// # #[async_trait]
+    /// # impl Notifier for Outbox {
+    /// #     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
+    /// #         if message.body.is_empty() {
+    /// #             return Err(InfraError::invalid_input("notifier", "empty message body"));
+    /// #         }
+    /// #         let mut sent = self.0.lock().unwrap();
+    /// #         sent.push(message.clone());
+    /// #         Ok(Receipt::new(sent.len().to_string()))
+    /// #     }
+    /// # }
+    /// # impl Driver for Outbox {
+    /// #     type Options = sandloom_driverkit::NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(Outbox::default()) }
+    /// # }
+    /// # impl NotifierProvider for Outbox {
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+    /// # }
+    ///
+    /// // `Outbox` (hidden) keeps what it sends and refuses empty bodies, but not blank
+    /// // recipients.
+    /// let kit = NotifierConformance::<Outbox>::new(|_request| NoOptions {});
+    /// assert_eq!(kit.check("send_returns_a_receipt_with_an_id"), Ok(()));
+    /// let failure = kit.check("blank_recipient_is_invalid_input").unwrap_err();
+    /// assert_eq!(failure.obligation, "blank_recipient_is_invalid_input");
+    /// let unknown = kit.check("no_such_obligation").unwrap_err();
+    /// assert!(unknown.message.contains("no such obligation"));
+    /// ```
     ///
     /// # Errors
     /// The [`Failure`] of the obligation (an unknown name fails too).
@@ -168,6 +424,50 @@ impl<T: NotifierProvider> NotifierConformance<T> {
     }
 
     /// Run every obligation; the failures, in order.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::notifier::NotifierConformance;
+    /// use sandloom_driverkit::NoOptions;
+    /// # use std::sync::Mutex;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::notifier::{Message, Notifier, NotifierProvider, Receipt};
+    /// # use sandloom_driverkit::sdk::{InfraError, InfraResult};
+    /// # /// Keeps what it sends: a stand-in for a driver under test.
+    /// # #[derive(Default)]
+    /// # pub struct Outbox(Mutex<Vec<Message>>);
+    /// # impl Outbox {
+    /// #     pub fn sent(&self) -> Vec<Message> { self.0.lock().unwrap().clone() }
+    /// # }
+    /// # #[async_trait]
+    /// # impl Notifier for Outbox {
+    /// #     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
+    /// #         if message.body.is_empty() {
+    /// #             return Err(InfraError::invalid_input("notifier", "empty message body"));
+    /// #         }
+    /// #         let mut sent = self.0.lock().unwrap();
+    /// #         sent.push(message.clone());
+    /// #         Ok(Receipt::new(sent.len().to_string()))
+    /// #     }
+    /// # }
+    /// # impl Driver for Outbox {
+    /// #     type Options = sandloom_driverkit::NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(Outbox::default()) }
+    /// # }
+    /// # impl NotifierProvider for Outbox {
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+    /// # }
+    ///
+    /// // `Outbox` (hidden) keeps what it sends and refuses empty bodies, but not blank
+    /// // recipients.
+    /// let kit = NotifierConformance::<Outbox>::new(|_request| NoOptions {});
+    /// let failures = kit.check_all();
+    /// for failure in &failures {
+    ///     eprintln!("{failure}");
+    /// }
+    /// assert!(failures.iter().any(|failure| failure.obligation == "blank_recipient_is_invalid_input"));
+    /// assert!(failures.iter().all(|failure| failure.obligation != "send_returns_a_receipt_with_an_id"));
+    /// ```
     pub fn check_all(&self) -> Vec<Failure> {
         OBLIGATIONS
             .iter()
@@ -176,6 +476,48 @@ impl<T: NotifierProvider> NotifierConformance<T> {
     }
 
     /// Run one obligation and panic with its failure (what the generated tests call).
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::notifier::NotifierConformance;
+    /// use sandloom_driverkit::NoOptions;
+    /// # use std::sync::Mutex;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::notifier::{Message, Notifier, NotifierProvider, Receipt};
+    /// # use sandloom_driverkit::sdk::{InfraError, InfraResult};
+    /// # /// Keeps what it sends: a stand-in for a driver under test.
+    /// # #[derive(Default)]
+    /// # pub struct Outbox(Mutex<Vec<Message>>);
+    /// # impl Outbox {
+    /// #     pub fn sent(&self) -> Vec<Message> { self.0.lock().unwrap().clone() }
+    /// # }
+    /// # #[async_trait]
+    /// # impl Notifier for Outbox {
+    /// #     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
+    /// #         if message.body.is_empty() {
+    /// #             return Err(InfraError::invalid_input("notifier", "empty message body"));
+    /// #         }
+    /// #         let mut sent = self.0.lock().unwrap();
+    /// #         sent.push(message.clone());
+    /// #         Ok(Receipt::new(sent.len().to_string()))
+    /// #     }
+    /// # }
+    /// # impl Driver for Outbox {
+    /// #     type Options = sandloom_driverkit::NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(Outbox::default()) }
+    /// # }
+    /// # impl NotifierProvider for Outbox {
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+    /// # }
+    ///
+    /// // `Outbox` (hidden) keeps what it sends and refuses empty bodies, but not blank
+    /// // recipients.
+    /// let kit = NotifierConformance::<Outbox>::new(|_request| NoOptions {});
+    /// kit.assert("send_returns_a_receipt_with_an_id"); // passes
+    /// // A failed obligation panics with its `Failure`, as a failed `#[test]` must.
+    /// let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| kit.assert("blank_recipient_is_invalid_input")));
+    /// assert!(outcome.is_err());
+    /// ```
     ///
     /// # Panics
     /// When the obligation fails.
@@ -197,14 +539,51 @@ impl<T: NotifierProvider> NotifierConformance<T> {
 /// [`NotifierConformance`](crate::conformance::notifier::NotifierConformance) may follow the
 /// options.
 ///
-/// ```ignore
-/// sandloom_driverkit::notifier_conformance!(LogNotifier, |_request| LogNotifierOptions::default());
+/// ```
+/// // tests/conformance.rs of a driver crate whose [dev-dependencies] turn on the
+/// // `conformance` feature of sandloom-driverkit.
+/// use sandloom_driverkit::NoOptions;
+/// # use std::sync::Mutex;
+/// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+/// # use sandloom_driverkit::notifier::{Message, Notifier, NotifierProvider, Receipt};
+/// # use sandloom_driverkit::sdk::{InfraError, InfraResult};
+/// # /// Keeps what it sends: a stand-in for a driver under test.
+/// # #[derive(Default)]
+/// # pub struct Outbox(Mutex<Vec<Message>>);
+/// # impl Outbox {
+/// #     pub fn sent(&self) -> Vec<Message> { self.0.lock().unwrap().clone() }
+/// # }
+/// # #[async_trait]
+/// # impl Notifier for Outbox {
+/// #     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
+/// #         if message.body.is_empty() {
+/// #             return Err(InfraError::invalid_input("notifier", "empty message body"));
+/// #         }
+/// #         let mut sent = self.0.lock().unwrap();
+/// #         sent.push(message.clone());
+/// #         Ok(Receipt::new(sent.len().to_string()))
+/// #     }
+/// # }
+/// # impl Driver for Outbox {
+/// #     type Options = sandloom_driverkit::NoOptions;
+/// #     fn supported_features() -> &'static [&'static str] { &[] }
+/// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(Outbox::default()) }
+/// # }
+/// # impl NotifierProvider for Outbox {
+/// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+/// # }
+/// # pub type MyNotifier = Outbox;
+///
+/// sandloom_driverkit::notifier_conformance!(MyNotifier, |_request| NoOptions {});
+///
+/// // The same kit, told more about the driver, in a module `configured`:
 /// sandloom_driverkit::notifier_conformance!(
-///     memory: MemoryNotifier,
-///     |_request| MemoryNotifierOptions::default(),
+///     configured: MyNotifier,
+///     |_request| NoOptions {},
 ///     .valid_recipient("#ops")
-///     .delivered(|notifier: &MemoryNotifier| notifier.sent())
+///     .delivered(|notifier: &MyNotifier| notifier.sent())
 /// );
+/// # fn main() {}
 /// ```
 #[macro_export]
 macro_rules! notifier_conformance {

@@ -11,6 +11,52 @@
 //! etag (content-hash etags do, generation etags do not), `last_modified`, and whether a key
 //! may be both an object and the prefix of others (`a` and `a/b`; file-backed stores refuse it,
 //! so no obligation writes such a pair).
+//!
+//! A kit can run single obligations directly, here on a deliberately flawed stand-in driver.
+//! In a driver crate's tests, run them all with [`objectstore_conformance!`](crate::objectstore_conformance)
+//! instead.
+//!
+//! ```
+//! use sandloom_driverkit::conformance::objectstore::ObjectStoreConformance;
+//! use sandloom_driverkit::NoOptions;
+//! # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+//! # use sandloom_driverkit::objectstore::{validate_key, ListOptions, ListPage, ObjectMeta};
+//! # use sandloom_driverkit::objectstore::{ObjectStore, ObjectStoreProvider};
+//! # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
+//! # /// Stores nothing: a stand-in for a driver under test.
+//! # pub struct VoidStore;
+//! # #[async_trait]
+//! # impl ObjectStore for VoidStore {
+//! #     async fn put(&self, key: &str, data: Bytes) -> InfraResult<ObjectMeta> {
+//! #         validate_key(key)?;
+//! #         Ok(ObjectMeta::new(key, data.len() as u64))
+//! #     }
+//! #     async fn get(&self, key: &str) -> InfraResult<Bytes> {
+//! #         validate_key(key)?;
+//! #         Err(InfraError::not_found("objectstore", format!("no object {key:?}")))
+//! #     }
+//! #     async fn head(&self, key: &str) -> InfraResult<ObjectMeta> {
+//! #         validate_key(key)?;
+//! #         Err(InfraError::not_found("objectstore", format!("no object {key:?}")))
+//! #     }
+//! #     async fn delete(&self, key: &str) -> InfraResult<()> { validate_key(key) }
+//! #     async fn list(&self, _: &str, _: ListOptions) -> InfraResult<ListPage> { Ok(ListPage::default()) }
+//! # }
+//! # impl Driver for VoidStore {
+//! #     type Options = sandloom_driverkit::NoOptions;
+//! #     fn supported_features() -> &'static [&'static str] { &[] }
+//! #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(VoidStore) }
+//! # }
+//! # impl ObjectStoreProvider for VoidStore {
+//! #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+//! # }
+//!
+//! // `VoidStore` (hidden) checks keys, accepts every `put` and stores nothing.
+//! let kit = ObjectStoreConformance::<VoidStore>::new(|_request| NoOptions {});
+//! assert!(kit.check("missing_object_is_not_found").is_ok());
+//! let failure = kit.check("binary_objects_round_trip_exactly").unwrap_err();
+//! eprintln!("{failure}"); // obligation `…` failed: what went wrong
+//! ```
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -94,6 +140,14 @@ use crate::objectstore::ObjectStoreProvider;
 /// driver that checks then writes, or reads, modifies and writes back, fails every time, not by
 /// chance. Every listing an obligation makes is also held to the general listing rules (page
 /// size, prefix, strictly ascending keys, no empty page announcing more).
+///
+/// ```
+/// use sandloom_driverkit::conformance::objectstore::OBLIGATIONS;
+///
+/// assert_eq!(OBLIGATIONS.len(), 22);
+/// assert_eq!(OBLIGATIONS[0], "missing_object_is_not_found");
+/// assert_eq!(OBLIGATIONS.last(), Some(&"operations_after_stop_fail_with_stopped"));
+/// ```
 pub const OBLIGATIONS: &[&str] = &[
     "missing_object_is_not_found",
     "binary_objects_round_trip_exactly",
@@ -151,7 +205,53 @@ pub struct ObjectStoreConformance<T: ObjectStoreProvider> {
 }
 
 impl<T: ObjectStoreProvider> ObjectStoreConformance<T> {
-    /// A kit that builds each instance from the options `options` returns.
+    /// A kit that builds each instance from the options `options` returns, given the
+    /// [`KitRequest`] of that instance.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::objectstore::ObjectStoreConformance;
+    /// use sandloom_driverkit::conformance::KitRequest;
+    /// use sandloom_driverkit::NoOptions;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::objectstore::{validate_key, ListOptions, ListPage, ObjectMeta};
+    /// # use sandloom_driverkit::objectstore::{ObjectStore, ObjectStoreProvider};
+    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
+    /// # /// Stores nothing: a stand-in for a driver under test.
+    /// # pub struct VoidStore;
+    /// # #[async_trait]
+    /// # impl ObjectStore for VoidStore {
+    /// #     async fn put(&self, key: &str, data: Bytes) -> InfraResult<ObjectMeta> {
+    /// #         validate_key(key)?;
+    /// #         Ok(ObjectMeta::new(key, data.len() as u64))
+    /// #     }
+    /// #     async fn get(&self, key: &str) -> InfraResult<Bytes> {
+    /// #         validate_key(key)?;
+    /// #         Err(InfraError::not_found("objectstore", format!("no object {key:?}")))
+    /// #     }
+    /// #     async fn head(&self, key: &str) -> InfraResult<ObjectMeta> {
+    /// #         validate_key(key)?;
+    /// #         Err(InfraError::not_found("objectstore", format!("no object {key:?}")))
+    /// #     }
+    /// #     async fn delete(&self, key: &str) -> InfraResult<()> { validate_key(key) }
+    /// #     async fn list(&self, _: &str, _: ListOptions) -> InfraResult<ListPage> { Ok(ListPage::default()) }
+    /// # }
+    /// # impl Driver for VoidStore {
+    /// #     type Options = sandloom_driverkit::NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(VoidStore) }
+    /// # }
+    /// # impl ObjectStoreProvider for VoidStore {
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+    /// # }
+    ///
+    /// let kit = ObjectStoreConformance::<VoidStore>::new(|request: &KitRequest| {
+    ///     // Called once per obligation, for a fresh instance with its own scratch space.
+    ///     assert!(request.scratch_dir.is_dir());
+    ///     assert!(!request.namespace.is_empty());
+    ///     NoOptions {}
+    /// });
+    /// assert!(kit.check("missing_object_is_not_found").is_ok());
+    /// ```
     pub fn new(options: impl Fn(&KitRequest) -> T::Options + Send + Sync + 'static) -> Self {
         Self {
             factory: Factory::new(options),
@@ -159,6 +259,50 @@ impl<T: ObjectStoreProvider> ObjectStoreConformance<T> {
     }
 
     /// Run one obligation on a fresh instance.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::objectstore::ObjectStoreConformance;
+    /// use sandloom_driverkit::NoOptions;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::objectstore::{validate_key, ListOptions, ListPage, ObjectMeta};
+    /// # use sandloom_driverkit::objectstore::{ObjectStore, ObjectStoreProvider};
+    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
+    /// # /// Stores nothing: a stand-in for a driver under test.
+    /// # pub struct VoidStore;
+    /// # #[async_trait]
+    /// # impl ObjectStore for VoidStore {
+    /// #     async fn put(&self, key: &str, data: Bytes) -> InfraResult<ObjectMeta> {
+    /// #         validate_key(key)?;
+    /// #         Ok(ObjectMeta::new(key, data.len() as u64))
+    /// #     }
+    /// #     async fn get(&self, key: &str) -> InfraResult<Bytes> {
+    /// #         validate_key(key)?;
+    /// #         Err(InfraError::not_found("objectstore", format!("no object {key:?}")))
+    /// #     }
+    /// #     async fn head(&self, key: &str) -> InfraResult<ObjectMeta> {
+    /// #         validate_key(key)?;
+    /// #         Err(InfraError::not_found("objectstore", format!("no object {key:?}")))
+    /// #     }
+    /// #     async fn delete(&self, key: &str) -> InfraResult<()> { validate_key(key) }
+    /// #     async fn list(&self, _: &str, _: ListOptions) -> InfraResult<ListPage> { Ok(ListPage::default()) }
+    /// # }
+    /// # impl Driver for VoidStore {
+    /// #     type Options = sandloom_driverkit::NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(VoidStore) }
+    /// # }
+    /// # impl ObjectStoreProvider for VoidStore {
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+    /// # }
+    ///
+    /// // `VoidStore` (hidden) checks keys, accepts every `put` and stores nothing.
+    /// let kit = ObjectStoreConformance::<VoidStore>::new(|_request| NoOptions {});
+    /// assert_eq!(kit.check("missing_object_is_not_found"), Ok(()));
+    /// let failure = kit.check("binary_objects_round_trip_exactly").unwrap_err();
+    /// assert_eq!(failure.obligation, "binary_objects_round_trip_exactly");
+    /// let unknown = kit.check("no_such_obligation").unwrap_err();
+    /// assert!(unknown.message.contains("no such obligation"));
+    /// ```
     ///
     /// # Errors
     /// The [`Failure`] of the obligation (an unknown name fails too).
@@ -173,6 +317,51 @@ impl<T: ObjectStoreProvider> ObjectStoreConformance<T> {
     }
 
     /// Run every obligation; the failures, in order.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::objectstore::ObjectStoreConformance;
+    /// use sandloom_driverkit::NoOptions;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::objectstore::{validate_key, ListOptions, ListPage, ObjectMeta};
+    /// # use sandloom_driverkit::objectstore::{ObjectStore, ObjectStoreProvider};
+    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
+    /// # /// Stores nothing: a stand-in for a driver under test.
+    /// # pub struct VoidStore;
+    /// # #[async_trait]
+    /// # impl ObjectStore for VoidStore {
+    /// #     async fn put(&self, key: &str, data: Bytes) -> InfraResult<ObjectMeta> {
+    /// #         validate_key(key)?;
+    /// #         Ok(ObjectMeta::new(key, data.len() as u64))
+    /// #     }
+    /// #     async fn get(&self, key: &str) -> InfraResult<Bytes> {
+    /// #         validate_key(key)?;
+    /// #         Err(InfraError::not_found("objectstore", format!("no object {key:?}")))
+    /// #     }
+    /// #     async fn head(&self, key: &str) -> InfraResult<ObjectMeta> {
+    /// #         validate_key(key)?;
+    /// #         Err(InfraError::not_found("objectstore", format!("no object {key:?}")))
+    /// #     }
+    /// #     async fn delete(&self, key: &str) -> InfraResult<()> { validate_key(key) }
+    /// #     async fn list(&self, _: &str, _: ListOptions) -> InfraResult<ListPage> { Ok(ListPage::default()) }
+    /// # }
+    /// # impl Driver for VoidStore {
+    /// #     type Options = sandloom_driverkit::NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(VoidStore) }
+    /// # }
+    /// # impl ObjectStoreProvider for VoidStore {
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+    /// # }
+    ///
+    /// // `VoidStore` (hidden) checks keys, accepts every `put` and stores nothing.
+    /// let kit = ObjectStoreConformance::<VoidStore>::new(|_request| NoOptions {});
+    /// let failures = kit.check_all();
+    /// for failure in &failures {
+    ///     eprintln!("{failure}");
+    /// }
+    /// assert!(failures.iter().any(|failure| failure.obligation == "binary_objects_round_trip_exactly"));
+    /// assert!(failures.iter().all(|failure| failure.obligation != "missing_object_is_not_found"));
+    /// ```
     pub fn check_all(&self) -> Vec<Failure> {
         OBLIGATIONS
             .iter()
@@ -181,6 +370,49 @@ impl<T: ObjectStoreProvider> ObjectStoreConformance<T> {
     }
 
     /// Run one obligation and panic with its failure (what the generated tests call).
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::objectstore::ObjectStoreConformance;
+    /// use sandloom_driverkit::NoOptions;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::objectstore::{validate_key, ListOptions, ListPage, ObjectMeta};
+    /// # use sandloom_driverkit::objectstore::{ObjectStore, ObjectStoreProvider};
+    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
+    /// # /// Stores nothing: a stand-in for a driver under test.
+    /// # pub struct VoidStore;
+    /// # #[async_trait]
+    /// # impl ObjectStore for VoidStore {
+    /// #     async fn put(&self, key: &str, data: Bytes) -> InfraResult<ObjectMeta> {
+    /// #         validate_key(key)?;
+    /// #         Ok(ObjectMeta::new(key, data.len() as u64))
+    /// #     }
+    /// #     async fn get(&self, key: &str) -> InfraResult<Bytes> {
+    /// #         validate_key(key)?;
+    /// #         Err(InfraError::not_found("objectstore", format!("no object {key:?}")))
+    /// #     }
+    /// #     async fn head(&self, key: &str) -> InfraResult<ObjectMeta> {
+    /// #         validate_key(key)?;
+    /// #         Err(InfraError::not_found("objectstore", format!("no object {key:?}")))
+    /// #     }
+    /// #     async fn delete(&self, key: &str) -> InfraResult<()> { validate_key(key) }
+    /// #     async fn list(&self, _: &str, _: ListOptions) -> InfraResult<ListPage> { Ok(ListPage::default()) }
+    /// # }
+    /// # impl Driver for VoidStore {
+    /// #     type Options = sandloom_driverkit::NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(VoidStore) }
+    /// # }
+    /// # impl ObjectStoreProvider for VoidStore {
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+    /// # }
+    ///
+    /// // `VoidStore` (hidden) checks keys, accepts every `put` and stores nothing.
+    /// let kit = ObjectStoreConformance::<VoidStore>::new(|_request| NoOptions {});
+    /// kit.assert("missing_object_is_not_found"); // passes
+    /// // A failed obligation panics with its `Failure`, as a failed `#[test]` must.
+    /// let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| kit.assert("binary_objects_round_trip_exactly")));
+    /// assert!(outcome.is_err());
+    /// ```
     ///
     /// # Panics
     /// When the obligation fails.
@@ -198,13 +430,47 @@ impl<T: ObjectStoreProvider> ObjectStoreConformance<T> {
 /// in a module `objectstore_conformance`, or in a module of the name given before a colon (to
 /// run the kit for several drivers or configurations in one file).
 ///
-/// ```ignore
-/// use sandloom_embedded::{FsObjectStore, FsObjectStoreOptions, MemoryObjectStore};
+/// ```
+/// // tests/conformance.rs of a driver crate whose [dev-dependencies] turn on the
+/// // `conformance` feature of sandloom-driverkit.
+/// use sandloom_driverkit::NoOptions;
+/// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+/// # use sandloom_driverkit::objectstore::{validate_key, ListOptions, ListPage, ObjectMeta};
+/// # use sandloom_driverkit::objectstore::{ObjectStore, ObjectStoreProvider};
+/// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
+/// # /// Stores nothing: a stand-in for a driver under test.
+/// # pub struct VoidStore;
+/// # #[async_trait]
+/// # impl ObjectStore for VoidStore {
+/// #     async fn put(&self, key: &str, data: Bytes) -> InfraResult<ObjectMeta> {
+/// #         validate_key(key)?;
+/// #         Ok(ObjectMeta::new(key, data.len() as u64))
+/// #     }
+/// #     async fn get(&self, key: &str) -> InfraResult<Bytes> {
+/// #         validate_key(key)?;
+/// #         Err(InfraError::not_found("objectstore", format!("no object {key:?}")))
+/// #     }
+/// #     async fn head(&self, key: &str) -> InfraResult<ObjectMeta> {
+/// #         validate_key(key)?;
+/// #         Err(InfraError::not_found("objectstore", format!("no object {key:?}")))
+/// #     }
+/// #     async fn delete(&self, key: &str) -> InfraResult<()> { validate_key(key) }
+/// #     async fn list(&self, _: &str, _: ListOptions) -> InfraResult<ListPage> { Ok(ListPage::default()) }
+/// # }
+/// # impl Driver for VoidStore {
+/// #     type Options = sandloom_driverkit::NoOptions;
+/// #     fn supported_features() -> &'static [&'static str] { &[] }
+/// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(VoidStore) }
+/// # }
+/// # impl ObjectStoreProvider for VoidStore {
+/// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+/// # }
+/// # pub type MyStore = VoidStore;
 ///
-/// sandloom_driverkit::objectstore_conformance!(MemoryObjectStore, |_request| NoOptions {});
-/// sandloom_driverkit::objectstore_conformance!(fs: FsObjectStore, |request| {
-///     FsObjectStoreOptions { root: request.scratch_dir.join("root") }
-/// });
+/// sandloom_driverkit::objectstore_conformance!(MyStore, |_request| NoOptions {});
+/// // Again, with its tests in a module `second_run` instead of `objectstore_conformance`:
+/// sandloom_driverkit::objectstore_conformance!(second_run: MyStore, |_request| NoOptions {});
+/// # fn main() {}
 /// ```
 #[macro_export]
 macro_rules! objectstore_conformance {

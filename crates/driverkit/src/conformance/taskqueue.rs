@@ -8,6 +8,54 @@
 //! Timing is checked as behaviour, not speed: "not before" bounds are measured from before the
 //! call that started the clock (less a small clock tolerance), "within" bounds carry generous
 //! slack.
+//!
+//! A kit can run single obligations directly, here on a deliberately flawed stand-in driver.
+//! In a driver crate's tests, run them all with [`taskqueue_conformance!`](crate::taskqueue_conformance)
+//! instead.
+//!
+//! ```
+//! use sandloom_driverkit::conformance::taskqueue::TaskQueueConformance;
+//! # use std::time::Duration;
+//! # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+//! # use sandloom_driverkit::taskqueue::{EnqueueOptions, Reservation, TaskQueue, TaskQueueProvider};
+//! # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
+//! # #[derive(Debug, serde::Deserialize)]
+//! # #[serde(deny_unknown_fields)]
+//! # pub struct DrainOptions { pub visibility_timeout_ms: u64, pub max_attempts: u32 }
+//! # /// Delivers nothing: a stand-in for a driver under test.
+//! # pub struct DrainQueue;
+//! # fn named(queue: &str) -> InfraResult<()> {
+//! #     if queue.is_empty() { Err(InfraError::invalid_input("taskqueue", "empty queue name")) } else { Ok(()) }
+//! # }
+//! # #[async_trait]
+//! # impl TaskQueue for DrainQueue {
+//! #     async fn enqueue(&self, queue: &str, _: Bytes, _: EnqueueOptions) -> InfraResult<String> {
+//! #         named(queue).map(|()| "1".to_owned())
+//! #     }
+//! #     async fn reserve(&self, queue: &str, _: Duration) -> InfraResult<Option<Reservation>> {
+//! #         named(queue).map(|()| None)
+//! #     }
+//! #     async fn ack(&self, _: &Reservation) -> InfraResult<()> { Ok(()) }
+//! #     async fn nack(&self, _: &Reservation, _: Option<Duration>) -> InfraResult<()> { Ok(()) }
+//! # }
+//! # impl Driver for DrainQueue {
+//! #     type Options = DrainOptions;
+//! #     fn supported_features() -> &'static [&'static str] { &[] }
+//! #     fn from_options(_: DrainOptions) -> Result<Self, DriverError> { Ok(DrainQueue) }
+//! # }
+//! # impl TaskQueueProvider for DrainQueue {
+//! #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+//! # }
+//!
+//! // `DrainQueue` (hidden) checks queue names, accepts every task and delivers none.
+//! let kit = TaskQueueConformance::<DrainQueue>::new(|request| DrainOptions {
+//!     visibility_timeout_ms: request.visibility_timeout.as_millis() as u64,
+//!     max_attempts: request.max_attempts,
+//! });
+//! assert!(kit.check("empty_queue_name_is_invalid_input").is_ok());
+//! let failure = kit.check("enqueue_reserve_ack_round_trips").unwrap_err();
+//! eprintln!("{failure}"); // obligation `…` failed: what went wrong
+//! ```
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -71,6 +119,14 @@ use crate::taskqueue::TaskQueueProvider;
 ///   `InvalidInput`.
 /// - `operations_after_stop_fail_with_stopped`: after `stop`, `enqueue`, `reserve`, `ack`, `nack`
 ///   (and `dead_letters` when declared) answer `Stopped`.
+///
+/// ```
+/// use sandloom_driverkit::conformance::taskqueue::OBLIGATIONS;
+///
+/// assert_eq!(OBLIGATIONS.len(), 18);
+/// assert_eq!(OBLIGATIONS[0], "enqueue_reserve_ack_round_trips");
+/// assert_eq!(OBLIGATIONS.last(), Some(&"operations_after_stop_fail_with_stopped"));
+/// ```
 pub const OBLIGATIONS: &[&str] = &[
     "enqueue_reserve_ack_round_trips",
     "payloads_round_trip_exactly",
@@ -116,7 +172,55 @@ pub struct TaskQueueConformance<T: TaskQueueProvider> {
 }
 
 impl<T: TaskQueueProvider> TaskQueueConformance<T> {
-    /// A kit that builds each instance from the options `options` returns.
+    /// A kit that builds each instance from the options `options` returns, given the
+    /// [`KitRequest`] of that instance.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::taskqueue::TaskQueueConformance;
+    /// use sandloom_driverkit::conformance::KitRequest;
+    /// # use std::time::Duration;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::taskqueue::{EnqueueOptions, Reservation, TaskQueue, TaskQueueProvider};
+    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
+    /// # #[derive(Debug, serde::Deserialize)]
+    /// # #[serde(deny_unknown_fields)]
+    /// # pub struct DrainOptions { pub visibility_timeout_ms: u64, pub max_attempts: u32 }
+    /// # /// Delivers nothing: a stand-in for a driver under test.
+    /// # pub struct DrainQueue;
+    /// # fn named(queue: &str) -> InfraResult<()> {
+    /// #     if queue.is_empty() { Err(InfraError::invalid_input("taskqueue", "empty queue name")) } else { Ok(()) }
+    /// # }
+    /// # #[async_trait]
+    /// # impl TaskQueue for DrainQueue {
+    /// #     async fn enqueue(&self, queue: &str, _: Bytes, _: EnqueueOptions) -> InfraResult<String> {
+    /// #         named(queue).map(|()| "1".to_owned())
+    /// #     }
+    /// #     async fn reserve(&self, queue: &str, _: Duration) -> InfraResult<Option<Reservation>> {
+    /// #         named(queue).map(|()| None)
+    /// #     }
+    /// #     async fn ack(&self, _: &Reservation) -> InfraResult<()> { Ok(()) }
+    /// #     async fn nack(&self, _: &Reservation, _: Option<Duration>) -> InfraResult<()> { Ok(()) }
+    /// # }
+    /// # impl Driver for DrainQueue {
+    /// #     type Options = DrainOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: DrainOptions) -> Result<Self, DriverError> { Ok(DrainQueue) }
+    /// # }
+    /// # impl TaskQueueProvider for DrainQueue {
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+    /// # }
+    ///
+    /// let kit = TaskQueueConformance::<DrainQueue>::new(|request: &KitRequest| {
+    ///     // Called once per obligation, for a fresh instance with its own scratch space.
+    ///     assert!(request.scratch_dir.is_dir());
+    ///     assert!(!request.namespace.is_empty());
+    ///     DrainOptions {
+    ///         visibility_timeout_ms: request.visibility_timeout.as_millis() as u64,
+    ///         max_attempts: request.max_attempts,
+    ///     }
+    /// });
+    /// assert!(kit.check("empty_queue_name_is_invalid_input").is_ok());
+    /// ```
     pub fn new(options: impl Fn(&KitRequest) -> T::Options + Send + Sync + 'static) -> Self {
         Self {
             factory: Factory::new(options),
@@ -124,6 +228,52 @@ impl<T: TaskQueueProvider> TaskQueueConformance<T> {
     }
 
     /// Run one obligation on a fresh instance.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::taskqueue::TaskQueueConformance;
+    /// # use std::time::Duration;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::taskqueue::{EnqueueOptions, Reservation, TaskQueue, TaskQueueProvider};
+    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
+    /// # #[derive(Debug, serde::Deserialize)]
+    /// # #[serde(deny_unknown_fields)]
+    /// # pub struct DrainOptions { pub visibility_timeout_ms: u64, pub max_attempts: u32 }
+    /// # /// Delivers nothing: a stand-in for a driver under test.
+    /// # pub struct DrainQueue;
+    /// # fn named(queue: &str) -> InfraResult<()> {
+    /// #     if queue.is_empty() { Err(InfraError::invalid_input("taskqueue", "empty queue name")) } else { Ok(()) }
+    /// # }
+    /// # #[async_trait]
+    /// # impl TaskQueue for DrainQueue {
+    /// #     async fn enqueue(&self, queue: &str, _: Bytes, _: EnqueueOptions) -> InfraResult<String> {
+    /// #         named(queue).map(|()| "1".to_owned())
+    /// #     }
+    /// #     async fn reserve(&self, queue: &str, _: Duration) -> InfraResult<Option<Reservation>> {
+    /// #         named(queue).map(|()| None)
+    /// #     }
+    /// #     async fn ack(&self, _: &Reservation) -> InfraResult<()> { Ok(()) }
+    /// #     async fn nack(&self, _: &Reservation, _: Option<Duration>) -> InfraResult<()> { Ok(()) }
+    /// # }
+    /// # impl Driver for DrainQueue {
+    /// #     type Options = DrainOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: DrainOptions) -> Result<Self, DriverError> { Ok(DrainQueue) }
+    /// # }
+    /// # impl TaskQueueProvider for DrainQueue {
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+    /// # }
+    ///
+    /// // `DrainQueue` (hidden) checks queue names, accepts every task and delivers none.
+    /// let kit = TaskQueueConformance::<DrainQueue>::new(|request| DrainOptions {
+    ///     visibility_timeout_ms: request.visibility_timeout.as_millis() as u64,
+    ///     max_attempts: request.max_attempts,
+    /// });
+    /// assert_eq!(kit.check("empty_queue_name_is_invalid_input"), Ok(()));
+    /// let failure = kit.check("enqueue_reserve_ack_round_trips").unwrap_err();
+    /// assert_eq!(failure.obligation, "enqueue_reserve_ack_round_trips");
+    /// let unknown = kit.check("no_such_obligation").unwrap_err();
+    /// assert!(unknown.message.contains("no such obligation"));
+    /// ```
     ///
     /// # Errors
     /// The [`Failure`] of the obligation (an unknown name fails too).
@@ -138,6 +288,53 @@ impl<T: TaskQueueProvider> TaskQueueConformance<T> {
     }
 
     /// Run every obligation; the failures, in order.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::taskqueue::TaskQueueConformance;
+    /// # use std::time::Duration;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::taskqueue::{EnqueueOptions, Reservation, TaskQueue, TaskQueueProvider};
+    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
+    /// # #[derive(Debug, serde::Deserialize)]
+    /// # #[serde(deny_unknown_fields)]
+    /// # pub struct DrainOptions { pub visibility_timeout_ms: u64, pub max_attempts: u32 }
+    /// # /// Delivers nothing: a stand-in for a driver under test.
+    /// # pub struct DrainQueue;
+    /// # fn named(queue: &str) -> InfraResult<()> {
+    /// #     if queue.is_empty() { Err(InfraError::invalid_input("taskqueue", "empty queue name")) } else { Ok(()) }
+    /// # }
+    /// # #[async_trait]
+    /// # impl TaskQueue for DrainQueue {
+    /// #     async fn enqueue(&self, queue: &str, _: Bytes, _: EnqueueOptions) -> InfraResult<String> {
+    /// #         named(queue).map(|()| "1".to_owned())
+    /// #     }
+    /// #     async fn reserve(&self, queue: &str, _: Duration) -> InfraResult<Option<Reservation>> {
+    /// #         named(queue).map(|()| None)
+    /// #     }
+    /// #     async fn ack(&self, _: &Reservation) -> InfraResult<()> { Ok(()) }
+    /// #     async fn nack(&self, _: &Reservation, _: Option<Duration>) -> InfraResult<()> { Ok(()) }
+    /// # }
+    /// # impl Driver for DrainQueue {
+    /// #     type Options = DrainOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: DrainOptions) -> Result<Self, DriverError> { Ok(DrainQueue) }
+    /// # }
+    /// # impl TaskQueueProvider for DrainQueue {
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+    /// # }
+    ///
+    /// // `DrainQueue` (hidden) checks queue names, accepts every task and delivers none.
+    /// let kit = TaskQueueConformance::<DrainQueue>::new(|request| DrainOptions {
+    ///     visibility_timeout_ms: request.visibility_timeout.as_millis() as u64,
+    ///     max_attempts: request.max_attempts,
+    /// });
+    /// let failures = kit.check_all();
+    /// for failure in &failures {
+    ///     eprintln!("{failure}");
+    /// }
+    /// assert!(failures.iter().any(|failure| failure.obligation == "enqueue_reserve_ack_round_trips"));
+    /// assert!(failures.iter().all(|failure| failure.obligation != "empty_queue_name_is_invalid_input"));
+    /// ```
     pub fn check_all(&self) -> Vec<Failure> {
         OBLIGATIONS
             .iter()
@@ -146,6 +343,51 @@ impl<T: TaskQueueProvider> TaskQueueConformance<T> {
     }
 
     /// Run one obligation and panic with its failure (what the generated tests call).
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::taskqueue::TaskQueueConformance;
+    /// # use std::time::Duration;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::taskqueue::{EnqueueOptions, Reservation, TaskQueue, TaskQueueProvider};
+    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
+    /// # #[derive(Debug, serde::Deserialize)]
+    /// # #[serde(deny_unknown_fields)]
+    /// # pub struct DrainOptions { pub visibility_timeout_ms: u64, pub max_attempts: u32 }
+    /// # /// Delivers nothing: a stand-in for a driver under test.
+    /// # pub struct DrainQueue;
+    /// # fn named(queue: &str) -> InfraResult<()> {
+    /// #     if queue.is_empty() { Err(InfraError::invalid_input("taskqueue", "empty queue name")) } else { Ok(()) }
+    /// # }
+    /// # #[async_trait]
+    /// # impl TaskQueue for DrainQueue {
+    /// #     async fn enqueue(&self, queue: &str, _: Bytes, _: EnqueueOptions) -> InfraResult<String> {
+    /// #         named(queue).map(|()| "1".to_owned())
+    /// #     }
+    /// #     async fn reserve(&self, queue: &str, _: Duration) -> InfraResult<Option<Reservation>> {
+    /// #         named(queue).map(|()| None)
+    /// #     }
+    /// #     async fn ack(&self, _: &Reservation) -> InfraResult<()> { Ok(()) }
+    /// #     async fn nack(&self, _: &Reservation, _: Option<Duration>) -> InfraResult<()> { Ok(()) }
+    /// # }
+    /// # impl Driver for DrainQueue {
+    /// #     type Options = DrainOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: DrainOptions) -> Result<Self, DriverError> { Ok(DrainQueue) }
+    /// # }
+    /// # impl TaskQueueProvider for DrainQueue {
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+    /// # }
+    ///
+    /// // `DrainQueue` (hidden) checks queue names, accepts every task and delivers none.
+    /// let kit = TaskQueueConformance::<DrainQueue>::new(|request| DrainOptions {
+    ///     visibility_timeout_ms: request.visibility_timeout.as_millis() as u64,
+    ///     max_attempts: request.max_attempts,
+    /// });
+    /// kit.assert("empty_queue_name_is_invalid_input"); // passes
+    /// // A failed obligation panics with its `Failure`, as a failed `#[test]` must.
+    /// let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| kit.assert("enqueue_reserve_ack_round_trips")));
+    /// assert!(outcome.is_err());
+    /// ```
     ///
     /// # Panics
     /// When the obligation fails.
@@ -162,11 +404,47 @@ impl<T: TaskQueueProvider> TaskQueueConformance<T> {
 /// Run the whole `taskqueue` kit from a driver crate's tests: one `#[test]` per obligation, in a
 /// module `taskqueue_conformance`.
 ///
-/// ```ignore
-/// sandloom_driverkit::taskqueue_conformance!(MemoryTaskQueue, |request| MemoryTaskQueueOptions {
+/// ```
+/// // tests/conformance.rs of a driver crate whose [dev-dependencies] turn on the
+/// // `conformance` feature of sandloom-driverkit.
+/// # use std::time::Duration;
+/// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+/// # use sandloom_driverkit::taskqueue::{EnqueueOptions, Reservation, TaskQueue, TaskQueueProvider};
+/// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
+/// # #[derive(Debug, serde::Deserialize)]
+/// # #[serde(deny_unknown_fields)]
+/// # pub struct DrainOptions { pub visibility_timeout_ms: u64, pub max_attempts: u32 }
+/// # /// Delivers nothing: a stand-in for a driver under test.
+/// # pub struct DrainQueue;
+/// # fn named(queue: &str) -> InfraResult<()> {
+/// #     if queue.is_empty() { Err(InfraError::invalid_input("taskqueue", "empty queue name")) } else { Ok(()) }
+/// # }
+/// # #[async_trait]
+/// # impl TaskQueue for DrainQueue {
+/// #     async fn enqueue(&self, queue: &str, _: Bytes, _: EnqueueOptions) -> InfraResult<String> {
+/// #         named(queue).map(|()| "1".to_owned())
+/// #     }
+/// #     async fn reserve(&self, queue: &str, _: Duration) -> InfraResult<Option<Reservation>> {
+/// #         named(queue).map(|()| None)
+/// #     }
+/// #     async fn ack(&self, _: &Reservation) -> InfraResult<()> { Ok(()) }
+/// #     async fn nack(&self, _: &Reservation, _: Option<Duration>) -> InfraResult<()> { Ok(()) }
+/// # }
+/// # impl Driver for DrainQueue {
+/// #     type Options = DrainOptions;
+/// #     fn supported_features() -> &'static [&'static str] { &[] }
+/// #     fn from_options(_: DrainOptions) -> Result<Self, DriverError> { Ok(DrainQueue) }
+/// # }
+/// # impl TaskQueueProvider for DrainQueue {
+/// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+/// # }
+/// # pub type MyQueue = DrainQueue;
+///
+/// sandloom_driverkit::taskqueue_conformance!(MyQueue, |request| DrainOptions {
 ///     visibility_timeout_ms: request.visibility_timeout.as_millis() as u64,
 ///     max_attempts: request.max_attempts,
 /// });
+/// # fn main() {}
 /// ```
 #[macro_export]
 macro_rules! taskqueue_conformance {

@@ -28,6 +28,13 @@ pub enum Location {
 
 impl Location {
     /// A position in a source.
+    ///
+    /// ```
+    /// use sandloom_kernel::Location;
+    /// let at = Location::at("infra.toml", 12, 5);
+    /// assert_eq!(at, Location::Source { origin: "infra.toml".into(), line: 12, column: 5 });
+    /// assert_eq!(at.to_string(), "infra.toml:12:5");
+    /// ```
     pub fn at(origin: &str, line: usize, column: usize) -> Self {
         Self::Source {
             origin: origin.to_owned(),
@@ -37,11 +44,20 @@ impl Location {
     }
 
     /// A whole file.
+    ///
+    /// ```
+    /// assert_eq!(sandloom_kernel::Location::file("infra.toml").to_string(), "infra.toml");
+    /// ```
     pub fn file(origin: &str) -> Self {
         Self::File(origin.to_owned())
     }
 
     /// An environment variable.
+    ///
+    /// ```
+    /// let location = sandloom_kernel::Location::variable("SANDLOOM__CACHE__DEFAULT__CAPACITY");
+    /// assert_eq!(location.to_string(), "environment variable SANDLOOM__CACHE__DEFAULT__CAPACITY");
+    /// ```
     pub fn variable(name: &str) -> Self {
         Self::Variable(name.to_owned())
     }

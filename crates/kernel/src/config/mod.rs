@@ -34,13 +34,50 @@ pub use location::Location;
 use crate::error::{Problem, StartupError};
 use crate::options::RawOptions;
 
-/// The environment variable naming the `INFRA` file.
+/// The environment variable naming the `INFRA` file, read by [`InfraConfig::from_env`].
+///
+/// ```
+/// use sandloom_kernel::config::INFRA_FILE_VAR;
+/// assert_eq!(INFRA_FILE_VAR, "SANDLOOM_INFRA");
+/// match std::env::var_os(INFRA_FILE_VAR) {
+///     Some(path) => println!("INFRA from {}", path.to_string_lossy()),
+///     None => println!("INFRA from the embedded defaults"),
+/// }
+/// ```
 pub const INFRA_FILE_VAR: &str = "SANDLOOM_INFRA";
-/// The prefix of override variables.
+/// The prefix of override variables (see [`InfraConfig::with_overrides`]).
+///
+/// ```
+/// use sandloom_kernel::config::OVERRIDE_PREFIX;
+/// use sandloom_kernel::{Environment, InfraConfig};
+///
+/// let var = format!("{OVERRIDE_PREFIX}ENVIRONMENT");
+/// assert_eq!(var, "SANDLOOM__ENVIRONMENT");
+/// let config = InfraConfig::embedded_defaults().with_overrides([(var, "test".into())]).unwrap();
+/// assert_eq!(config.environment(), Environment::Test);
+/// ```
 pub const OVERRIDE_PREFIX: &str = "SANDLOOM__";
 /// The risk that allows experimental capabilities in production.
+///
+/// ```
+/// use sandloom_kernel::config::EXPERIMENTAL_CAPABILITY_RISK;
+/// use sandloom_kernel::InfraConfig;
+///
+/// let toml = format!("environment = \"production\"\naccepted_risks = [\"{EXPERIMENTAL_CAPABILITY_RISK}\"]");
+/// let config = InfraConfig::from_toml_str(&toml, "infra.toml").unwrap();
+/// assert!(config.accepts(EXPERIMENTAL_CAPABILITY_RISK));
+/// ```
 pub const EXPERIMENTAL_CAPABILITY_RISK: &str = "experimental_capability";
-/// Every risk an application may accept.
+/// Every risk an application may accept; any other in `accepted_risks` is SANDLOOM-B010.
+///
+/// ```
+/// use sandloom_kernel::config::{EXPERIMENTAL_CAPABILITY_RISK, KNOWN_RISKS};
+/// use sandloom_kernel::InfraConfig;
+///
+/// assert_eq!(KNOWN_RISKS, [EXPERIMENTAL_CAPABILITY_RISK]);
+/// let err = InfraConfig::from_toml_str("accepted_risks = [\"yolo\"]", "infra.toml").unwrap_err();
+/// assert_eq!(err.codes(), ["SANDLOOM-B010"]);
+/// ```
 pub const KNOWN_RISKS: &[&str] = &[EXPERIMENTAL_CAPABILITY_RISK];
 
 /// Where the application runs.
@@ -63,6 +100,13 @@ pub enum Environment {
 
 impl Environment {
     /// Every environment name, as written in `INFRA`.
+    ///
+    /// ```
+    /// use sandloom_kernel::Environment;
+    /// for name in Environment::NAMES {
+    ///     assert_eq!(name.parse::<Environment>().unwrap().as_str(), *name);
+    /// }
+    /// ```
     pub const NAMES: &'static [&'static str] = &["development", "test", "production"];
 
     /// The name as written in `INFRA`.
@@ -101,6 +145,21 @@ impl fmt::Display for Environment {
 }
 
 /// One configured capability instance: `[capability.instance]` with `driver = "…"`.
+///
+/// ```
+/// use sandloom_kernel::InfraConfig;
+///
+/// let config = InfraConfig::from_toml_str(
+///     "[cache.sessions]\ndriver = \"memory\"\ncapacity = 500\n",
+///     "infra.toml",
+/// )
+/// .unwrap();
+/// let sessions = config.instance("cache", "sessions").unwrap();
+/// assert_eq!((sessions.capability.as_str(), sessions.instance.as_str()), ("cache", "sessions"));
+/// assert_eq!(sessions.driver, "memory");
+/// assert_eq!(sessions.options.keys().collect::<Vec<_>>(), ["capacity"]);
+/// assert_eq!(sessions.driver_location.to_string(), "infra.toml:2:1");
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct InstanceConfig {
     /// The capability (`cache`).
@@ -124,11 +183,27 @@ pub struct InstanceConfig {
 impl InstanceConfig {
     /// Where option `key` (a top-level key of the instance's table) was set, or the instance's
     /// own location.
+    ///
+    /// ```
+    /// use sandloom_kernel::InfraConfig;
+    ///
+    /// let text = "[cache.default]\ndriver = \"memory\"\ncapacity = 500\n";
+    /// let config = InfraConfig::from_toml_str(text, "infra.toml").unwrap();
+    /// let cache = config.instance("cache", "default").unwrap();
+    /// assert_eq!(cache.option_location("capacity").to_string(), "infra.toml:3:1");
+    /// assert_eq!(cache.option_location("not_set"), &cache.location);
+    /// ```
     pub fn option_location(&self, key: &str) -> &Location {
         self.option_locations.get(key).unwrap_or(&self.location)
     }
 
     /// `capability.instance`.
+    ///
+    /// ```
+    /// let config = sandloom_kernel::InfraConfig::embedded_defaults();
+    /// let names: Vec<String> = config.instances().map(|i| i.qualified_name()).collect();
+    /// assert_eq!(names, ["cache.default", "notifier.default", "objectstore.default", "taskqueue.default"]);
+    /// ```
     pub fn qualified_name(&self) -> String {
         format!("{}.{}", self.capability, self.instance)
     }
@@ -163,12 +238,39 @@ pub struct InfraConfig {
     pub(crate) origin: String,
 }
 
-/// The default time a driver's `start` may take.
+/// The default time a driver's `start` may take (`start_timeout_ms` in `INFRA` overrides it).
+///
+/// ```
+/// use std::time::Duration;
+/// use sandloom_kernel::config::DEFAULT_START_TIMEOUT;
+/// use sandloom_kernel::InfraConfig;
+///
+/// assert_eq!(DEFAULT_START_TIMEOUT, Duration::from_secs(30));
+/// assert_eq!(InfraConfig::embedded_defaults().start_timeout(), DEFAULT_START_TIMEOUT);
+/// ```
 pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(30);
-/// The default time a driver's `stop` may take.
+/// The default time a driver's `stop` may take (`stop_timeout_ms` in `INFRA` overrides it).
+///
+/// ```
+/// use std::time::Duration;
+/// use sandloom_kernel::config::DEFAULT_STOP_TIMEOUT;
+/// use sandloom_kernel::InfraConfig;
+///
+/// assert_eq!(DEFAULT_STOP_TIMEOUT, Duration::from_secs(10));
+/// assert_eq!(InfraConfig::embedded_defaults().stop_timeout(), DEFAULT_STOP_TIMEOUT);
+/// ```
 pub const DEFAULT_STOP_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The embedded defaults: one working instance of each public capability, no services needed.
+/// Their drivers are in `sandloom-embedded`, which the application must link.
+///
+/// ```
+/// use sandloom_kernel::config::EMBEDDED_DEFAULTS;
+/// use sandloom_kernel::InfraConfig;
+///
+/// let parsed = InfraConfig::from_toml_str(EMBEDDED_DEFAULTS, "embedded defaults").unwrap();
+/// assert_eq!(parsed, InfraConfig::embedded_defaults());
+/// ```
 pub const EMBEDDED_DEFAULTS: &str = r#"
 [cache.default]
 driver = "memory"
@@ -187,6 +289,20 @@ driver = "memory"
 impl InfraConfig {
     /// Parse `INFRA` from TOML text; `origin` names it in error locations (a file path).
     ///
+    /// ```
+    /// use sandloom_kernel::InfraConfig;
+    ///
+    /// let config = InfraConfig::from_toml_str("[cache.default]\ndriver = \"memory\"", "inline").unwrap();
+    /// assert_eq!(config.instances().count(), 1);
+    ///
+    /// // Every problem is reported at once, each with its location.
+    /// let text = "enviroment = \"test\"\n[cache.sessions]\ncapacity = 10";
+    /// let err = InfraConfig::from_toml_str(text, "infra.toml").unwrap_err();
+    /// assert_eq!(err.codes(), ["SANDLOOM-B010", "SANDLOOM-B010"]);
+    /// assert!(err.to_string().contains("unknown top-level key `enviroment` (did you mean `environment`?)"));
+    /// assert!(err.to_string().contains("`[cache.sessions]` has no `driver` (at infra.toml:2:"));
+    /// ```
+    ///
     /// # Errors
     /// A [`StartupError`] of SANDLOOM-B010 problems, every one found, each with its location.
     pub fn from_toml_str(text: &str, origin: &str) -> Result<Self, StartupError> {
@@ -194,6 +310,20 @@ impl InfraConfig {
     }
 
     /// Read and parse an `INFRA` file.
+    ///
+    /// ```
+    /// use sandloom_kernel::InfraConfig;
+    ///
+    /// let path = std::env::temp_dir().join(format!("infra-{}.toml", std::process::id()));
+    /// std::fs::write(&path, "[notifier.default]\ndriver = \"log\"\n").unwrap();
+    /// let config = InfraConfig::from_file(&path).unwrap();
+    /// assert_eq!(config.origin(), path.display().to_string());
+    /// assert_eq!(config.instance("notifier", "default").unwrap().driver, "log");
+    /// std::fs::remove_file(&path).unwrap();
+    ///
+    /// let err = InfraConfig::from_file("no/such/infra.toml").unwrap_err();
+    /// assert_eq!(err.codes(), ["SANDLOOM-B010"]);
+    /// ```
     ///
     /// # Errors
     /// SANDLOOM-B010 when the file cannot be read or is malformed.
@@ -224,6 +354,15 @@ impl InfraConfig {
 
     /// What an application normally wants: the file named by `SANDLOOM_INFRA` (or the embedded
     /// defaults when it is unset), then `SANDLOOM__…` overrides from the process environment.
+    ///
+    /// ```
+    /// use sandloom_kernel::InfraConfig;
+    ///
+    /// match InfraConfig::from_env() {
+    ///     Ok(config) => println!("INFRA from {}: {} instances", config.origin(), config.instances().count()),
+    ///     Err(err) => eprintln!("{err}"), // every problem, with its code and location
+    /// }
+    /// ```
     ///
     /// # Errors
     /// SANDLOOM-B010 for an unreadable or malformed file or override.
@@ -290,41 +429,88 @@ impl InfraConfig {
     }
 
     /// The environment.
+    ///
+    /// ```
+    /// use sandloom_kernel::{Environment, InfraConfig};
+    /// assert_eq!(InfraConfig::embedded_defaults().environment(), Environment::Development);
+    /// ```
     pub fn environment(&self) -> Environment {
         self.environment
     }
 
     /// The accepted risks.
+    ///
+    /// ```
+    /// let toml = r#"accepted_risks = ["experimental_capability"]"#;
+    /// let config = sandloom_kernel::InfraConfig::from_toml_str(toml, "infra.toml").unwrap();
+    /// assert_eq!(config.accepted_risks().collect::<Vec<_>>(), ["experimental_capability"]);
+    /// ```
     pub fn accepted_risks(&self) -> impl Iterator<Item = &str> {
         self.accepted_risks.iter().map(String::as_str)
     }
 
     /// Whether `risk` was accepted.
+    ///
+    /// ```
+    /// let config = sandloom_kernel::InfraConfig::embedded_defaults();
+    /// assert!(!config.accepts("experimental_capability"));
+    /// ```
     pub fn accepts(&self, risk: &str) -> bool {
         self.accepted_risks.contains(risk)
     }
 
     /// How long one driver's `start` may take.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let config = sandloom_kernel::InfraConfig::from_toml_str("start_timeout_ms = 2500", "infra.toml").unwrap();
+    /// assert_eq!(config.start_timeout(), Duration::from_millis(2500));
+    /// ```
     pub fn start_timeout(&self) -> Duration {
         self.start_timeout
     }
 
     /// How long one driver's `stop` may take.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let config = sandloom_kernel::InfraConfig::from_toml_str("stop_timeout_ms = 500", "infra.toml").unwrap();
+    /// assert_eq!(config.stop_timeout(), Duration::from_millis(500));
+    /// ```
     pub fn stop_timeout(&self) -> Duration {
         self.stop_timeout
     }
 
     /// Where the configuration came from (a file path, `embedded defaults`).
+    ///
+    /// ```
+    /// use sandloom_kernel::InfraConfig;
+    /// assert_eq!(InfraConfig::embedded_defaults().origin(), "embedded defaults");
+    /// assert_eq!(InfraConfig::from_toml_str("", "ops/infra.toml").unwrap().origin(), "ops/infra.toml");
+    /// ```
     pub fn origin(&self) -> &str {
         &self.origin
     }
 
     /// Every configured instance, sorted by capability then instance.
+    ///
+    /// ```
+    /// let text = "[cache.sessions]\ndriver = \"memory\"\n[cache.default]\ndriver = \"memory\"";
+    /// let config = sandloom_kernel::InfraConfig::from_toml_str(text, "infra.toml").unwrap();
+    /// let instances: Vec<&str> = config.instances().map(|i| i.instance.as_str()).collect();
+    /// assert_eq!(instances, ["default", "sessions"]);
+    /// ```
     pub fn instances(&self) -> impl Iterator<Item = &InstanceConfig> {
         self.instances.values()
     }
 
     /// One instance.
+    ///
+    /// ```
+    /// let config = sandloom_kernel::InfraConfig::embedded_defaults();
+    /// assert_eq!(config.instance("objectstore", "default").unwrap().driver, "fs");
+    /// assert!(config.instance("objectstore", "uploads").is_none());
+    /// ```
     pub fn instance(&self, capability: &str, instance: &str) -> Option<&InstanceConfig> {
         self.instances
             .get(&(capability.to_owned(), instance.to_owned()))
