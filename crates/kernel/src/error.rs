@@ -452,7 +452,10 @@ impl Problem {
     /// ```
     pub fn description(&self) -> String {
         match self {
-            Self::NoRuntime => "Sandloom was started outside a Tokio runtime".to_owned(),
+            Self::NoRuntime => {
+                "Sandloom was started outside a Tokio runtime, or on one built without timers"
+                    .to_owned()
+            }
             Self::Config {
                 location, message, ..
             } => format!("{message} (at {location})"),
@@ -544,10 +547,7 @@ impl Problem {
     /// ```
     pub fn action(&self) -> String {
         match self {
-            Self::NoRuntime => {
-                "call `start` from inside a Tokio runtime (for example under `#[tokio::main]`)"
-                    .to_owned()
-            }
+            Self::NoRuntime => "call `start` from inside a Tokio runtime with timers enabled (`#[tokio::main]`, or a `Builder` with `enable_all()`)".to_owned(),
             Self::Config { action, .. } => action.clone(),
             Self::NoDriver {
                 capability,

@@ -315,6 +315,15 @@ impl<T: CacheProvider> CacheConformance<T> {
 /// ```
 #[macro_export]
 macro_rules! cache_conformance {
+    ($module:ident : $driver:ty, $options:expr $(,)?) => {
+        #[allow(non_snake_case, clippy::pedantic)]
+        mod $module {
+            #[allow(unused_imports)]
+            use super::*;
+
+            $crate::cache_conformance!($driver, $options);
+        }
+    };
     ($driver:ty, $options:expr $(,)?) => {
         $crate::__conformance_tests!(
             cache_conformance,

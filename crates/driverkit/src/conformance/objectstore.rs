@@ -475,8 +475,17 @@ impl<T: ObjectStoreProvider> ObjectStoreConformance<T> {
 #[macro_export]
 macro_rules! objectstore_conformance {
     ($module:ident : $driver:ty, $options:expr $(,)?) => {
+        #[allow(non_snake_case, clippy::pedantic)]
+        mod $module {
+            #[allow(unused_imports)]
+            use super::*;
+
+            $crate::objectstore_conformance!($driver, $options);
+        }
+    };
+    ($driver:ty, $options:expr $(,)?) => {
         $crate::__conformance_tests!(
-            $module,
+            objectstore_conformance,
             $crate::conformance::objectstore::ObjectStoreConformance::<$driver>::new($options),
             [
                 missing_object_is_not_found,
@@ -503,9 +512,6 @@ macro_rules! objectstore_conformance {
                 operations_after_stop_fail_with_stopped,
             ]
         );
-    };
-    ($driver:ty, $options:expr $(,)?) => {
-        $crate::objectstore_conformance!(objectstore_conformance: $driver, $options);
     };
 }
 

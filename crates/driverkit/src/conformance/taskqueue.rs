@@ -448,6 +448,15 @@ impl<T: TaskQueueProvider> TaskQueueConformance<T> {
 /// ```
 #[macro_export]
 macro_rules! taskqueue_conformance {
+    ($module:ident : $driver:ty, $options:expr $(,)?) => {
+        #[allow(non_snake_case, clippy::pedantic)]
+        mod $module {
+            #[allow(unused_imports)]
+            use super::*;
+
+            $crate::taskqueue_conformance!($driver, $options);
+        }
+    };
     ($driver:ty, $options:expr $(,)?) => {
         $crate::__conformance_tests!(
             taskqueue_conformance,

@@ -541,4 +541,17 @@ impl InfraConfig {
         self.start_timeout = timeout;
         self
     }
+
+    /// Set the per-driver stop timeout (also the time a health check may take).
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let c = sandloom_kernel::InfraConfig::embedded_defaults().with_stop_timeout(Duration::from_secs(2));
+    /// assert_eq!(c.stop_timeout(), Duration::from_secs(2));
+    /// ```
+    #[must_use]
+    pub fn with_stop_timeout(mut self, timeout: Duration) -> Self {
+        self.stop_timeout = timeout;
+        self
+    }
 }
