@@ -4,6 +4,7 @@
 //! ```text
 //! cargo run --example quickstart                                # embedded defaults
 //! cargo run --example quickstart -- --infra examples/infra.toml # named instances
+//! cargo run --example quickstart -- --infra examples/infra.backends.toml # real servers
 //! SANDLOOM_INFRA=examples/infra.toml cargo run --example quickstart
 //! ```
 //!
@@ -58,7 +59,16 @@ fn load_config(args: &[std::ffi::OsString]) -> Result<InfraConfig, String> {
 
 async fn run(config: InfraConfig) -> ExitCode {
     // Every driver crate the application uses is named here; a crate no code names is not linked.
-    let linked = sandloom::link_drivers!(sandloom_embedded, sandloom_example_driver_console);
+    let linked = sandloom::link_drivers!(
+        sandloom_embedded,
+        sandloom_example_driver_console,
+        sandloom_driver_redis,
+        sandloom_driver_postgres,
+        sandloom_driver_amqp,
+        sandloom_driver_s3,
+        sandloom_driver_webhook,
+        sandloom_driver_smtp
+    );
     let running = match Kernel::new(config, linked).start().await {
         Ok(running) => running,
         Err(err) => {

@@ -31,16 +31,22 @@ pub(crate) const BUILTIN_DRIVERS: &[(&str, &str)] = &[
     ("taskqueue", "memory"),
 ];
 
-/// `(capability, driver, package)` for every driver name whose providing package is known.
-/// Backend drivers join this list as their crates are published.
+/// `(capability, driver, package)` for every driver name whose providing package is known: the
+/// built-ins and the backend driver crates of this repository (`crates/drivers/`).
 pub(crate) const KNOWN_PROVIDERS: &[(&str, &str, &str)] = &[
     ("cache", "memory", BUILTIN_OWNER),
+    ("cache", "redis", "sandloom-driver-redis"),
     ("lock", "memory", BUILTIN_OWNER),
     ("notifier", "log", BUILTIN_OWNER),
     ("notifier", "memory", BUILTIN_OWNER),
+    ("notifier", "smtp", "sandloom-driver-smtp"),
+    ("notifier", "webhook", "sandloom-driver-webhook"),
     ("objectstore", "fs", BUILTIN_OWNER),
     ("objectstore", "memory", BUILTIN_OWNER),
+    ("objectstore", "s3", "sandloom-driver-s3"),
+    ("taskqueue", "amqp", "sandloom-driver-amqp"),
     ("taskqueue", "memory", BUILTIN_OWNER),
+    ("taskqueue", "postgres", "sandloom-driver-postgres"),
 ];
 
 /// Whether `(capability, driver)` is a built-in name.
@@ -58,7 +64,9 @@ pub fn is_builtin(capability: &str, driver: &str) -> bool {
 /// The package known to provide `(capability, driver)`.
 ///
 /// ```
-/// assert_eq!(sandloom_kernel::known::provider_of("objectstore", "fs"), Some("sandloom-embedded"));
+/// use sandloom_kernel::known::provider_of;
+/// assert_eq!(provider_of("objectstore", "fs"), Some("sandloom-embedded"));
+/// assert_eq!(provider_of("cache", "redis"), Some("sandloom-driver-redis"));
 /// ```
 pub fn provider_of(capability: &str, driver: &str) -> Option<&'static str> {
     KNOWN_PROVIDERS

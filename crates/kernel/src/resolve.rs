@@ -10,7 +10,7 @@ use semver::{Comparator, Op, Version};
 
 use crate::config::{EXPERIMENTAL_CAPABILITY_RISK, Environment, InfraConfig, InstanceConfig};
 use crate::error::{ConflictKind, Problem, UnusableReason};
-use crate::known::{BUILTIN_OWNER, is_builtin, provider_of};
+use crate::known::{BUILTIN_DRIVERS, BUILTIN_OWNER, is_builtin, provider_of};
 use crate::link::LinkedDrivers;
 use crate::options::RawOptions;
 use crate::panic_message;
@@ -19,10 +19,29 @@ use crate::suggest::closest;
 
 /// What resolution selected for one instance.
 pub(crate) struct PlannedInstance {
-    pub(crate) config: InstanceConfig,
+    /// Which instance: its names, all that startup needs once its options are parsed.
+    pub(crate) config: InstanceNames,
     pub(crate) spec: &'static CapabilitySpec,
     pub(crate) entry: &'static DriverEntry,
     pub(crate) options: ParsedOptions,
+}
+
+/// The names of a configured instance. Not the whole `InstanceConfig`: cloning its options and
+/// locations for each instance was a fifth of a resolution, for nothing startup reads.
+pub(crate) struct InstanceNames {
+    pub(crate) capability: String,
+    pub(crate) instance: String,
+    pub(crate) driver: String,
+}
+
+impl InstanceNames {
+    fn of(instance: &InstanceConfig) -> Self {
+        Self {
+            capability: instance.capability.clone(),
+            instance: instance.instance.clone(),
+            driver: instance.driver.clone(),
+        }
+    }
 }
 
 /// Everything resolution reads.
@@ -38,31 +57,13 @@ pub(crate) fn resolve(inputs: &Inputs<'_>) -> Result<Vec<PlannedInstance>, Vec<P
     let config = inputs.config;
     let mut problems = Vec::new();
 
-    // One pass over every linked entry: the few selected names collect their providers, and any
-    // claim on a built-in name by another package is a conflict whether selected or not.
-    let selected: Vec<(&str, &str)> = config
-        .instances()
-        .map(|i| (i.capability.as_str(), i.driver.as_str()))
-        .collect();
-    let mut providers: Vec<Vec<&'static DriverEntry>> = vec![Vec::new(); selected.len()];
-    let mut claimed_builtins: Vec<(&'static str, &'static str)> = Vec::new();
-    for entry in inputs.drivers {
-        if entry.package != BUILTIN_OWNER && is_builtin(entry.capability, entry.name) {
-            let problem = builtin_claim(inputs.drivers, entry);
-            if !problems.contains(&problem) {
-                problems.push(problem);
-            }
-            claimed_builtins.push((entry.capability, entry.name));
-        }
-        for (index, &(capability, driver)) in selected.iter().enumerate() {
-            if entry.name == driver && entry.capability == capability {
-                providers[index].push(entry);
-            }
-        }
-    }
+    let Scan {
+        providers,
+        claimed_builtins,
+    } = scan(inputs, &mut problems);
 
     let mut planned = Vec::new();
-    for (instance, providers) in config.instances().zip(providers) {
+    for (index, instance) in config.instances().enumerate() {
         let Some(spec) = find_spec(inputs, &instance.capability, &mut problems, instance) else {
             continue;
         };
@@ -82,15 +83,22 @@ pub(crate) fn resolve(inputs: &Inputs<'_>) -> Result<Vec<PlannedInstance>, Vec<P
         {
             continue; // already reported as a built-in claim
         }
-        let entry = match providers.as_slice() {
-            [] => {
+        let mut found = providers
+            .iter()
+            .filter(|&&(i, _)| i == index)
+            .map(|&(_, entry)| entry);
+        let entry = match (found.next(), found.next()) {
+            (None, _) => {
                 problems.push(no_driver(inputs, instance));
                 continue;
             }
-            [entry] => *entry,
-            several => {
-                let mut packages: Vec<String> =
-                    several.iter().map(|e| e.package.to_owned()).collect();
+            (Some(entry), None) => entry,
+            (Some(first), Some(second)) => {
+                let mut packages: Vec<String> = [first, second]
+                    .into_iter()
+                    .chain(found)
+                    .map(|e| e.package.to_owned())
+                    .collect();
                 packages.sort();
                 problems.push(Problem::Conflict {
                     capability: instance.capability.clone(),
@@ -103,7 +111,7 @@ pub(crate) fn resolve(inputs: &Inputs<'_>) -> Result<Vec<PlannedInstance>, Vec<P
         };
         match check_entry(spec, entry, instance) {
             Ok(options) => planned.push(PlannedInstance {
-                config: instance.clone(),
+                config: InstanceNames::of(instance),
                 spec,
                 entry,
                 options,
@@ -111,7 +119,7 @@ pub(crate) fn resolve(inputs: &Inputs<'_>) -> Result<Vec<PlannedInstance>, Vec<P
             Err(reasons) => problems.extend(
                 reasons
                     .into_iter()
-                    .map(|reason| unusable(instance, entry, reason)),
+                    .map(|reason| unusable(&InstanceNames::of(instance), entry, reason)),
             ),
         }
     }
@@ -121,6 +129,83 @@ pub(crate) fn resolve(inputs: &Inputs<'_>) -> Result<Vec<PlannedInstance>, Vec<P
         Ok(planned)
     } else {
         Err(problems)
+    }
+}
+
+/// What the pass over the linked entries found.
+struct Scan {
+    /// A provider of each instance's driver name, with the index of the instance in
+    /// `InfraConfig::instances`.
+    providers: Vec<(usize, &'static DriverEntry)>,
+    /// Built-in names another package claims, each reported once in `problems`.
+    claimed_builtins: Vec<(&'static str, &'static str)>,
+}
+
+/// One pass over every linked entry: the few selected names collect their providers, and any
+/// claim on a built-in name by another package is a conflict whether selected or not.
+///
+/// Only an entry named like a selected or a built-in driver can matter, and nearly all are not:
+/// the pass tells them apart by the length of their name, which reads no string, so it costs
+/// less than a bare scan comparing every entry with the selected names, and allocates nothing
+/// for an entry that does not matter (`BENCHMARKS.md`).
+fn scan(inputs: &Inputs<'_>, problems: &mut Vec<Problem>) -> Scan {
+    let selected: Vec<(&str, &str)> = inputs
+        .config
+        .instances()
+        .map(|i| (i.capability.as_str(), i.driver.as_str()))
+        .collect();
+    let mut names: Vec<&str> = selected
+        .iter()
+        .chain(BUILTIN_DRIVERS)
+        .map(|&(_, driver)| driver)
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let lengths = NameLengths::of(names.iter().copied());
+    let mut providers: Vec<(usize, &'static DriverEntry)> = Vec::new();
+    let mut claimed_builtins: Vec<(&'static str, &'static str)> = Vec::new();
+    let mut entries = inputs.drivers.iter();
+    // `find` keeps the walk over the entries that do not matter a loop of a few instructions.
+    while let Some(entry) = entries.find(|entry| lengths.may_be(entry.name)) {
+        if !names.contains(&entry.name) {
+            continue;
+        }
+        if entry.package != BUILTIN_OWNER && is_builtin(entry.capability, entry.name) {
+            let problem = builtin_claim(inputs.drivers, entry);
+            if !problems.contains(&problem) {
+                problems.push(problem);
+            }
+            claimed_builtins.push((entry.capability, entry.name));
+        }
+        for (index, &(capability, driver)) in selected.iter().enumerate() {
+            if entry.name == driver && entry.capability == capability {
+                providers.push((index, entry));
+            }
+        }
+    }
+    Scan {
+        providers,
+        claimed_builtins,
+    }
+}
+
+/// The lengths of a few names modulo 64, as a bit set: a name whose length is not in it is none
+/// of them. Testing a name is a shift and a mask of its length, reading no string; a name that
+/// passes (one of as many lengths as there are names) is compared in full.
+struct NameLengths(u64);
+
+impl NameLengths {
+    fn bit(name: &str) -> u64 {
+        1 << (name.len() % 64)
+    }
+
+    fn of<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
+        Self(names.into_iter().fold(0, |set, name| set | Self::bit(name)))
+    }
+
+    /// Whether `name` may be one of the names.
+    fn may_be(&self, name: &str) -> bool {
+        self.0 & Self::bit(name) != 0
     }
 }
 
@@ -219,7 +304,7 @@ fn no_driver(inputs: &Inputs<'_>, instance: &InstanceConfig) -> Problem {
 }
 
 fn unusable(
-    instance: &InstanceConfig,
+    instance: &InstanceNames,
     entry: &'static DriverEntry,
     reason: UnusableReason,
 ) -> Problem {
@@ -316,7 +401,11 @@ fn check_entry(
 
 /// A key no options type knows: if options still deserialize with it added, the type accepts
 /// unknown fields, and a misspelt option would be ignored silently.
-const PROBE_KEY: &str = "__sandloom_unknown_field_probe__";
+///
+/// The empty key: no field is named so, it sorts first (a type refusing unknown keys fails on it
+/// before reading the others), and the "did you mean" its error computes is cheap for it (for a
+/// long key, that edit-distance search was half the time of a whole resolution).
+const PROBE_KEY: &str = "";
 
 /// Deserialize the instance's options, catching panics, letting environment overrides be
 /// strings where the driver wants strings, and refusing types that accept unknown fields.
@@ -355,7 +444,7 @@ fn parse_options(
         }
     };
     let mut probe = options;
-    probe.set_str(PROBE_KEY, "x");
+    probe.set_str(PROBE_KEY, "");
     if matches!(attempt(&probe), Ok(Ok(_))) {
         return Err(UnusableReason::AcceptsUnknownOptions);
     }

@@ -126,6 +126,7 @@ impl Infra {
     /// # Errors
     /// [`AccessError::NotConfigured`] when there is no such instance, listing those there are;
     /// [`AccessError::WrongType`] when the key's trait does not match the instance.
+    #[inline]
     pub fn capability<P: ?Sized + 'static>(
         &self,
         capability: &CapabilityRef<P>,
@@ -145,6 +146,7 @@ impl Infra {
     ///
     /// # Errors
     /// As [`capability`](Infra::capability).
+    #[inline]
     pub fn capability_arc<P: ?Sized + 'static>(
         &self,
         capability: &CapabilityRef<P>,
@@ -163,6 +165,7 @@ impl Infra {
     ///
     /// # Errors
     /// As [`capability`](Infra::capability).
+    #[inline]
     pub fn default_instance<P: ?Sized + 'static>(
         &self,
         capability: &CapabilityRef<P>,
@@ -179,6 +182,7 @@ impl Infra {
     ///
     /// # Errors
     /// [`AccessError::NotConfigured`] when no `default` cache is configured.
+    #[inline]
     pub fn cache(&self) -> Result<&dyn Cache, AccessError> {
         self.cache
             .as_deref()
@@ -194,6 +198,7 @@ impl Infra {
     ///
     /// # Errors
     /// [`AccessError::NotConfigured`] when no `default` notifier is configured.
+    #[inline]
     pub fn notifier(&self) -> Result<&dyn Notifier, AccessError> {
         self.notifier
             .as_deref()
@@ -209,6 +214,7 @@ impl Infra {
     ///
     /// # Errors
     /// [`AccessError::NotConfigured`] when no `default` object store is configured.
+    #[inline]
     pub fn object_store(&self) -> Result<&dyn ObjectStore, AccessError> {
         self.object_store
             .as_deref()
@@ -224,6 +230,7 @@ impl Infra {
     ///
     /// # Errors
     /// [`AccessError::NotConfigured`] when no `default` task queue is configured.
+    #[inline]
     pub fn task_queue(&self) -> Result<&dyn TaskQueue, AccessError> {
         self.task_queue
             .as_deref()
@@ -239,6 +246,7 @@ impl Infra {
     ///
     /// # Errors
     /// [`AccessError::NotConfigured`] when no `default` lock is configured.
+    #[inline]
     pub fn lock(&self) -> Result<&dyn Lock, AccessError> {
         self.lock
             .as_deref()
@@ -265,12 +273,20 @@ impl Infra {
         instance: &str,
     ) -> Result<&Arc<P>, AccessError> {
         let name = capability.name();
-        let index = self
+        // An application has a handful of instances: a walk that compares lengths first (no
+        // string read for most slots) and bytes for equality only beats a binary search that
+        // orders strings at every step (BENCHMARKS.md).
+        let slot = self
             .slots
-            .binary_search_by(|slot| (slot.capability, &*slot.instance).cmp(&(name, instance)))
-            .map_err(|_| self.not_configured(name, instance))?;
-        self.slots[index]
-            .operations
+            .iter()
+            .find(|slot| {
+                slot.instance.len() == instance.len()
+                    && slot.capability.len() == name.len()
+                    && *slot.instance == *instance
+                    && slot.capability == name
+            })
+            .ok_or_else(|| self.not_configured(name, instance))?;
+        slot.operations
             .downcast_ref::<Arc<P>>()
             .ok_or_else(|| AccessError::WrongType {
                 capability: name.to_owned(),
@@ -280,6 +296,7 @@ impl Infra {
 
     // The typed default is absent: either nothing is configured, or what is configured is not
     // the built-in operation trait (a driver registered under a built-in name with another one).
+    #[cold]
     fn missing_default(&self, capability: &'static str) -> AccessError {
         if self
             .slots
@@ -295,6 +312,7 @@ impl Infra {
         }
     }
 
+    #[cold]
     fn not_configured(&self, capability: &str, instance: &str) -> AccessError {
         AccessError::NotConfigured {
             capability: capability.to_owned(),

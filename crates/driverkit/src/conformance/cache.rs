@@ -315,18 +315,19 @@ impl<T: CacheProvider> CacheConformance<T> {
 /// ```
 #[macro_export]
 macro_rules! cache_conformance {
-    ($module:ident : $driver:ty, $options:expr $(,)?) => {
+    ($(#[$attr:meta])* $module:ident : $driver:ty, $options:expr $(,)?) => {
         #[allow(non_snake_case, clippy::pedantic)]
         mod $module {
             #[allow(unused_imports)]
             use super::*;
 
-            $crate::cache_conformance!($driver, $options);
+            $crate::cache_conformance!($(#[$attr])* $driver, $options);
         }
     };
-    ($driver:ty, $options:expr $(,)?) => {
+    ($(#[$attr:meta])* $driver:ty, $options:expr $(,)?) => {
         $crate::__conformance_tests!(
             cache_conformance,
+            [$(#[$attr])*],
             $crate::conformance::cache::CacheConformance::<$driver>::new($options),
             [
                 get_missing_key_returns_none,

@@ -362,18 +362,19 @@ impl<T: LockProvider> LockConformance<T> {
 /// ```
 #[macro_export]
 macro_rules! lock_conformance {
-    ($module:ident : $driver:ty, $options:expr $(,)?) => {
+    ($(#[$attr:meta])* $module:ident : $driver:ty, $options:expr $(,)?) => {
         #[allow(non_snake_case, clippy::pedantic)]
         mod $module {
             #[allow(unused_imports)]
             use super::*;
 
-            $crate::lock_conformance!($driver, $options);
+            $crate::lock_conformance!($(#[$attr])* $driver, $options);
         }
     };
-    ($driver:ty, $options:expr $(,)?) => {
+    ($(#[$attr:meta])* $driver:ty, $options:expr $(,)?) => {
         $crate::__conformance_tests!(
             lock_conformance,
+            [$(#[$attr])*],
             $crate::conformance::lock::LockConformance::<$driver>::new($options),
             [
                 acquire_grants_a_lease_naming_the_lock,

@@ -39,6 +39,40 @@
 //! # fn main() {}
 //! ```
 //!
+//! Attributes written before the driver type go on every obligation's test. A driver for a
+//! server runs its kit only where the server is known to answer, and says how to run it
+//! elsewhere, rather than passing without having run (the cfg set by the crate's build script
+//! when, say, `SANDLOOM_TEST_REDIS_URL` is set):
+//!
+//! ```
+//! # use sandloom_driverkit::NoOptions;
+//! # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+//! # use sandloom_driverkit::cache::{Cache, CacheProvider};
+//! # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
+//! # pub struct ForgetfulCache;
+//! # #[async_trait]
+//! # impl Cache for ForgetfulCache {
+//! #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
+//! #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
+//! #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+//! # }
+//! # impl Driver for ForgetfulCache {
+//! #     type Options = sandloom_driverkit::NoOptions;
+//! #     fn supported_features() -> &'static [&'static str] { &[] }
+//! #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(ForgetfulCache) }
+//! # }
+//! # impl CacheProvider for ForgetfulCache {
+//! #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+//! # }
+//! # pub type ServerCache = ForgetfulCache;
+//! sandloom_driverkit::cache_conformance!(
+//!     #[cfg_attr(not(server_available), ignore = "set SANDLOOM_TEST_REDIS_URL to run")]
+//!     against_server: ServerCache,
+//!     |_request| NoOptions {}
+//! );
+//! # fn main() {}
+//! ```
+//!
 //! Each kit builds a fresh instance per obligation from the options the closure returns (the
 //! [`KitRequest`] says what the kit needs: a scratch directory, a short visibility timeout),
 //! computes its features with `features_for` exactly as the kernel does, starts it, runs the
@@ -54,8 +88,10 @@ pub mod objectstore;
 pub mod taskqueue;
 
 mod harness;
+mod proxy;
 
 pub use harness::{Failure, KitRequest};
+pub use proxy::TcpProxy;
 
 /// `Err(format!(..))` unless `cond`. Obligations read as a list of checks.
 macro_rules! ensure {
@@ -117,23 +153,33 @@ pub(crate) fn expect_kind<T: std::fmt::Debug>(
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __conformance_tests {
-    ($module:ident, $kit:expr, [$($obligation:ident),* $(,)?]) => {
+    ($module:ident, $attributes:tt, $kit:expr, [$($obligation:ident),* $(,)?]) => {
         #[allow(non_snake_case, clippy::pedantic)]
         mod $module {
             #[allow(unused_imports)]
             use super::*;
 
             $(
-                #[test]
-                fn $obligation() {
-                    $kit.assert(::core::stringify!($obligation));
-                }
+                $crate::__conformance_test!($attributes, $obligation, $kit);
             )*
 
             #[test]
             fn every_obligation_of_the_kit_has_a_test() {
                 $kit.assert_names(&[$(::core::stringify!($obligation)),*]);
             }
+        }
+    };
+}
+
+// Not public API: one obligation's `#[test]`, with the attributes the kit's caller gave.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __conformance_test {
+    ([$(#[$attribute:meta])*], $obligation:ident, $kit:expr) => {
+        #[test]
+        $(#[$attribute])*
+        fn $obligation() {
+            $kit.assert(::core::stringify!($obligation));
         }
     };
 }

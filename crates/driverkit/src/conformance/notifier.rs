@@ -587,7 +587,7 @@ impl<T: NotifierProvider> NotifierConformance<T> {
 /// ```
 #[macro_export]
 macro_rules! notifier_conformance {
-    ($module:ident : $driver:ty, $options:expr
+    ($(#[$attr:meta])* $module:ident : $driver:ty, $options:expr
         $(, $(. $method:ident ( $($argument:expr),* $(,)? ))+ )? $(,)?) => {
         #[allow(non_snake_case, clippy::pedantic)]
         mod $module {
@@ -595,13 +595,14 @@ macro_rules! notifier_conformance {
             use super::*;
 
             $crate::notifier_conformance!(
-                $driver, $options $(, $(. $method ( $($argument),* ))+ )?
+                $(#[$attr])* $driver, $options $(, $(. $method ( $($argument),* ))+ )?
             );
         }
     };
-    ($driver:ty, $options:expr $(, $(. $method:ident ( $($argument:expr),* $(,)? ))+ )? $(,)?) => {
+    ($(#[$attr:meta])* $driver:ty, $options:expr $(, $(. $method:ident ( $($argument:expr),* $(,)? ))+ )? $(,)?) => {
         $crate::__conformance_tests!(
             notifier_conformance,
+            [$(#[$attr])*],
             $crate::conformance::notifier::NotifierConformance::<$driver>::new($options)
                 $($(. $method ( $($argument),* ))+)?,
             [

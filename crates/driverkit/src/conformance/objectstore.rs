@@ -474,18 +474,19 @@ impl<T: ObjectStoreProvider> ObjectStoreConformance<T> {
 /// ```
 #[macro_export]
 macro_rules! objectstore_conformance {
-    ($module:ident : $driver:ty, $options:expr $(,)?) => {
+    ($(#[$attr:meta])* $module:ident : $driver:ty, $options:expr $(,)?) => {
         #[allow(non_snake_case, clippy::pedantic)]
         mod $module {
             #[allow(unused_imports)]
             use super::*;
 
-            $crate::objectstore_conformance!($driver, $options);
+            $crate::objectstore_conformance!($(#[$attr])* $driver, $options);
         }
     };
-    ($driver:ty, $options:expr $(,)?) => {
+    ($(#[$attr:meta])* $driver:ty, $options:expr $(,)?) => {
         $crate::__conformance_tests!(
             objectstore_conformance,
+            [$(#[$attr])*],
             $crate::conformance::objectstore::ObjectStoreConformance::<$driver>::new($options),
             [
                 missing_object_is_not_found,

@@ -448,18 +448,19 @@ impl<T: TaskQueueProvider> TaskQueueConformance<T> {
 /// ```
 #[macro_export]
 macro_rules! taskqueue_conformance {
-    ($module:ident : $driver:ty, $options:expr $(,)?) => {
+    ($(#[$attr:meta])* $module:ident : $driver:ty, $options:expr $(,)?) => {
         #[allow(non_snake_case, clippy::pedantic)]
         mod $module {
             #[allow(unused_imports)]
             use super::*;
 
-            $crate::taskqueue_conformance!($driver, $options);
+            $crate::taskqueue_conformance!($(#[$attr])* $driver, $options);
         }
     };
-    ($driver:ty, $options:expr $(,)?) => {
+    ($(#[$attr:meta])* $driver:ty, $options:expr $(,)?) => {
         $crate::__conformance_tests!(
             taskqueue_conformance,
+            [$(#[$attr])*],
             $crate::conformance::taskqueue::TaskQueueConformance::<$driver>::new($options),
             [
                 enqueue_reserve_ack_round_trips,

@@ -1,0 +1,105 @@
+//! Allocations counted by a global allocator: of `Kernel::check()` with 11 linked driver entries
+//! (`sandloom-embedded`'s 7, 3 synthetic, and the no-op cache of the accessor benchmarks; compare
+//! with `allocations_10000`), and per accessor call, of the accessor alone (goal: none) and of the
+//! accessor with a no-op `get` against the same `get` on a held `Arc<dyn Cache>`.
+//! See `benches/allocations/mod.rs` and `BENCHMARKS.md`.
+
+mod allocations;
+mod noop;
+mod support;
+
+use std::alloc::System;
+use std::hint::black_box;
+
+use sandloom::sdk::CACHE;
+use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
+
+use support::ready;
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+const CALLS: usize = 1000;
+
+/// Allocations per call of `op`, over [`CALLS`] calls.
+fn per_call(op: impl Fn()) -> f64 {
+    op(); // warm
+    let (allocations, _, ()) = allocations::count(GLOBAL, || {
+        for _ in 0..CALLS {
+            op();
+        }
+    });
+    #[allow(clippy::cast_precision_loss)] // small counts
+    let per_call = allocations as f64 / CALLS as f64;
+    per_call
+}
+
+fn main() {
+    allocations::check(
+        GLOBAL,
+        sandloom::link_drivers!(sandloom_embedded, sandloom_bench_synthetic_10),
+    );
+
+    let started = noop::start();
+    let infra = started.infra();
+    let held = started.held();
+    let rows = [
+        (
+            "cache()",
+            per_call(|| {
+                black_box(black_box(infra).cache().unwrap());
+            }),
+        ),
+        (
+            "capability(named)",
+            per_call(|| {
+                black_box(
+                    black_box(infra)
+                        .capability(&CACHE, black_box("named"))
+                        .unwrap(),
+                );
+            }),
+        ),
+        (
+            "held_arc.get",
+            per_call(|| {
+                black_box(ready(black_box(&held).get("key")).unwrap());
+            }),
+        ),
+        (
+            "cache().get",
+            per_call(|| {
+                black_box(ready(black_box(infra).cache().unwrap().get("key")).unwrap());
+            }),
+        ),
+        (
+            "capability(named).get",
+            per_call(|| {
+                let cache = black_box(infra)
+                    .capability(&CACHE, black_box("named"))
+                    .unwrap();
+                black_box(ready(cache.get("key")).unwrap());
+            }),
+        ),
+    ];
+    for (name, per_call) in rows {
+        println!("allocations: {name}: {per_call} per call");
+    }
+    let of = |name: &str| {
+        rows.iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, a)| a)
+            .unwrap()
+    };
+    for accessor in ["cache()", "capability(named)"] {
+        assert!(of(accessor) == 0.0, "the accessor {accessor} allocates");
+    }
+    for call in ["cache().get", "capability(named).get"] {
+        assert!(
+            (of(call) - of("held_arc.get")).abs() < f64::EPSILON,
+            "{call} allocates more than the same call on a held Arc"
+        );
+    }
+    drop(held);
+    started.shutdown();
+}

@@ -1,0 +1,241 @@
+//! The resolution benchmark, shared by `resolution_10` … `resolution_10000`: each of those
+//! binaries links `sandloom-embedded` (7 driver entries) and one synthetic driver crate, so that
+//! it holds exactly N entries; linkme slices are global to a binary and the kernel reads all of
+//! the slice on every resolution, so N cannot vary inside one binary.
+//!
+//! `INFRA` selects the four embedded defaults (`cache.memory`, `notifier.log`,
+//! `objectstore.fs`, `taskqueue.memory`): the drivers a real application starts, whose
+//! construction is the floor any registry adds to. Measured, all in one criterion group:
+//!
+//! | id | what |
+//! |---|---|
+//! | `check` | `Kernel::check()`: the kernel's resolution, every conflict check included |
+//! | `check+construct` | `check()`, then constructing the four drivers |
+//! | `start+shutdown` | `Kernel::start()` then `Running::shutdown()`, current-thread runtime |
+//! | `construct` | baseline: constructing the four drivers from typed options, nothing else |
+//! | `match+construct` | baseline: a hand-written `match` over the N names, then construct |
+//! | `hashmap+construct` | baseline: a `HashMap` filled by N `register()` calls, then construct |
+//! | `raw_scan` | baseline: one pass over the slice finding the four selected entries |
+//! | `by_hand_start+stop` | baseline: construct, start, build the `Infra`, stop, by hand |
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use criterion::{BatchSize, Criterion};
+use sandloom::registry::{self, DriverEntry};
+use sandloom::sdk::{
+    CACHE, Cache, Infra, NOTIFIER, Notifier, OBJECT_STORE, ObjectStore, TASK_QUEUE, TaskQueue,
+};
+use sandloom::{InfraConfig, Kernel, LinkedDrivers};
+use sandloom_bench_synthetic::{Found, Registry, Synthetic};
+use sandloom_driverkit::{Driver, NoOptions};
+use sandloom_embedded::{
+    FsObjectStore, FsObjectStoreOptions, LogNotifier, LogNotifierOptions, MemoryCache,
+    MemoryCacheOptions, MemoryTaskQueue, MemoryTaskQueueOptions,
+};
+
+use crate::support;
+
+/// What one benchmark binary links.
+pub(crate) struct Bench {
+    /// `link_drivers!(sandloom_embedded, <the synthetic crate>)` of the binary.
+    pub(crate) linked: LinkedDrivers,
+    /// The driver entries the binary must hold.
+    pub(crate) entries: usize,
+    /// The synthetic crate's hand-written `match`.
+    pub(crate) by_match: fn(&str, &str) -> Option<Found>,
+    /// The synthetic crate's explicit `register()` calls.
+    pub(crate) register_all: fn(&mut Registry),
+}
+
+/// What `INFRA` selects, as `(capability, driver)`.
+const SELECTED: [(&str, &str); 4] = [
+    ("cache", "memory"),
+    ("notifier", "log"),
+    ("objectstore", "fs"),
+    ("taskqueue", "memory"),
+];
+
+/// The same four, as indices into `sandloom_bench_synthetic_gen::BUILTIN`.
+const SELECTED_BUILTINS: [Found; 4] = [
+    Found::Builtin(0),
+    Found::Builtin(2),
+    Found::Builtin(4),
+    Found::Builtin(6),
+];
+
+/// A constructed driver, kept only to be dropped outside the timing.
+#[allow(dead_code)]
+enum Built {
+    Cache(MemoryCache),
+    Notifier(LogNotifier),
+    ObjectStore(FsObjectStore),
+    TaskQueue(MemoryTaskQueue),
+    Synthetic(Synthetic),
+}
+
+/// Construct what a lookup found, from typed options: no `INFRA`, no checks.
+fn construct(found: Found, root: &Path) -> Built {
+    let built = match found {
+        Found::Builtin(0) => {
+            MemoryCache::from_options(MemoryCacheOptions::default()).map(Built::Cache)
+        }
+        Found::Builtin(2) => {
+            LogNotifier::from_options(LogNotifierOptions::default()).map(Built::Notifier)
+        }
+        Found::Builtin(4) => FsObjectStore::from_options(FsObjectStoreOptions {
+            root: root.to_path_buf(),
+        })
+        .map(Built::ObjectStore),
+        Found::Builtin(6) => {
+            MemoryTaskQueue::from_options(MemoryTaskQueueOptions::default()).map(Built::TaskQueue)
+        }
+        Found::Builtin(other) => panic!("built-in {other} is not selected"),
+        Found::Synthetic(_) => Synthetic::from_options(NoOptions {}).map(Built::Synthetic),
+    };
+    built.expect("the selected drivers construct")
+}
+
+fn construct_all(found: [Found; 4], root: &Path) -> [Built; 4] {
+    found.map(|found| construct(found, root))
+}
+
+/// The least any resolution over the slice does: one pass, finding the selected entries.
+fn raw_scan(
+    entries: &'static [DriverEntry],
+    selected: &[(&str, &str); 4],
+) -> [Option<&'static DriverEntry>; 4] {
+    let mut found = [None; 4];
+    for entry in entries {
+        for (slot, &(capability, name)) in found.iter_mut().zip(selected) {
+            if entry.name == name && entry.capability == capability {
+                *slot = Some(entry);
+            }
+        }
+    }
+    found
+}
+
+/// Construct, start, hand to an `Infra` and stop the four drivers by hand: what the kernel's
+/// `start` + `shutdown` does, without resolution, gates, timeouts or panic guards.
+async fn by_hand(root: &Path) {
+    let cache = Arc::new(MemoryCache::from_options(MemoryCacheOptions::default()).unwrap());
+    let notifier = Arc::new(LogNotifier::from_options(LogNotifierOptions::default()).unwrap());
+    let store = Arc::new(
+        FsObjectStore::from_options(FsObjectStoreOptions {
+            root: root.to_path_buf(),
+        })
+        .unwrap(),
+    );
+    let queue = Arc::new(MemoryTaskQueue::from_options(MemoryTaskQueueOptions::default()).unwrap());
+    cache.start().await.unwrap();
+    notifier.start().await.unwrap();
+    store.start().await.unwrap();
+    queue.start().await.unwrap();
+    let infra = Infra::builder()
+        .with(&CACHE, "default", Arc::clone(&cache) as Arc<dyn Cache>)
+        .with(
+            &NOTIFIER,
+            "default",
+            Arc::clone(&notifier) as Arc<dyn Notifier>,
+        )
+        .with(
+            &OBJECT_STORE,
+            "default",
+            Arc::clone(&store) as Arc<dyn ObjectStore>,
+        )
+        .with(
+            &TASK_QUEUE,
+            "default",
+            Arc::clone(&queue) as Arc<dyn TaskQueue>,
+        )
+        .build()
+        .unwrap();
+    black_box(&infra);
+    queue.stop().await.unwrap();
+    store.stop().await.unwrap();
+    notifier.stop().await.unwrap();
+    cache.stop().await.unwrap();
+}
+
+/// Run the group `resolution/N=<entries>`.
+///
+/// # Panics
+/// When the binary does not hold `entries` driver entries, or the configuration does not start.
+pub(crate) fn main(bench: &Bench) {
+    let entries = registry::drivers();
+    assert_eq!(
+        entries.len(),
+        bench.entries,
+        "this binary must link exactly {} driver entries",
+        bench.entries
+    );
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let root: PathBuf = dir.path().join("objects");
+    let config = InfraConfig::from_toml_str(&support::embedded_defaults(&root), "bench")
+        .expect("valid INFRA");
+    let kernel = Kernel::new(config.clone(), bench.linked);
+    let report = kernel.check().expect("the embedded defaults resolve");
+    assert_eq!(report.lines.len(), 4);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+
+    let mut criterion = Criterion::default().configure_from_args();
+    let mut group = criterion.benchmark_group(format!("resolution/N={}", bench.entries));
+
+    group.bench_function("check", |b| b.iter(|| black_box(&kernel).check()));
+    group.bench_function("check+construct", |b| {
+        b.iter_with_large_drop(|| {
+            let report = black_box(&kernel).check().unwrap();
+            (report, construct_all(SELECTED_BUILTINS, &root))
+        });
+    });
+    group.bench_function("start+shutdown", |b| {
+        b.iter_batched(
+            || Kernel::new(config.clone(), bench.linked),
+            |kernel| {
+                runtime.block_on(async {
+                    let running = kernel.start().await.expect("starts");
+                    running.shutdown().await.expect("stops");
+                });
+            },
+            BatchSize::SmallInput,
+        );
+    });
+
+    group.bench_function("construct", |b| {
+        b.iter_with_large_drop(|| construct_all(black_box(SELECTED_BUILTINS), &root));
+    });
+    group.bench_function("match+construct", |b| {
+        b.iter_with_large_drop(|| {
+            let found = black_box(&SELECTED).map(|(capability, name)| {
+                (bench.by_match)(capability, name).expect("a selected name matches")
+            });
+            construct_all(found, &root)
+        });
+    });
+    group.bench_function("hashmap+construct", |b| {
+        b.iter_with_large_drop(|| {
+            let mut registry = Registry::default();
+            (bench.register_all)(&mut registry);
+            assert!(registry.conflicts().is_empty());
+            let found = black_box(&SELECTED).map(|(capability, name)| {
+                registry
+                    .get(capability, name)
+                    .expect("a selected name is registered")
+            });
+            (registry, construct_all(found, &root))
+        });
+    });
+    group.bench_function("raw_scan", |b| {
+        b.iter(|| raw_scan(black_box(entries), black_box(&SELECTED)));
+    });
+    group.bench_function("by_hand_start+stop", |b| {
+        b.iter(|| runtime.block_on(by_hand(&root)));
+    });
+    group.finish();
+    criterion.final_summary();
+}

@@ -1,0 +1,14 @@
+//! Resolution with 100 linked driver entries (`sandloom-embedded`'s 7 and 93 synthetic):
+//! the kernel against its baselines. See `benches/resolution/mod.rs` and `BENCHMARKS.md`.
+
+mod resolution;
+mod support;
+
+fn main() {
+    resolution::main(&resolution::Bench {
+        linked: sandloom::link_drivers!(sandloom_embedded, sandloom_bench_synthetic_100),
+        entries: sandloom_bench_synthetic_100::LINKED,
+        by_match: sandloom_bench_synthetic_100::by_match,
+        register_all: sandloom_bench_synthetic_100::register_all,
+    });
+}

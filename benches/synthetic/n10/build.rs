@@ -1,0 +1,5 @@
+//! Generates the 3 `register_driver!` calls, the `match` and the `register()` calls.
+
+fn main() {
+    sandloom_bench_synthetic_gen::write(10);
+}

@@ -1,0 +1,549 @@
+//! `PostgresTaskQueue`: the `TaskQueue` operations, the driver lifecycle and the provider.
+
+use std::fmt;
+use std::pin::pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
+use sandloom_driverkit::sdk::bytes::Bytes;
+use sandloom_driverkit::sdk::{InfraError, InfraResult};
+use sandloom_driverkit::taskqueue::{
+    DEAD_LETTER, DELAY, EnqueueOptions, FIFO, NAME, Reservation, Task, TaskQueue, TaskQueueProvider,
+};
+use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
+use tokio::sync::Notify;
+use tokio::time::Instant;
+use tokio_postgres::NoTls;
+use tokio_postgres::Row;
+
+use crate::errors;
+use crate::options::PostgresTaskQueueOptions;
+use crate::schema::{SCHEMA_VERSION, Statements};
+use crate::target::Target;
+
+/// Longest delay, `retry_after` or lease the driver stores: thirty years stands for "never"
+/// and keeps `now() + delay` far from PostgreSQL's timestamp range.
+const FAR_FUTURE_MS: i64 = 30 * 365 * 24 * 3600 * 1000;
+
+/// Longest queue name, in bytes: names are index keys.
+const MAX_QUEUE_LEN: usize = 1024;
+
+/// The `taskqueue.postgres` driver: durable queues in one PostgreSQL table, shared safely by any
+/// number of workers in any number of processes and machines.
+///
+/// All state is in the table; instances keep none. `reserve` takes the oldest ready task of the
+/// queue with one `UPDATE … WHERE id = (SELECT … FOR UPDATE SKIP LOCKED)` statement that sets a
+/// fresh receipt, counts the attempt and moves the task's `available_at` to the end of its
+/// lease (the visibility timeout). A task whose lease ran out is simply ready again, for the
+/// next `reserve` of any worker: no sweeper runs. `ack` and `nack` act only on a row that still
+/// carries their receipt and whose lease still runs, so a worker whose lease expired can never
+/// settle another worker's delivery (`Conflict`). After `max_attempts` deliveries a nack, or a
+/// lease that runs out, dead-letters the task: it stays in the table, marked (`dead_at`, which
+/// the last delivery sets to the end of its lease, so nothing needs to run when it ends), never
+/// delivered again, and `dead_letters` lists it. Dead letters are kept until someone deletes
+/// them (`DELETE FROM sandloom_tasks WHERE dead_at < now() - interval '30 days'`). Like any
+/// queue table, this one churns: leave autovacuum on.
+///
+/// Features: `delay`, `dead_letter` and `fifo` (ready tasks of a queue are reserved in enqueue
+/// order). A waiting `reserve` polls every `poll_interval_ms`; enqueues and nacks through the
+/// same instance wake it at once.
+///
+/// `start` connects (within `connect_timeout_ms`) and creates or migrates the table under a
+/// PostgreSQL advisory lock, so many processes may start at once; the role needs the right to
+/// create it (afterwards only `SELECT`, `INSERT`, `UPDATE`, `DELETE`). PostgreSQL 13 or later.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use sandloom_driverkit::Driver;
+/// use sandloom_driverkit::taskqueue::{EnqueueOptions, TaskQueue};
+/// use sandloom_driver_postgres::{PostgresTaskQueue, PostgresTaskQueueOptions};
+///
+/// #[tokio::main]
+/// async fn main() {
+///     let queue = PostgresTaskQueue::from_options(PostgresTaskQueueOptions {
+///         url: "postgres://postgres@127.0.0.1:5432/test".into(),
+///         ..Default::default()
+///     })
+///     .unwrap();
+///     queue.start().await.unwrap(); // connects, creates the table
+///     queue.enqueue("mail", "hello".into(), EnqueueOptions::default()).await.unwrap();
+///     let reservation = queue.reserve("mail", Duration::from_secs(1)).await.unwrap().unwrap();
+///     assert_eq!(reservation.task.payload, "hello");
+///     queue.ack(&reservation).await.unwrap();
+///     queue.stop().await.unwrap();
+/// }
+/// ```
+pub struct PostgresTaskQueue {
+    target: Target,
+    namespace: String,
+    visibility_ms: i64,
+    max_attempts: i32,
+    connect_timeout: Duration,
+    operation_timeout: Duration,
+    poll_interval: Duration,
+    sql: Statements,
+    pool: Pool,
+    stopped: AtomicBool,
+    /// Wakes this instance's waiting `reserve`s when it enqueues, nacks or stops.
+    wake: Notify,
+}
+
+impl fmt::Debug for PostgresTaskQueue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PostgresTaskQueue")
+            .field("server", &self.target.redacted())
+            .field("table", &self.sql.table())
+            .field("namespace", &self.namespace)
+            .field("visibility_ms", &self.visibility_ms)
+            .field("max_attempts", &self.max_attempts)
+            .field("pool", &self.pool.status())
+            .field("stopped", &self.stopped.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+fn check_queue(queue: &str) -> InfraResult<()> {
+    if queue.is_empty() {
+        return Err(InfraError::invalid_input(
+            NAME,
+            "queue names must not be empty",
+        ));
+    }
+    if queue.len() > MAX_QUEUE_LEN || queue.contains('\0') {
+        return Err(InfraError::invalid_input(
+            NAME,
+            format!("queue names are at most {MAX_QUEUE_LEN} bytes, without NUL characters"),
+        ));
+    }
+    Ok(())
+}
+
+/// Milliseconds for SQL, capped at "never".
+fn millis(duration: Duration) -> i64 {
+    i64::try_from(duration.as_millis()).map_or(FAR_FUTURE_MS, |ms| ms.min(FAR_FUTURE_MS))
+}
+
+/// `Conflict`: `reservation` no longer holds its task.
+fn stale(reservation: &Reservation) -> InfraError {
+    InfraError::conflict(
+        NAME,
+        format!(
+            "the reservation of task {:?} is stale: it was acked, nacked, or its lease ran out",
+            reservation.task.id
+        ),
+    )
+}
+
+/// A column of a row the driver's own statement returned.
+fn column<'a, T: tokio_postgres::types::FromSql<'a>>(
+    row: &'a Row,
+    index: usize,
+    what: &str,
+) -> InfraResult<T> {
+    row.try_get(index).map_err(|err| {
+        InfraError::new(
+            sandloom_driverkit::sdk::ErrorKind::Backend,
+            NAME,
+            format!(
+                "{what}: unexpected result column {index}: {}",
+                errors::describe(&err)
+            ),
+        )
+        .with_source(err)
+    })
+}
+
+fn attempts(value: i32) -> u32 {
+    u32::try_from(value).unwrap_or(0)
+}
+
+impl PostgresTaskQueue {
+    fn running(&self) -> InfraResult<()> {
+        if self.stopped.load(Ordering::Acquire) {
+            Err(InfraError::stopped(NAME))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Run `op` on a pooled connection within the operation timeout. A connection that broke or
+    /// timed out leaves the pool instead of going back to it: after a server restart or a cut
+    /// network, the next operation opens a fresh one.
+    async fn run<T>(
+        &self,
+        what: &str,
+        op: impl AsyncFnOnce(&Object) -> Result<T, tokio_postgres::Error>,
+    ) -> InfraResult<T> {
+        self.running()?;
+        let target = self.target.redacted();
+        let client = self.pool.get().await.map_err(|err| {
+            errors::pool(
+                what,
+                target,
+                err,
+                self.connect_timeout,
+                self.operation_timeout,
+            )
+        })?;
+        match tokio::time::timeout(self.operation_timeout, op(&client)).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(err)) => {
+                if errors::is_broken(&err) {
+                    drop(Object::take(client));
+                }
+                Err(errors::client(what, target, err))
+            }
+            Err(_) => {
+                drop(Object::take(client));
+                Err(errors::timeout(what, target, self.operation_timeout))
+            }
+        }
+    }
+
+    /// Reserve now, or `None` when no task is ready.
+    async fn try_reserve(&self, queue: &str) -> InfraResult<Option<Reservation>> {
+        let row = self
+            .run("reserve", async |client| {
+                let statement = client.prepare_cached(&self.sql.reserve).await?;
+                client
+                    .query_opt(
+                        &statement,
+                        &[
+                            &self.namespace,
+                            &queue,
+                            &self.max_attempts,
+                            &self.visibility_ms,
+                        ],
+                    )
+                    .await
+            })
+            .await?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let id: i64 = column(&row, 0, "reserve")?;
+        let attempts = attempts(column(&row, 1, "reserve")?);
+        let receipt: String = column(&row, 2, "reserve")?;
+        let payload: Vec<u8> = column(&row, 3, "reserve")?;
+        let task = Task::new(id.to_string(), queue, Bytes::from(payload), attempts);
+        Ok(Some(Reservation::new(task, receipt)))
+    }
+}
+
+#[async_trait]
+impl TaskQueue for PostgresTaskQueue {
+    async fn enqueue(
+        &self,
+        queue: &str,
+        payload: Bytes,
+        options: EnqueueOptions,
+    ) -> InfraResult<String> {
+        self.running()?;
+        check_queue(queue)?;
+        let delay = options.delay.map_or(0, millis);
+        let payload: &[u8] = &payload;
+        let row = self
+            .run("enqueue", async |client| {
+                let statement = client.prepare_cached(&self.sql.enqueue).await?;
+                client
+                    .query_one(&statement, &[&self.namespace, &queue, &payload, &delay])
+                    .await
+            })
+            .await?;
+        let id: i64 = column(&row, 0, "enqueue")?;
+        self.wake.notify_waiters();
+        Ok(id.to_string())
+    }
+
+    async fn reserve(&self, queue: &str, wait: Duration) -> InfraResult<Option<Reservation>> {
+        self.running()?;
+        check_queue(queue)?;
+        let deadline = Instant::now().checked_add(wait);
+        loop {
+            // Registered before looking, so an enqueue right after the look still wakes us.
+            let mut woken = pin!(self.wake.notified());
+            woken.as_mut().enable();
+            if let Some(reservation) = self.try_reserve(queue).await? {
+                return Ok(Some(reservation));
+            }
+            let nap = match deadline {
+                Some(deadline) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Ok(None);
+                    }
+                    left.min(self.poll_interval)
+                }
+                None => self.poll_interval,
+            };
+            // Another process's enqueue is seen on the next poll.
+            let _ = tokio::time::timeout(nap, woken).await;
+            self.running()?;
+        }
+    }
+
+    async fn ack(&self, reservation: &Reservation) -> InfraResult<()> {
+        self.running()?;
+        check_queue(&reservation.task.queue)?;
+        let Ok(id) = reservation.task.id.parse::<i64>() else {
+            return Err(stale(reservation));
+        };
+        let deleted = self
+            .run("ack", async |client| {
+                let statement = client.prepare_cached(&self.sql.ack).await?;
+                client
+                    .execute(
+                        &statement,
+                        &[
+                            &id,
+                            &self.namespace,
+                            &reservation.task.queue,
+                            &reservation.receipt,
+                        ],
+                    )
+                    .await
+            })
+            .await?;
+        if deleted == 0 {
+            return Err(stale(reservation));
+        }
+        Ok(())
+    }
+
+    async fn nack(
+        &self,
+        reservation: &Reservation,
+        retry_after: Option<Duration>,
+    ) -> InfraResult<()> {
+        self.running()?;
+        check_queue(&reservation.task.queue)?;
+        let Ok(id) = reservation.task.id.parse::<i64>() else {
+            return Err(stale(reservation));
+        };
+        let retry = retry_after.map_or(0, millis);
+        let row = self
+            .run("nack", async |client| {
+                let statement = client.prepare_cached(&self.sql.nack).await?;
+                client
+                    .query_opt(
+                        &statement,
+                        &[
+                            &id,
+                            &self.namespace,
+                            &reservation.task.queue,
+                            &reservation.receipt,
+                            &self.max_attempts,
+                            &retry,
+                        ],
+                    )
+                    .await
+            })
+            .await?;
+        let Some(row) = row else {
+            return Err(stale(reservation));
+        };
+        let dead: bool = column(&row, 0, "nack")?;
+        if dead {
+            tracing::debug!(
+                queue = reservation.task.queue,
+                task = id,
+                "taskqueue.postgres dead-lettered a task nacked on its last delivery"
+            );
+        } else {
+            self.wake.notify_waiters();
+        }
+        Ok(())
+    }
+
+    async fn dead_letters(&self, queue: &str, limit: usize) -> InfraResult<Vec<Task>> {
+        self.running()?;
+        check_queue(queue)?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = self
+            .run("dead_letters", async |client| {
+                let statement = client.prepare_cached(&self.sql.dead_letters).await?;
+                client
+                    .query(&statement, &[&self.namespace, &queue, &limit])
+                    .await
+            })
+            .await?;
+        rows.iter()
+            .map(|row| {
+                let id: i64 = column(row, 0, "dead_letters")?;
+                let payload: Vec<u8> = column(row, 1, "dead_letters")?;
+                let attempts = attempts(column(row, 2, "dead_letters")?);
+                Ok(Task::new(
+                    id.to_string(),
+                    queue,
+                    Bytes::from(payload),
+                    attempts,
+                ))
+            })
+            .collect()
+    }
+}
+
+#[async_trait]
+impl Driver for PostgresTaskQueue {
+    type Options = PostgresTaskQueueOptions;
+
+    fn supported_features() -> &'static [&'static str] {
+        &[DELAY, DEAD_LETTER, FIFO]
+    }
+
+    fn validate(options: &PostgresTaskQueueOptions) -> Result<(), DriverError> {
+        options.check().map(drop)
+    }
+
+    fn from_options(options: PostgresTaskQueueOptions) -> Result<Self, DriverError> {
+        let target = options.check()?;
+        let connect_timeout = options.connect_timeout();
+        let operation_timeout = options.operation_timeout();
+        let manager = Manager::from_config(
+            target.config(connect_timeout),
+            NoTls,
+            ManagerConfig {
+                // A broken connection is taken out of the pool by `run` on its first error, so
+                // a test query on every checkout would only cost a round trip.
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        // Builds the pool only: connections open on first use, in `start`.
+        let pool = Pool::builder(manager)
+            .max_size(options.pool_size)
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(operation_timeout))
+            .create_timeout(Some(connect_timeout))
+            .recycle_timeout(Some(connect_timeout))
+            .build()
+            .map_err(|err| {
+                DriverError::new(format!(
+                    "cannot build the connection pool: {}",
+                    errors::describe(&err)
+                ))
+            })?;
+        Ok(Self {
+            sql: Statements::new(options.schema.as_deref(), &options.table),
+            namespace: options.namespace.clone(),
+            visibility_ms: millis(options.visibility_timeout()),
+            max_attempts: i32::try_from(options.max_attempts).unwrap_or(i32::MAX),
+            poll_interval: options.poll_interval(),
+            connect_timeout,
+            operation_timeout,
+            target,
+            pool,
+            stopped: AtomicBool::new(false),
+            wake: Notify::new(),
+        })
+    }
+
+    async fn start(&self) -> Result<(), DriverError> {
+        let target = self.target.redacted();
+        if self.stopped.load(Ordering::Acquire) {
+            return Err(DriverError::new("the driver has been stopped"));
+        }
+        let mut client = match tokio::time::timeout(self.connect_timeout, self.pool.get()).await {
+            Ok(Ok(client)) => client,
+            Ok(Err(err)) => return Err(errors::connect(target, err, self.connect_timeout)),
+            Err(_) => {
+                return Err(errors::connect(
+                    target,
+                    deadpool_postgres::PoolError::Timeout(deadpool_postgres::TimeoutType::Create),
+                    self.connect_timeout,
+                ));
+            }
+        };
+        let found = tokio::time::timeout(
+            self.operation_timeout,
+            self.sql.migrate(&mut client, target),
+        )
+        .await
+        .map_err(|_| {
+            DriverError::new(format!(
+                "creating or migrating {} at {target} took longer than {} ms (`operation_timeout_ms`); another process may hold the migration lock",
+                self.sql.table(),
+                self.operation_timeout.as_millis()
+            ))
+        })??;
+        if found < SCHEMA_VERSION {
+            tracing::info!(
+                server = target,
+                table = self.sql.table(),
+                from = found,
+                to = SCHEMA_VERSION,
+                "taskqueue.postgres created or migrated its table"
+            );
+        }
+        tracing::debug!(
+            server = target,
+            table = self.sql.table(),
+            namespace = self.namespace,
+            "taskqueue.postgres started"
+        );
+        Ok(())
+    }
+
+    async fn stop(&self) -> Result<(), DriverError> {
+        self.stopped.store(true, Ordering::Release);
+        // Waiting `reserve`s wake, see the driver stopped, and answer `Stopped`.
+        self.wake.notify_waiters();
+        self.pool.close();
+        Ok(())
+    }
+
+    async fn health(&self) -> Health {
+        let probe = self
+            .run("health check", async |client| {
+                client.simple_query("SELECT 1").await.map(drop)
+            })
+            .await;
+        match probe {
+            Ok(()) => Health::Healthy,
+            Err(err) => Health::Unhealthy(err.to_string()),
+        }
+    }
+}
+
+impl TaskQueueProvider for PostgresTaskQueue {
+    const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queue_names_are_checked() {
+        assert!(check_queue("mail").is_ok());
+        for bad in ["", "a\0b", &"q".repeat(MAX_QUEUE_LEN + 1)] {
+            let err = check_queue(bad).unwrap_err();
+            assert_eq!(err.kind(), sandloom_driverkit::sdk::ErrorKind::InvalidInput);
+        }
+    }
+
+    #[test]
+    fn durations_are_capped() {
+        assert_eq!(millis(Duration::from_millis(1500)), 1500);
+        assert_eq!(millis(Duration::MAX), FAR_FUTURE_MS);
+    }
+
+    #[tokio::test]
+    async fn construction_does_no_io_and_stop_makes_operations_stopped() {
+        // Port 1 refuses: nothing here may try it.
+        let queue = PostgresTaskQueue::from_options(PostgresTaskQueueOptions {
+            url: "postgres://app:hunter2@127.0.0.1:1/db".into(),
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(!format!("{queue:?}").contains("hunter2"));
+        queue.stop().await.unwrap();
+        queue.stop().await.unwrap();
+        let err = queue
+            .enqueue("q", Bytes::from_static(b"x"), EnqueueOptions::default())
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), sandloom_driverkit::sdk::ErrorKind::Stopped);
+        assert!(!queue.health().await.is_healthy());
+    }
+}
