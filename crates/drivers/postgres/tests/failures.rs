@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 
 use sandloom_driver_postgres::{PostgresTaskQueue, PostgresTaskQueueOptions};
 use sandloom_driverkit::Driver;
+use sandloom_driverkit::conformance::TcpProxy;
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{ErrorKind, InfraResult};
 use sandloom_driverkit::taskqueue::{EnqueueOptions, TaskQueue};
-use support::proxy::Proxy;
 
 const SECRET: &str = "hunter2-secret";
 
@@ -132,11 +132,13 @@ async fn fails_while_cut<T: std::fmt::Debug>(
 )]
 async fn a_server_that_goes_away_gives_typed_errors_and_the_driver_recovers_when_it_is_back() {
     let (addr, config) = upstream();
-    let proxy = Proxy::start(addr).await;
+    let proxy = TcpProxy::start(addr)
+        .await
+        .expect("a loopback port for the proxy");
     let url = format!(
         "postgres://{}@{}/{}",
         config.get_user().unwrap_or("postgres"),
-        proxy.addr(),
+        proxy.address(),
         config.get_dbname().unwrap_or("postgres")
     );
     let namespace = support::unique("gone");

@@ -1,10 +1,8 @@
 //! What the server tests share: where the server is, fresh names, a driver with short
-//! timeouts, and a TCP proxy that can cut the driver off from the server.
+//! timeouts (the proxy that cuts it off is `sandloom_driverkit::conformance::TcpProxy`).
 
 // Each test binary uses its own part of this module.
 #![allow(dead_code)]
-
-pub(crate) mod proxy;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
