@@ -137,6 +137,7 @@ pub mod __private {
     pub use sandloom_kernel::__private::linkme;
     pub use sandloom_kernel::registry::{
         BoxError, BuiltDriver, CAPABILITIES, CapabilitySpec, DRIVERS, DriverEntry, ParsedOptions,
+        accepts_unknown_keys,
     };
 
     pub use sandloom_sdk_infra::__private::valid_name;

@@ -134,6 +134,8 @@ macro_rules! register_driver {
                 contract_version: $version,
                 supported_features: <$driver as $crate::Driver>::supported_features,
                 parse_options: $crate::__private::parse_options::<$driver>,
+                accepts_unknown_keys:
+                    $crate::__private::accepts_unknown_keys::<<$driver as $crate::Driver>::Options>,
                 build,
             };
         };

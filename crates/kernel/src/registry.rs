@@ -33,6 +33,9 @@ use semver::Version;
 
 use crate::options::{OptionsError, RawOptions};
 
+#[doc(hidden)]
+pub use crate::options::accepts_unknown_keys;
+
 /// A boxed error from driver code.
 #[doc(hidden)]
 pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
@@ -125,6 +128,10 @@ pub struct DriverEntry {
     pub supported_features: fn() -> &'static [&'static str],
     /// Deserialize the driver's options and compute the features they give. Builds nothing.
     pub parse_options: fn(&RawOptions) -> Result<ParsedOptions, OptionsError>,
+    /// Whether the options type accepts a key it does not know, given options it parsed:
+    /// [`accepts_unknown_keys`] of the driver's `Options` (SANDLOOM-B022 when it does).
+    #[doc(hidden)]
+    pub accepts_unknown_keys: fn(&RawOptions) -> bool,
     /// Construct the driver from parsed options. Must not do I/O; that belongs in `start`.
     pub build: fn(ParsedOptions) -> Result<BuiltDriver, BoxError>,
 }

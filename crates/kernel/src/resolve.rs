@@ -3,6 +3,7 @@
 //! Resolution constructs nothing: it deserializes options and asks for features, both of which
 //! are declared on the driver's type. `check` is resolution alone.
 
+use std::borrow::Cow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use sandloom_sdk_infra::Requirement;
@@ -10,36 +11,37 @@ use semver::{Comparator, Op, Version};
 
 use crate::config::{EXPERIMENTAL_CAPABILITY_RISK, Environment, InfraConfig, InstanceConfig};
 use crate::error::{ConflictKind, Problem, UnusableReason};
-use crate::known::{BUILTIN_DRIVERS, BUILTIN_OWNER, is_builtin, provider_of};
+use crate::known::{BUILTIN_DRIVERS, BUILTIN_OWNER, provider_of};
 use crate::link::LinkedDrivers;
-use crate::options::RawOptions;
 use crate::panic_message;
 use crate::registry::{CapabilitySpec, DriverEntry, ParsedOptions, Stability};
 use crate::suggest::closest;
 
 /// What resolution selected for one instance.
-pub(crate) struct PlannedInstance {
+pub(crate) struct PlannedInstance<'a> {
     /// Which instance: its names, all that startup needs once its options are parsed.
-    pub(crate) config: InstanceNames,
+    pub(crate) config: InstanceNames<'a>,
     pub(crate) spec: &'static CapabilitySpec,
     pub(crate) entry: &'static DriverEntry,
     pub(crate) options: ParsedOptions,
 }
 
-/// The names of a configured instance. Not the whole `InstanceConfig`: cloning its options and
-/// locations for each instance was a fifth of a resolution, for nothing startup reads.
-pub(crate) struct InstanceNames {
-    pub(crate) capability: String,
-    pub(crate) instance: String,
-    pub(crate) driver: String,
+/// The names of a configured instance, borrowed from the configuration: copying them (or the
+/// whole `InstanceConfig`, options and locations included) for each instance was a measurable
+/// part of a resolution, for values only an error or the report needs owned.
+#[derive(Clone, Copy)]
+pub(crate) struct InstanceNames<'a> {
+    pub(crate) capability: &'a str,
+    pub(crate) instance: &'a str,
+    pub(crate) driver: &'a str,
 }
 
-impl InstanceNames {
-    fn of(instance: &InstanceConfig) -> Self {
+impl<'a> InstanceNames<'a> {
+    fn of(instance: &'a InstanceConfig) -> Self {
         Self {
-            capability: instance.capability.clone(),
-            instance: instance.instance.clone(),
-            driver: instance.driver.clone(),
+            capability: &instance.capability,
+            instance: &instance.instance,
+            driver: &instance.driver,
         }
     }
 }
@@ -53,7 +55,7 @@ pub(crate) struct Inputs<'a> {
     pub(crate) linked: &'a LinkedDrivers,
 }
 
-pub(crate) fn resolve(inputs: &Inputs<'_>) -> Result<Vec<PlannedInstance>, Vec<Problem>> {
+pub(crate) fn resolve<'a>(inputs: &Inputs<'a>) -> Result<Vec<PlannedInstance<'a>>, Vec<Problem>> {
     let config = inputs.config;
     let mut problems = Vec::new();
 
@@ -62,7 +64,7 @@ pub(crate) fn resolve(inputs: &Inputs<'_>) -> Result<Vec<PlannedInstance>, Vec<P
         claimed_builtins,
     } = scan(inputs, &mut problems);
 
-    let mut planned = Vec::new();
+    let mut planned = Vec::with_capacity(config.instances().size_hint().0);
     for (index, instance) in config.instances().enumerate() {
         let Some(spec) = find_spec(inputs, &instance.capability, &mut problems, instance) else {
             continue;
@@ -154,23 +156,17 @@ fn scan(inputs: &Inputs<'_>, problems: &mut Vec<Problem>) -> Scan {
         .instances()
         .map(|i| (i.capability.as_str(), i.driver.as_str()))
         .collect();
-    let mut names: Vec<&str> = selected
-        .iter()
-        .chain(BUILTIN_DRIVERS)
-        .map(|&(_, driver)| driver)
-        .collect();
-    names.sort_unstable();
-    names.dedup();
-    let lengths = NameLengths::of(names.iter().copied());
+    let lengths = NameLengths::of(selected.iter().chain(BUILTIN_DRIVERS).map(|&(_, d)| d));
     let mut providers: Vec<(usize, &'static DriverEntry)> = Vec::new();
     let mut claimed_builtins: Vec<(&'static str, &'static str)> = Vec::new();
     let mut entries = inputs.drivers.iter();
     // `find` keeps the walk over the entries that do not matter a loop of a few instructions.
     while let Some(entry) = entries.find(|entry| lengths.may_be(entry.name)) {
-        if !names.contains(&entry.name) {
-            continue;
-        }
-        if entry.package != BUILTIN_OWNER && is_builtin(entry.capability, entry.name) {
+        // Names first: they tell entries apart sooner than capabilities do.
+        let builtin = BUILTIN_DRIVERS
+            .iter()
+            .any(|&(c, d)| d == entry.name && c == entry.capability);
+        if builtin && entry.package != BUILTIN_OWNER {
             let problem = builtin_claim(inputs.drivers, entry);
             if !problems.contains(&problem) {
                 problems.push(problem);
@@ -304,14 +300,14 @@ fn no_driver(inputs: &Inputs<'_>, instance: &InstanceConfig) -> Problem {
 }
 
 fn unusable(
-    instance: &InstanceNames,
+    instance: &InstanceNames<'_>,
     entry: &'static DriverEntry,
     reason: UnusableReason,
 ) -> Problem {
     Problem::Unusable {
-        capability: instance.capability.clone(),
-        instance: instance.instance.clone(),
-        driver: instance.driver.clone(),
+        capability: instance.capability.to_owned(),
+        instance: instance.instance.to_owned(),
+        driver: instance.driver.to_owned(),
         package: entry.package,
         reason,
     }
@@ -349,13 +345,10 @@ fn check_entry(
             None
         }
     };
-    let supported = match catch_unwind(entry.supported_features) {
+    let supported = match guarded("supported_features", entry.supported_features) {
         Ok(supported) => supported,
-        Err(payload) => {
-            reasons.push(UnusableReason::Panicked {
-                phase: "supported_features",
-                message: panic_message(payload.as_ref()),
-            });
+        Err(reason) => {
+            reasons.push(reason);
             return Err(reasons);
         }
     };
@@ -399,31 +392,16 @@ fn check_entry(
     }
 }
 
-/// A key no options type knows: if options still deserialize with it added, the type accepts
-/// unknown fields, and a misspelt option would be ignored silently.
-///
-/// The empty key: no field is named so, it sorts first (a type refusing unknown keys fails on it
-/// before reading the others), and the "did you mean" its error computes is cheap for it (for a
-/// long key, that edit-distance search was half the time of a whole resolution).
-const PROBE_KEY: &str = "";
-
 /// Deserialize the instance's options, catching panics, letting environment overrides be
 /// strings where the driver wants strings, and refusing types that accept unknown fields.
 fn parse_options(
     entry: &DriverEntry,
     instance: &InstanceConfig,
 ) -> Result<ParsedOptions, UnusableReason> {
-    let attempt = |options: &RawOptions| {
-        catch_unwind(AssertUnwindSafe(|| (entry.parse_options)(options))).map_err(|payload| {
-            UnusableReason::Panicked {
-                phase: "option parsing",
-                message: panic_message(payload.as_ref()),
-            }
-        })
-    };
-    let mut options = instance.options.clone();
+    // Copied only when an override has to be made a string, which is rare.
+    let mut options = Cow::Borrowed(&instance.options);
     let parsed = loop {
-        match attempt(&options)? {
+        match guarded("option parsing", || (entry.parse_options)(&options))? {
             Ok(parsed) => break parsed,
             Err(error) => {
                 // `SANDLOOM__…__PASSWORD=123456` reads as an integer; a string field wants text.
@@ -431,7 +409,7 @@ fn parse_options(
                 if let Some((key, raw)) = key.and_then(|k| instance.env_strings.get_key_value(&k))
                     && !options.is_str(key)
                 {
-                    options.set_str(key, raw);
+                    options.to_mut().set_str(key, raw);
                     continue;
                 }
                 let key = error.key_path();
@@ -443,17 +421,23 @@ fn parse_options(
             }
         }
     };
-    let mut probe = options;
-    probe.set_str(PROBE_KEY, "");
-    if matches!(attempt(&probe), Ok(Ok(_))) {
+    if guarded("option parsing", || (entry.accepts_unknown_keys)(&options))? {
         return Err(UnusableReason::AcceptsUnknownOptions);
     }
     Ok(parsed)
 }
 
+/// Call driver code, turning a panic into a reason the instance is unusable.
+fn guarded<T>(phase: &'static str, call: impl FnOnce() -> T) -> Result<T, UnusableReason> {
+    catch_unwind(AssertUnwindSafe(call)).map_err(|payload| UnusableReason::Panicked {
+        phase,
+        message: panic_message(payload.as_ref()),
+    })
+}
+
 fn check_requirements(
     inputs: &Inputs<'_>,
-    planned: &[PlannedInstance],
+    planned: &[PlannedInstance<'_>],
     problems: &mut Vec<Problem>,
 ) {
     let mut requirements: Vec<&Requirement> = inputs.requirements.iter().collect();

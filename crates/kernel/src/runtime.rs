@@ -111,7 +111,7 @@ impl Kernel {
         Ok(self.report(&planned))
     }
 
-    fn resolve(&self) -> Result<Vec<PlannedInstance>, StartupError> {
+    fn resolve(&self) -> Result<Vec<PlannedInstance<'_>>, StartupError> {
         resolve(&Inputs {
             config: &self.config,
             drivers: registry::drivers(),
@@ -122,16 +122,16 @@ impl Kernel {
         .map_err(StartupError::new)
     }
 
-    fn report(&self, planned: &[PlannedInstance]) -> StartupReport {
+    fn report(&self, planned: &[PlannedInstance<'_>]) -> StartupReport {
         StartupReport {
             environment: self.config.environment(),
             origin: self.config.origin().to_owned(),
             lines: planned
                 .iter()
                 .map(|p| ReportLine {
-                    capability: p.config.capability.clone(),
-                    instance: p.config.instance.clone(),
-                    driver: p.config.driver.clone(),
+                    capability: p.config.capability.to_owned(),
+                    instance: p.config.instance.to_owned(),
+                    driver: p.config.driver.to_owned(),
                     package: p.entry.package,
                     contract_version: p.entry.contract_version.clone(),
                     features: p.options.features.clone(),
@@ -210,9 +210,9 @@ impl Kernel {
                 },
             };
             problems.push(Problem::Unusable {
-                capability: config.capability,
-                instance: config.instance,
-                driver: config.driver,
+                capability: config.capability.to_owned(),
+                instance: config.instance.to_owned(),
+                driver: config.driver.to_owned(),
                 package: entry.package,
                 reason: failure,
             });
@@ -233,9 +233,9 @@ impl Kernel {
             let lifecycle: Arc<dyn ErasedLifecycle> = Arc::from(driver.lifecycle);
             // A failed or timed-out start may have acquired something; stop releases it too.
             attempts.drivers.push(Attempted {
-                capability: config.capability.clone(),
-                instance: config.instance.clone(),
-                driver: config.driver.clone(),
+                capability: config.capability.to_owned(),
+                instance: config.instance.to_owned(),
+                driver: config.driver.to_owned(),
                 lifecycle: Arc::clone(&lifecycle),
             });
             let reason =
@@ -252,9 +252,9 @@ impl Kernel {
                     Outcome::TimedOut => UnusableReason::TimedOut { after: timeout },
                 };
             problems.push(Problem::Unusable {
-                capability: config.capability,
-                instance: config.instance,
-                driver: config.driver,
+                capability: config.capability.to_owned(),
+                instance: config.instance.to_owned(),
+                driver: config.driver.to_owned(),
                 package,
                 reason,
             });

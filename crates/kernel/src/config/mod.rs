@@ -512,8 +512,11 @@ impl InfraConfig {
     /// assert!(config.instance("objectstore", "uploads").is_none());
     /// ```
     pub fn instance(&self, capability: &str, instance: &str) -> Option<&InstanceConfig> {
+        // A walk, not a map lookup: the map's keys are owned, and a lookup would copy both
+        // names for a handful of instances.
         self.instances
-            .get(&(capability.to_owned(), instance.to_owned()))
+            .values()
+            .find(|i| i.capability == capability && i.instance == instance)
     }
 
     /// Set the environment (builder style, for programmatic configuration and tests).

@@ -4,6 +4,10 @@ use std::fmt;
 
 use serde::de::DeserializeOwned;
 
+mod probe;
+
+pub use probe::accepts_unknown_keys;
+
 /// The options of one configured instance: every key of its `INFRA` table except `driver`.
 ///
 /// Drivers never see this type: `sandloom-driverkit` deserializes it into the driver's own
@@ -51,6 +55,12 @@ impl RawOptions {
     /// # Errors
     /// An [`OptionsError`] naming the key path, with a "did you mean" for an unknown key.
     pub fn deserialize<O: DeserializeOwned>(&self) -> Result<O, OptionsError> {
+        // Tracking the key path costs an allocation per key read, and only an error reads it:
+        // options that deserialize (nearly all) skip it; an error is deserialized again with it.
+        O::deserialize(self.0.clone()).or_else(|_| self.deserialize_with_path())
+    }
+
+    fn deserialize_with_path<O: DeserializeOwned>(&self) -> Result<O, OptionsError> {
         serde_path_to_error::deserialize(self.0.clone()).map_err(|err| {
             let path: Vec<String> = err
                 .path()
