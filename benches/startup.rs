@@ -45,7 +45,7 @@ fn main() {
         assert!(
             program.is_file(),
             "{} is missing: build the examples of this profile first \
-             (`cargo build --release --example quickstart --example bare` before `cargo bench`)",
+             (`cargo build --release --example quickstart --example bare` before `cargo bench -p sandloom-benches`)",
             program.display()
         );
     }

@@ -58,10 +58,10 @@ for n in (10, 100, 1000, 10000):
                         ratio(m["check+construct"], m["construct"]),
                         ratio(m["start+shutdown"], m["by_hand_start+stop"])]) + " |")
 
-print("\n### Accessors (medians per call per thread; ratio to the held Arc of the same thread count)\n")
+print("\n### Accessors (median CPU time per call per thread; ratio to the held Arc of the same thread count)\n")
 print("| operation | 1 thread | vs held Arc | 2 threads | vs held Arc | 2 threads / 1 thread |")
 print("|---|---:|---:|---:|---:|---:|")
-for op in ("harness", "held_arc.get", "cache().get", "capability(named).get", "cache()", "capability(named)"):
+for op in ("harness", "held_arc.get", "held_arc.clone().get", "mutex.lock().get", "cache().get", "capability(named).get", "cache()", "capability(named)"):
     one = median("accessors_threads=1", op)
     two = median("accessors_threads=2", op)
     held1 = median("accessors_threads=1", "held_arc.get")
