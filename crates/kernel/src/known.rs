@@ -56,9 +56,11 @@ pub(crate) const KNOWN_PROVIDERS: &[(&str, &str, &str)] = &[
 /// assert!(!sandloom_kernel::known::is_builtin("cache", "redis"));
 /// ```
 pub fn is_builtin(capability: &str, driver: &str) -> bool {
+    // Driver names first: they tell entries apart sooner than capabilities do (the resolution
+    // scan asks this of every linked entry named like a selected or built-in driver).
     BUILTIN_DRIVERS
         .iter()
-        .any(|&(c, d)| c == capability && d == driver)
+        .any(|&(c, d)| d == driver && c == capability)
 }
 
 /// The package known to provide `(capability, driver)`.

@@ -11,7 +11,7 @@ use semver::{Comparator, Op, Version};
 
 use crate::config::{EXPERIMENTAL_CAPABILITY_RISK, Environment, InfraConfig, InstanceConfig};
 use crate::error::{ConflictKind, Problem, UnusableReason};
-use crate::known::{BUILTIN_DRIVERS, BUILTIN_OWNER, provider_of};
+use crate::known::{BUILTIN_DRIVERS, BUILTIN_OWNER, is_builtin, provider_of};
 use crate::link::LinkedDrivers;
 use crate::panic_message;
 use crate::registry::{CapabilitySpec, DriverEntry, ParsedOptions, Stability};
@@ -162,11 +162,7 @@ fn scan(inputs: &Inputs<'_>, problems: &mut Vec<Problem>) -> Scan {
     let mut entries = inputs.drivers.iter();
     // `find` keeps the walk over the entries that do not matter a loop of a few instructions.
     while let Some(entry) = entries.find(|entry| lengths.may_be(entry.name)) {
-        // Names first: they tell entries apart sooner than capabilities do.
-        let builtin = BUILTIN_DRIVERS
-            .iter()
-            .any(|&(c, d)| d == entry.name && c == entry.capability);
-        if builtin && entry.package != BUILTIN_OWNER {
+        if is_builtin(entry.capability, entry.name) && entry.package != BUILTIN_OWNER {
             let problem = builtin_claim(inputs.drivers, entry);
             if !problems.contains(&problem) {
                 problems.push(problem);
