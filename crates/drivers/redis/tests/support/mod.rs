@@ -5,12 +5,33 @@
 
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::{Duration, Instant};
 
-/// A port nothing listens on right now.
+/// Ports handed out by this process so far, so that two tests never get the same one.
+static HANDED_OUT: AtomicU16 = AtomicU16::new(0);
+
+/// A port nothing listens on right now, below Linux's ephemeral range (32768 and up).
+///
+/// Not an ephemeral port (binding port 0): between this call and `redis-server` binding the
+/// port, another test binding port 0 could be given the same one, and the server's test would
+/// then talk to that test's listener (seen as "connection reset by peer" at start).
 pub fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
-    listener.local_addr().expect("local address").port()
+    const FIRST: u16 = 20_000;
+    const SPAN: u16 = 12_000;
+    let offset = u16::try_from(std::process::id() % u32::from(SPAN)).expect("below SPAN");
+    loop {
+        let turn = HANDED_OUT.fetch_add(1, Ordering::Relaxed);
+        assert!(
+            turn < SPAN,
+            "no free port left between {FIRST} and {}",
+            FIRST + SPAN
+        );
+        let port = FIRST + (offset + turn.wrapping_mul(7)) % SPAN;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 /// A `redis-server` child process; killed when dropped.
