@@ -295,7 +295,8 @@ fn no_driver(inputs: &Inputs<'_>, instance: &InstanceConfig) -> Problem {
     }
 }
 
-fn unusable(
+/// SANDLOOM-B022 for `instance`, whose driver `entry` cannot be used for `reason`.
+pub(crate) fn unusable(
     instance: &InstanceNames<'_>,
     entry: &'static DriverEntry,
     reason: UnusableReason,

@@ -13,7 +13,7 @@ use crate::link::LinkedDrivers;
 use crate::panic_message;
 use crate::registry::{self, ErasedLifecycle, Health};
 use crate::report::{ReportLine, StartupReport};
-use crate::resolve::{Inputs, PlannedInstance, resolve};
+use crate::resolve::{Inputs, PlannedInstance, resolve, unusable};
 
 /// Reads `INFRA`, resolves the drivers it selects, and starts them.
 ///
@@ -198,7 +198,7 @@ impl Kernel {
             } = plan;
             let failure = match catch_unwind(AssertUnwindSafe(|| (entry.build)(options))) {
                 Ok(Ok(driver)) => {
-                    built.push((config, spec.name, entry.package, driver));
+                    built.push((config, spec.name, entry, driver));
                     continue;
                 }
                 Ok(Err(error)) => UnusableReason::BuildFailed {
@@ -209,13 +209,7 @@ impl Kernel {
                     message: panic_message(payload.as_ref()),
                 },
             };
-            problems.push(Problem::Unusable {
-                capability: config.capability.to_owned(),
-                instance: config.instance.to_owned(),
-                driver: config.driver.to_owned(),
-                package: entry.package,
-                reason: failure,
-            });
+            problems.push(unusable(&config, entry, failure));
         }
         if !problems.is_empty() {
             // Nothing was started; dropping the built drivers releases them.
@@ -229,7 +223,7 @@ impl Kernel {
             stop_timeout: self.config.stop_timeout(),
         };
         let mut infra = Infra::builder();
-        for (config, capability, package, driver) in built {
+        for (config, capability, entry, driver) in built {
             let lifecycle: Arc<dyn ErasedLifecycle> = Arc::from(driver.lifecycle);
             // A failed or timed-out start may have acquired something; stop releases it too.
             attempts.drivers.push(Attempted {
@@ -251,13 +245,7 @@ impl Kernel {
                     },
                     Outcome::TimedOut => UnusableReason::TimedOut { after: timeout },
                 };
-            problems.push(Problem::Unusable {
-                capability: config.capability.to_owned(),
-                instance: config.instance.to_owned(),
-                driver: config.driver.to_owned(),
-                package,
-                reason,
-            });
+            problems.push(unusable(&config, entry, reason));
         }
         if !problems.is_empty() {
             problems.extend(attempts.stop_all().await);

@@ -21,7 +21,7 @@ use super::RawOptions;
 
 /// A key no options type knows: no Rust field is named so, and it sorts first, so a type
 /// refusing unknown keys fails on it before reading the others.
-pub(crate) const PROBE_KEY: &str = "";
+const PROBE_KEY: &str = "";
 
 /// Whether options type `O` accepts a key it does not know, given the instance's `options`
 /// (which `O` already deserialized). The kernel calls this through

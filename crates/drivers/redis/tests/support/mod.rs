@@ -19,7 +19,6 @@ static HANDED_OUT: AtomicU16 = AtomicU16::new(0);
 pub fn free_port() -> u16 {
     const FIRST: u16 = 20_000;
     const SPAN: u16 = 12_000;
-    let offset = u16::try_from(std::process::id() % u32::from(SPAN)).expect("below SPAN");
     loop {
         let turn = HANDED_OUT.fetch_add(1, Ordering::Relaxed);
         assert!(
@@ -27,7 +26,10 @@ pub fn free_port() -> u16 {
             "no free port left between {FIRST} and {}",
             FIRST + SPAN
         );
-        let port = FIRST + (offset + turn.wrapping_mul(7)) % SPAN;
+        // A per-process start, then a stride coprime with SPAN: every port once, in u32 so
+        // that nothing overflows.
+        let step = (std::process::id() + u32::from(turn) * 7) % u32::from(SPAN);
+        let port = FIRST + u16::try_from(step).expect("below SPAN");
         if TcpListener::bind(("127.0.0.1", port)).is_ok() {
             return port;
         }
