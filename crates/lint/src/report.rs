@@ -19,7 +19,8 @@ use crate::roles::{Role, RoleOrigin};
 #[non_exhaustive]
 pub enum Code {
     /// A module depends on or uses `sandloom-driverkit`, a driver crate or a parent of one, or
-    /// a banned backend SDK; or a crate declared a module registers drivers.
+    /// a banned backend SDK, by its own name or through other members' re-exports; or a crate
+    /// declared a module registers drivers.
     C004,
     /// A crate breaks a layering rule of `[workspace.metadata.sandloom]`.
     L001,

@@ -211,3 +211,246 @@ fn c004_compliant_module_contract_driver_and_application_pass() {
     assert_eq!(role("console"), Some("driver"));
     assert_eq!(role("app"), Some("application"));
 }
+
+#[test]
+fn c004_reexport_of_driverkit_by_a_contract_crate_in_each_form() {
+    let report = lint("c004-reexport");
+    assert_found(
+        &report,
+        &[
+            (C004, "orders/src/lib.rs", 4),
+            (C004, "orders/src/lib.rs", 5),
+            (C004, "orders/src/lib.rs", 12),
+            (C004, "orders/src/lib.rs", 13),
+            (C004, "orders/src/lib.rs", 14),
+            (C004, "orders/src/lib.rs", 15),
+            (C004, "orders/src/lib.rs", 18),
+            (C004, "orders/src/lib.rs", 19),
+            (C004, "orders/src/lib.rs", 22),
+            (C004, "orders/src/lib.rs", 24),
+        ],
+    );
+    // `pub use sandloom_driverkit as kit;`, reached by its full path.
+    let drivers = at(&report, "orders/src/lib.rs", 12, 5);
+    assert_eq!(
+        drivers.message,
+        "module `orders` uses `contracts::kit::__private::DRIVERS`, which leads to \
+         `sandloom_driverkit::__private::DRIVERS` in `sandloom-driverkit`, the driver authors' \
+         door, through re-exports: contracts (`pub use sandloom_driverkit as kit;` at \
+         contracts/src/lib.rs:12) → sandloom-driverkit"
+    );
+    assert!(
+        drivers
+            .help
+            .starts_with("use `contracts` for its own items only"),
+        "{}",
+        drivers.help
+    );
+    assert!(
+        drivers.help.contains("sandloom-sdk-infra"),
+        "{}",
+        drivers.help
+    );
+    // `pub use sandloom_driverkit::__private;`
+    let module = at(&report, "orders/src/lib.rs", 13, 11);
+    assert!(
+        module.message.contains(
+            "uses `contracts::__private::DRIVERS`, which leads to \
+             `sandloom_driverkit::__private::DRIVERS`"
+        ) && module.message.contains(
+            "contracts (`pub use sandloom_driverkit::__private;` at contracts/src/lib.rs:13) \
+             → sandloom-driverkit"
+        ),
+        "{}",
+        module.message
+    );
+    // `pub extern crate sandloom_driverkit;`, named with a leading `::`.
+    let extern_crate = at(&report, "orders/src/lib.rs", 14, 13);
+    assert!(
+        extern_crate
+            .message
+            .contains("uses `::contracts::sandloom_driverkit::__private::DRIVERS`")
+            && extern_crate.message.contains(
+                "contracts (`pub extern crate sandloom_driverkit;` at contracts/src/lib.rs:14) \
+             → sandloom-driverkit"
+            ),
+        "{}",
+        extern_crate.message
+    );
+}
+
+#[test]
+fn c004_reexport_reached_through_a_use_and_a_glob() {
+    let report = lint("c004-reexport");
+    // `use contracts::kit;` is the violation, and so is every `kit::…` after it, macro paths
+    // included.
+    let import = at(&report, "orders/src/lib.rs", 4, 5);
+    assert!(
+        import.message.contains(
+            "uses `contracts::kit`, which leads to `sandloom_driverkit` in `sandloom-driverkit`"
+        ) && import.message.contains(
+            "contracts (`pub use sandloom_driverkit as kit;` at contracts/src/lib.rs:12)"
+        ),
+        "{}",
+        import.message
+    );
+    let ty = at(&report, "orders/src/lib.rs", 18, 21);
+    assert!(
+        ty.message.contains("uses `kit::NoOptions`"),
+        "{}",
+        ty.message
+    );
+    let call = at(&report, "orders/src/lib.rs", 19, 5);
+    assert!(
+        call.message.contains("uses `kit::NoOptions::default`"),
+        "{}",
+        call.message
+    );
+    let mac = at(&report, "orders/src/lib.rs", 24, 1);
+    assert!(
+        mac.message.contains(
+            "uses `kit::define_capability!`, which leads to \
+             `sandloom_driverkit::define_capability`"
+        ),
+        "{}",
+        mac.message
+    );
+    // A glob of a module that glob-re-exports driverkit imports driverkit's names; a path
+    // through that module leads into driverkit too.
+    let glob = at(&report, "orders/src/lib.rs", 5, 5);
+    assert!(
+        glob.message.contains("uses `contracts::prelude::*`")
+            && glob.message.contains(
+                "contracts (`pub use ::sandloom_driverkit::*;` at contracts/src/lib.rs:17) \
+                 → sandloom-driverkit"
+            ),
+        "{}",
+        glob.message
+    );
+    let bound = at(&report, "orders/src/lib.rs", 22, 17);
+    assert!(
+        bound.message.contains(
+            "uses `contracts::prelude::Driver`, which leads to `sandloom_driverkit::Driver`"
+        ),
+        "{}",
+        bound.message
+    );
+}
+
+#[test]
+fn c004_reexport_in_a_submodule_of_a_renamed_dependency_with_a_renamed_driverkit() {
+    let report = lint("c004-reexport");
+    let renamed = at(&report, "orders/src/lib.rs", 15, 11);
+    assert!(
+        renamed.message.contains(
+            "uses `search::wiring::internals::DRIVERS`, which leads to \
+             `sandloom_driverkit::__private::DRIVERS` in `sandloom-driverkit`"
+        ) && renamed.message.contains(
+            "through re-exports: search-contract (`pub use ::dk::__private as internals;` at \
+             search-contract/src/lib.rs:8) → sandloom-driverkit"
+        ),
+        "{}",
+        renamed.message
+    );
+    assert!(
+        renamed
+            .help
+            .starts_with("use `search-contract` for its own items only"),
+        "{}",
+        renamed.help
+    );
+}
+
+#[test]
+fn c004_reexport_chain_through_two_crates_to_driverkit_and_to_a_backend_sdk() {
+    // orders → search-bridge (renamed `bridge`) → fulltext-contract → driverkit, and
+    // orders → search-bridge → redis.
+    let report = lint("c004-reexport-chain");
+    assert_found(
+        &report,
+        &[
+            (C004, "orders/src/lib.rs", 3),
+            (C004, "orders/src/lib.rs", 6),
+            (C004, "orders/src/lib.rs", 9),
+            (C004, "orders/src/lib.rs", 18),
+        ],
+    );
+    let chain = "→ fulltext-contract (`pub use sandloom_driverkit as kit;` at \
+                 fulltext-contract/src/lib.rs:9) → sandloom-driverkit";
+    let import = at(&report, "orders/src/lib.rs", 3, 5);
+    assert!(
+        import.message.contains(&format!(
+            "uses `bridge::dk::Driver`, which leads to `sandloom_driverkit::Driver` in \
+             `sandloom-driverkit`, the driver authors' door, through re-exports: search-bridge \
+             (`pub use fulltext_contract::kit as dk;` at search-bridge/src/lib.rs:7) {chain}"
+        )),
+        "{}",
+        import.message
+    );
+    assert!(
+        import.help.starts_with(
+            "use `search-bridge` for its own items only (a contract's operation trait and \
+             `CapabilityRef`), not for what it passes on from `sandloom-driverkit` \
+             (re-exported by `fulltext-contract`)"
+        ),
+        "{}",
+        import.help
+    );
+    let module = at(&report, "orders/src/lib.rs", 6, 5);
+    assert!(
+        module.message.contains(&format!(
+            "uses `bridge::tools::__private::DRIVERS`, which leads to \
+             `sandloom_driverkit::__private::DRIVERS` in `sandloom-driverkit`, the driver \
+             authors' door, through re-exports: search-bridge (`pub use \
+             fulltext_contract::kit::__private;` at search-bridge/src/lib.rs:4) {chain}"
+        )),
+        "{}",
+        module.message
+    );
+    let sdk = at(&report, "orders/src/lib.rs", 9, 27);
+    assert!(
+        sdk.message.contains(
+            "uses `bridge::backend::Client`, which leads to `redis::Client` in `redis`, a \
+             banned backend SDK, through re-exports: search-bridge (`pub use redis as backend;` \
+             at search-bridge/src/lib.rs:8) → redis"
+        ),
+        "{}",
+        sdk.message
+    );
+    assert!(
+        sdk.help.contains("ask `Infra` for the capability"),
+        "{}",
+        sdk.help
+    );
+    // A bare trait name that a glob import supplies, from a named re-export.
+    let bare = at(&report, "orders/src/lib.rs", 18, 10);
+    assert!(
+        bare.message.contains(&format!(
+            "uses `Driver` (imported by `use bridge::prelude::*;` at line 14), which leads to \
+             `sandloom_driverkit::Driver` in `sandloom-driverkit`, the driver authors' door, \
+             through re-exports: search-bridge (`pub use fulltext_contract::kit::Driver;` at \
+             search-bridge/src/lib.rs:11) {chain}"
+        )),
+        "{}",
+        bare.message
+    );
+}
+
+#[test]
+fn c004_reexport_compliant_module_uses_only_the_contracts_own_items() {
+    // The contract re-exports driverkit (as `kit`, for its drivers) and sdk-infra's items
+    // (directly, and through `sandloom_driverkit::sdk`); the module imports the contract by
+    // name and by glob, has a local `kit` module, and uses driverkit only in its tests; a
+    // driver uses the contract's `kit`.
+    let report = lint("c004-reexport-compliant");
+    assert_clean(&report);
+    let role = |name: &str| {
+        report
+            .role_of(name)
+            .and_then(|r| r.role)
+            .map(sandloom_lint::Role::as_str)
+    };
+    assert_eq!(role("orders"), Some("module"));
+    assert_eq!(role("fulltext-contract"), Some("contract"));
+    assert_eq!(role("fulltext-memory"), Some("driver"));
+}

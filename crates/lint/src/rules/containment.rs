@@ -1,5 +1,8 @@
 //! C004: a module depends on or uses `sandloom-driverkit`, a driver crate or a parent of one,
-//! or a banned backend SDK; or a crate declared a module registers drivers.
+//! or a banned backend SDK — by its own name or through another member's re-exports
+//! ([`reexport`]); or a crate declared a module registers drivers.
+
+mod reexport;
 
 use super::{Crate, Sink, names_of};
 use crate::config::DRIVERKIT;
@@ -79,6 +82,10 @@ pub(super) fn check(
                 help: helps.get(what).copied().unwrap_or(HELP_DRIVER).to_owned(),
             });
         }
+    }
+    // After the direct uses: at a position both report, the direct message wins.
+    if let Some(origin) = workspace.index(&member.name) {
+        reexport::check(workspace, crates, origin, sink);
     }
 }
 

@@ -5,6 +5,7 @@ mod containment;
 mod escape;
 mod layering;
 mod options;
+mod resolve;
 
 use std::collections::{HashMap, HashSet};
 

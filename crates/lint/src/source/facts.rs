@@ -24,6 +24,29 @@ pub(crate) struct PathRoot {
 pub(crate) struct ExternCrate {
     pub(crate) name: String,
     pub(crate) alias: Option<String>,
+    /// The module the item is in.
+    pub(crate) module: Vec<String>,
+    /// `pub extern crate …`: other crates can name it through this one.
+    pub(crate) public: bool,
+    pub(crate) loc: Loc,
+}
+
+/// A path of two or more segments (or starting with `::`) written outside `use` items: in
+/// types, expressions, patterns, macro paths, macro bodies and attribute arguments; or a
+/// one-segment path naming a type, a trait or a macro (`Driver`, `register_driver!`).
+#[derive(Debug, Clone)]
+pub(crate) struct UsedPath {
+    /// The segments as written (`crate`, `self` and `super` included), generic arguments
+    /// dropped.
+    pub(crate) segments: Vec<String>,
+    /// Written with a leading `::`.
+    pub(crate) absolute: bool,
+    /// The path of a macro invocation (`kit::register_driver!`).
+    pub(crate) macro_call: bool,
+    /// The module it is written in.
+    pub(crate) module: Vec<String>,
+    /// Where its first segment is.
+    pub(crate) loc: Loc,
 }
 
 /// A use of a dynamic-loading function (`libc::dlopen`, `extern "C" { fn dlsym(…); }`).
@@ -97,6 +120,12 @@ pub(crate) struct Import {
     pub(crate) module: Vec<String>,
     pub(crate) local: String,
     pub(crate) path: Vec<String>,
+    /// `pub use …`: a re-export other crates can name (`pub(crate)` and narrower are not).
+    pub(crate) public: bool,
+    /// `use ::name::…`: the first segment is a crate, never a local name.
+    pub(crate) absolute: bool,
+    /// Where the first segment of this path is written.
+    pub(crate) loc: Loc,
 }
 
 /// Everything the rules need from one package's shipped source (lib, bins, build script),
@@ -115,6 +144,12 @@ pub(crate) struct Facts {
     pub(crate) driver_impls: Vec<DriverImpl>,
     pub(crate) types: Vec<TypeDef>,
     pub(crate) imports: Vec<Import>,
+    /// Paths written outside `use` items (see [`UsedPath`]).
+    pub(crate) paths: Vec<UsedPath>,
     /// Every module path of the crate (`[]` is the crate root).
     pub(crate) modules: HashSet<Vec<String>>,
+    /// The path of every other named item the crate defines (module path, then name): structs,
+    /// enums, unions, traits, functions, constants, statics, type aliases and `macro_rules!`
+    /// (a `#[macro_export]` one at the crate root).
+    pub(crate) items: HashSet<Vec<String>>,
 }

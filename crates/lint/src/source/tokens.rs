@@ -2,9 +2,18 @@
 
 use proc_macro2::{Delimiter, Ident, Spacing, TokenStream, TokenTree};
 
-/// Identifiers that start a path (`name::…` or `::name::…`) anywhere in `tokens`, nested
-/// groups included: what a macro body or an attribute names.
-pub(crate) fn path_roots(tokens: TokenStream, out: &mut Vec<Ident>) {
+/// A path found in a token stream: its first identifier and its segments.
+pub(crate) struct TokenPath {
+    pub(crate) root: Ident,
+    /// The segments up to the first one not followed by `::` (or followed by `::<`).
+    pub(crate) segments: Vec<String>,
+    /// Preceded by `::`.
+    pub(crate) absolute: bool,
+}
+
+/// Paths (`name::…` or `::name::…`) anywhere in `tokens`, nested groups included: what a
+/// macro body or an attribute names.
+pub(crate) fn path_roots(tokens: TokenStream, out: &mut Vec<TokenPath>) {
     let tokens: Vec<TokenTree> = tokens.into_iter().collect();
     for (i, token) in tokens.iter().enumerate() {
         match token {
@@ -12,7 +21,19 @@ pub(crate) fn path_roots(tokens: TokenStream, out: &mut Vec<Ident>) {
             TokenTree::Ident(ident)
                 if is_path_sep(&tokens, i + 1) && !continues_path(&tokens, i) =>
             {
-                out.push(ident.clone());
+                let mut segments = vec![name(ident)];
+                let mut at = i + 1;
+                while is_path_sep(&tokens, at)
+                    && let Some(TokenTree::Ident(next)) = tokens.get(at + 2)
+                {
+                    segments.push(name(next));
+                    at += 3;
+                }
+                out.push(TokenPath {
+                    root: ident.clone(),
+                    segments,
+                    absolute: i >= 2 && is_path_sep(&tokens, i - 2),
+                });
             }
             _ => {}
         }
@@ -68,7 +89,15 @@ mod tests {
     fn roots(text: &str) -> Vec<String> {
         let mut out = Vec::new();
         path_roots(text.parse().unwrap(), &mut out);
-        out.iter().map(name).collect()
+        out.iter().map(|p| name(&p.root)).collect()
+    }
+
+    fn paths(text: &str) -> Vec<(bool, String)> {
+        let mut out = Vec::new();
+        path_roots(text.parse().unwrap(), &mut out);
+        out.iter()
+            .map(|p| (p.absolute, p.segments.join("::")))
+            .collect()
     }
 
     #[test]
@@ -78,6 +107,19 @@ mod tests {
         assert_eq!(roots("x, (y::z, <T>::w)"), ["y"]);
         assert_eq!(roots("f(dk::X, 1) + r#dk::Y"), ["dk", "dk"]);
         assert!(roots("a: b").is_empty());
+    }
+
+    #[test]
+    fn whole_paths_with_their_segments() {
+        assert_eq!(
+            paths("a::b::C.len() + ::kit::__private::X + v::<T>::new(), m::mac!(x)"),
+            [
+                (false, "a::b::C".to_owned()),
+                (true, "kit::__private::X".to_owned()),
+                (false, "v".to_owned()),
+                (false, "m::mac".to_owned()),
+            ]
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ use super::attrs::{
     type_name,
 };
 use super::facts::{
-    DriverImpl, ExternCrate, Facts, Import, Include, Loc, PathRoot, Symbol, TypeDef,
+    DriverImpl, ExternCrate, Facts, Import, Include, Loc, PathRoot, Symbol, TypeDef, UsedPath,
 };
 use super::tokens::{self, name};
 use crate::config::DYNAMIC_LOADING_SYMBOLS;
@@ -34,6 +34,8 @@ pub(crate) struct Visitor<'a> {
     pub(crate) decls: Vec<ModDecl>,
     /// Set just before visiting the path of `<T>::x`: its first segment is no crate.
     skip_root: bool,
+    /// The `use` item being read: `pub`, and written with a leading `::`.
+    use_item: (bool, bool),
 }
 
 impl<'a> Visitor<'a> {
@@ -46,6 +48,7 @@ impl<'a> Visitor<'a> {
             facts,
             decls: Vec::new(),
             skip_root: false,
+            use_item: (false, false),
         }
     }
 
@@ -72,6 +75,65 @@ impl<'a> Visitor<'a> {
         }
     }
 
+    /// A path written outside `use` items, its first segment at `root`.
+    fn used_path(&mut self, root: &proc_macro2::Ident, segments: Vec<String>, absolute: bool) {
+        let loc = self.loc(root.span());
+        let module = self.module();
+        self.facts.paths.push(UsedPath {
+            segments,
+            absolute,
+            macro_call: false,
+            module,
+            loc,
+        });
+    }
+
+    /// A one-segment path naming a type, a trait or a macro (`Driver`, `register_driver!`):
+    /// it may come from a glob import. Values are left out: a local variable is no import.
+    fn bare(&mut self, path: &syn::Path) {
+        if path.leading_colon.is_none()
+            && path.segments.len() == 1
+            && let Some(only) = path.segments.first()
+        {
+            self.used_path(&only.ident, vec![name(&only.ident)], false);
+        }
+    }
+
+    /// The paths in a macro body or an attribute's arguments.
+    fn token_paths(&mut self, stream: proc_macro2::TokenStream) {
+        let mut found = Vec::new();
+        tokens::path_roots(stream, &mut found);
+        for path in found {
+            self.root(&path.root);
+            self.used_path(&path.root, path.segments, path.absolute);
+        }
+    }
+
+    /// Named items other than modules, for resolving paths into this crate from others.
+    fn item_name(&mut self, item: &Item) {
+        let ident = match item {
+            Item::Const(i) => &i.ident,
+            Item::Enum(i) => &i.ident,
+            Item::Fn(i) => &i.sig.ident,
+            Item::Static(i) => &i.ident,
+            Item::Struct(i) => &i.ident,
+            Item::Trait(i) => &i.ident,
+            Item::TraitAlias(i) => &i.ident,
+            Item::Type(i) => &i.ident,
+            Item::Union(i) => &i.ident,
+            Item::Macro(i) => match &i.ident {
+                Some(ident) => ident,
+                None => return,
+            },
+            _ => return,
+        };
+        let exported = matches!(item, Item::Macro(m)
+            if m.attrs.iter().any(|a| a.path().is_ident("macro_export")));
+        let mut path = if exported { Vec::new() } else { self.module() };
+        path.push(name(ident));
+        self.facts.items.insert(path);
+    }
+
     fn symbol(&mut self, ident: &proc_macro2::Ident) {
         let name = name(ident);
         if DYNAMIC_LOADING_SYMBOLS.contains(&name.as_str()) {
@@ -80,15 +142,21 @@ impl<'a> Visitor<'a> {
         }
     }
 
-    fn use_tree(&mut self, tree: &UseTree, prefix: &mut Vec<String>, at_root: bool) {
+    fn use_tree(&mut self, tree: &UseTree, prefix: &mut Vec<String>, root: Option<&Loc>) {
         let module = self.module();
+        let at_root = root.is_none();
+        let (public, absolute) = self.use_item;
+        let here = |visitor: &Self, ident: &syn::Ident| {
+            root.cloned().unwrap_or_else(|| visitor.loc(ident.span()))
+        };
         match tree {
             UseTree::Path(p) => {
                 if at_root {
                     self.root(&p.ident);
                 }
+                let loc = here(self, &p.ident);
                 prefix.push(name(&p.ident));
-                self.use_tree(&p.tree, prefix, false);
+                self.use_tree(&p.tree, prefix, Some(&loc));
                 prefix.pop();
             }
             UseTree::Name(n) => {
@@ -103,10 +171,14 @@ impl<'a> Visitor<'a> {
                     path.push(name(&n.ident));
                     name(&n.ident)
                 };
+                let loc = here(self, &n.ident);
                 self.facts.imports.push(Import {
                     module,
                     local,
                     path,
+                    public,
+                    absolute,
+                    loc,
                 });
             }
             UseTree::Rename(r) => {
@@ -119,24 +191,34 @@ impl<'a> Visitor<'a> {
                     path.push(name(&r.ident));
                 }
                 let local = name(&r.rename);
+                let loc = here(self, &r.ident);
                 self.facts.imports.push(Import {
                     module,
                     local,
                     path,
+                    public,
+                    absolute,
+                    loc,
                 });
             }
-            UseTree::Glob(_) => {
+            UseTree::Glob(g) => {
                 let path = prefix.clone();
                 let local = "*".to_owned();
+                let loc = root
+                    .cloned()
+                    .unwrap_or_else(|| self.loc(g.star_token.spans[0]));
                 self.facts.imports.push(Import {
                     module,
                     local,
                     path,
+                    public,
+                    absolute,
+                    loc,
                 });
             }
             UseTree::Group(g) => {
                 for item in &g.items {
-                    self.use_tree(item, prefix, at_root);
+                    self.use_tree(item, prefix, root);
                 }
             }
         }
@@ -177,6 +259,7 @@ impl<'a> Visitor<'a> {
 impl<'ast> Visit<'ast> for Visitor<'_> {
     fn visit_item(&mut self, item: &'ast Item) {
         if !test_only(item_attrs(item)) {
+            self.item_name(item);
             visit::visit_item(self, item);
         }
     }
@@ -224,14 +307,23 @@ impl<'ast> Visit<'ast> for Visitor<'_> {
         for attr in &node.attrs {
             self.visit_attribute(attr);
         }
-        self.use_tree(&node.tree, &mut Vec::new(), true);
+        self.use_item = (
+            matches!(node.vis, syn::Visibility::Public(_)),
+            node.leading_colon.is_some(),
+        );
+        self.use_tree(&node.tree, &mut Vec::new(), None);
+        self.use_item = (false, false);
     }
 
     fn visit_item_extern_crate(&mut self, node: &'ast syn::ItemExternCrate) {
         self.root(&node.ident);
+        let loc = self.loc(node.ident.span());
         self.facts.extern_crates.push(ExternCrate {
             name: name(&node.ident),
             alias: node.rename.as_ref().map(|(_, alias)| name(alias)),
+            module: self.module(),
+            public: matches!(node.vis, syn::Visibility::Public(_)),
+            loc,
         });
     }
 
@@ -253,11 +345,7 @@ impl<'ast> Visit<'ast> for Visitor<'_> {
 
     fn visit_attribute(&mut self, attr: &'ast Attribute) {
         if let Meta::List(list) = &attr.meta {
-            let mut found = Vec::new();
-            tokens::path_roots(list.tokens.clone(), &mut found);
-            for ident in &found {
-                self.root(ident);
-            }
+            self.token_paths(list.tokens.clone());
         }
         visit::visit_attribute(self, attr);
     }
@@ -288,6 +376,9 @@ impl<'ast> Visit<'ast> for Visitor<'_> {
                 }
             }
         }
+        if let Some((path, _)) = &node.trait_ {
+            self.bare(path);
+        }
         visit::visit_item_impl(self, node);
     }
 
@@ -306,8 +397,15 @@ impl<'ast> Visit<'ast> for Visitor<'_> {
         if let Some(qself) = &node.qself {
             self.visit_qself(qself);
             self.skip_root = qself.position == 0;
+        } else {
+            self.bare(&node.path);
         }
         self.visit_path(&node.path);
+    }
+
+    fn visit_trait_bound(&mut self, node: &'ast syn::TraitBound) {
+        self.bare(&node.path);
+        visit::visit_trait_bound(self, node);
     }
 
     fn visit_path(&mut self, path: &'ast syn::Path) {
@@ -317,6 +415,8 @@ impl<'ast> Visit<'ast> for Visitor<'_> {
             && let Some(first) = path.segments.first()
         {
             self.root(&first.ident);
+            let segments = path.segments.iter().map(|s| name(&s.ident)).collect();
+            self.used_path(&first.ident, segments, path.leading_colon.is_some());
         }
         if path.segments.len() >= 2
             && let Some(last) = path.segments.last()
@@ -327,7 +427,12 @@ impl<'ast> Visit<'ast> for Visitor<'_> {
     }
 
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        let before = self.facts.paths.len();
+        self.bare(&mac.path);
         self.visit_path(&mac.path);
+        if let Some(path) = self.facts.paths.get_mut(before) {
+            path.macro_call = true;
+        }
         let root = mac.path.segments.first().map(|s| self.loc(s.ident.span()));
         let last = mac.path.segments.last().map(|s| name(&s.ident));
         match (last.as_deref(), root) {
@@ -342,10 +447,6 @@ impl<'ast> Visit<'ast> for Visitor<'_> {
             }
             _ => {}
         }
-        let mut found = Vec::new();
-        tokens::path_roots(mac.tokens.clone(), &mut found);
-        for ident in &found {
-            self.root(ident);
-        }
+        self.token_paths(mac.tokens.clone());
     }
 }
