@@ -6,13 +6,15 @@
 //! cargo run --example quickstart -- --infra examples/infra.toml # named instances
 //! cargo run --example quickstart -- --infra examples/infra.backends.toml # real servers
 //! SANDLOOM_INFRA=examples/infra.toml cargo run --example quickstart
+//! cargo run --example quickstart -- --check                      # dry run: starts nothing
 //! ```
 //!
-//! On a startup error it prints every problem with its code and exits with status 1.
+//! On a startup error it prints every problem with its code and exits with status 1; the dry
+//! run prints what it found the same way, or the report of what would start.
 
 use std::process::ExitCode;
 
-use sandloom::{InfraConfig, Kernel, StartupError};
+use sandloom::{InfraConfig, Kernel, LinkedDrivers, StartupError};
 use sandloom_example_orders::OrderDesk;
 
 fn main() -> ExitCode {
@@ -24,13 +26,30 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
 
-    let config = match load_config(&std::env::args_os().skip(1).collect::<Vec<_>>()) {
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let dry_run = args.iter().any(|arg| arg == "--check");
+    args.retain(|arg| arg != "--check");
+    let config = match load_config(&args) {
         Ok(config) => config,
         Err(message) => {
             eprintln!("{message}");
             return ExitCode::FAILURE;
         }
     };
+    if dry_run {
+        // Resolves and validates everything, constructs and starts nothing: no runtime needed.
+        return match Kernel::new(config, linked()).check() {
+            Ok(report) => {
+                println!("Sandloom check (a dry run; nothing was started): no problems found.");
+                println!("{report}");
+                ExitCode::SUCCESS
+            }
+            Err(err) => {
+                eprintln!("{err}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(err) => {
@@ -48,7 +67,11 @@ fn load_config(args: &[std::ffi::OsString]) -> Result<InfraConfig, String> {
         [flag] if flag == "--infra" => {
             return Err("--infra needs a file: --infra examples/infra.toml".into());
         }
-        _ => return Err("usage: quickstart [--infra FILE]   (or set SANDLOOM_INFRA=FILE)".into()),
+        _ => {
+            return Err(
+                "usage: quickstart [--infra FILE] [--check]   (or set SANDLOOM_INFRA=FILE)".into(),
+            );
+        }
     };
     let config = match from_file {
         Some(path) => InfraConfig::from_file(path).and_then(InfraConfig::with_env_overrides),
@@ -57,9 +80,9 @@ fn load_config(args: &[std::ffi::OsString]) -> Result<InfraConfig, String> {
     config.map_err(|err: StartupError| err.to_string())
 }
 
-async fn run(config: InfraConfig) -> ExitCode {
-    // Every driver crate the application uses is named here; a crate no code names is not linked.
-    let linked = sandloom::link_drivers!(
+/// Every driver crate the application uses is named here; a crate no code names is not linked.
+fn linked() -> LinkedDrivers {
+    sandloom::link_drivers!(
         sandloom_embedded,
         sandloom_example_driver_console,
         sandloom_driver_redis,
@@ -68,8 +91,11 @@ async fn run(config: InfraConfig) -> ExitCode {
         sandloom_driver_s3,
         sandloom_driver_webhook,
         sandloom_driver_smtp
-    );
-    let running = match Kernel::new(config, linked).start().await {
+    )
+}
+
+async fn run(config: InfraConfig) -> ExitCode {
+    let running = match Kernel::new(config, linked()).start().await {
         Ok(running) => running,
         Err(err) => {
             eprintln!("{err}");

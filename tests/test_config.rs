@@ -3,17 +3,24 @@
 
 use std::time::Duration;
 
-use sandloom::{Environment, InfraConfig, Problem, codes};
+use sandloom::{Environment, InfraConfig, Kernel, Problem, codes};
 
+/// The problems reading `text` kept (INFRA that is TOML is read, problems and all).
 fn problems(text: &str) -> Vec<String> {
-    let err = InfraConfig::from_toml_str(text, "infra.toml").unwrap_err();
-    assert!(err.codes().iter().all(|c| *c == codes::CONFIG), "{err}");
-    err.problems().iter().map(Problem::description).collect()
+    let config = InfraConfig::from_toml_str(text, "infra.toml").unwrap();
+    assert!(
+        config.problems().iter().all(|p| p.code() == codes::CONFIG),
+        "{:#?}",
+        config.problems()
+    );
+    config.problems().iter().map(Problem::description).collect()
 }
 
 #[test]
 fn bad_toml_names_the_line_and_column() {
-    let found = problems("[cache.default]\ndriver = \"memory\nx = 1");
+    let err = InfraConfig::from_toml_str("[cache.default]\ndriver = \"memory\nx = 1", "infra.toml")
+        .unwrap_err();
+    let found: Vec<String> = err.problems().iter().map(Problem::description).collect();
     assert_eq!(found.len(), 1);
     assert!(found[0].starts_with("INFRA is not valid TOML"), "{found:?}");
     assert!(found[0].contains("(at infra.toml:2:"), "{found:?}");
@@ -32,7 +39,7 @@ fn wrong_types_unknown_keys_and_missing_drivers_are_all_reported() {
         "unknown top-level key `enviroment` (did you mean `environment`?) (at infra.toml:2:1)",
         "`[notifier.default]` has no `driver`",
         "`driver` must be a string, found integer (at infra.toml:10:1)",
-        "`start_timeout_ms` must be a positive integer",
+        "`start_timeout_ms` must be a positive integer of milliseconds, found `-1`",
     ];
     assert_eq!(found.len(), expected.len(), "{found:#?}");
     for needle in expected {
@@ -126,7 +133,7 @@ fn environment_variables_override_the_file() {
 
 #[test]
 fn bad_overrides_are_b010_naming_the_variable() {
-    let err = InfraConfig::embedded_defaults()
+    let config = InfraConfig::embedded_defaults()
         .with_overrides(
             [
                 ("SANDLOOM__ENVIRONMNT", "test"),
@@ -135,9 +142,13 @@ fn bad_overrides_are_b010_naming_the_variable() {
             ]
             .map(|(k, v)| (k.to_owned(), v.to_owned())),
         )
+        .unwrap();
+    let err = Kernel::new(config, sandloom::link_drivers!(sandloom_embedded))
+        .check()
         .unwrap_err();
     let text = err.to_string();
     assert_eq!(err.problems().len(), 3, "{text}");
+    assert_eq!(err.codes(), [codes::CONFIG; 3], "{text}");
     assert!(
         text.contains("environment variable SANDLOOM__ENVIRONMNT"),
         "{text}"
@@ -168,11 +179,14 @@ fn an_unreadable_file_is_b010_naming_the_path() {
 
 #[test]
 fn errors_print_code_description_and_action() {
-    let err = InfraConfig::from_toml_str("enviroment = \"test\"", "infra.toml").unwrap_err();
+    let config = InfraConfig::from_toml_str("enviroment = \"test\"", "infra.toml").unwrap();
+    let err = Kernel::new(config, sandloom::link_drivers!())
+        .check()
+        .unwrap_err();
     let text = err.to_string();
     assert_eq!(
         text,
-        "Sandloom refused to start: 1 problem found.\n\n1. [SANDLOOM-B010]\n    Description: unknown top-level key `enviroment` (did you mean `environment`?) (at infra.toml:1:1)\n    Action: top-level keys are environment, accepted_risks, start_timeout_ms, stop_timeout_ms; capabilities are tables such as `[cache.default]`\n"
+        "Sandloom check (a dry run; nothing was started): 1 problem found.\n\n1. [SANDLOOM-B010]\n    Description: unknown top-level key `enviroment` (did you mean `environment`?) (at infra.toml:1:1)\n    Action: top-level keys are environment, accepted_risks, start_timeout_ms, stop_timeout_ms; capabilities are tables such as `[cache.default]`\n"
     );
 }
 
@@ -190,5 +204,29 @@ fn a_capability_that_is_not_a_table_and_an_empty_driver_are_explained() {
             .iter()
             .any(|p| p.contains("`[notifier.default]` has an empty `driver`")),
         "{found:#?}"
+    );
+}
+
+#[test]
+fn a_table_infra_cannot_read_hides_nothing_of_the_others() {
+    let config = InfraConfig::from_toml_str(
+        "[cache.default]\ndriver = \"memory\"\ncapacity = 18446744073709551616\n\
+         [notifier.default]\ndriver = \"smtp\"\n[objectstore.default]\ndriver = \"fs\"\nroot = 7\n",
+        "infra.toml",
+    )
+    .unwrap();
+    let err = Kernel::new(config, sandloom::link_drivers!(sandloom_embedded))
+        .check()
+        .unwrap_err();
+    assert_eq!(
+        err.codes(),
+        [codes::CONFIG, codes::NO_DRIVER, codes::UNUSABLE],
+        "{err}"
+    );
+    assert!(
+        err.problems()[0]
+            .description()
+            .ends_with("is out of range (TOML integers are 64-bit: -9223372036854775808 to 9223372036854775807) (at infra.toml:3:12)"),
+        "{err}"
     );
 }

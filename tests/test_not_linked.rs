@@ -63,3 +63,34 @@ async fn an_unknown_driver_without_a_known_crate_lists_the_linked_ones_and_sugge
     assert_eq!(suggestion.as_deref(), Some("fixture"));
     assert!(err.to_string().contains("did you mean `fixture`?"), "{err}");
 }
+
+#[tokio::test]
+async fn a_third_party_driver_from_an_unlinked_dependency_names_the_candidates() {
+    // `notifier.console` comes from `sandloom-example-driver-console`, a dependency of this
+    // package that no one knows provides it, and that this binary does not link.
+    let err = refused(
+        "[notifier.default]\ndriver = \"console\"",
+        sandloom::link_drivers!(sandloom_fixture_good),
+    )
+    .await;
+    let Problem::NoDriver {
+        provided_by,
+        candidates,
+        ..
+    } = only(&err)
+    else {
+        panic!("{err}")
+    };
+    assert_eq!(*provided_by, None);
+    assert_eq!(candidates, &["sandloom_example_driver_console"]);
+    assert!(
+        only(&err).description().ends_with(
+            "Dependencies of this application that are not named in `link_drivers!`, so not linked into the binary, and may provide it: `sandloom_example_driver_console`"
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        only(&err).action(),
+        "name the crate that provides `notifier.console` in the application's `sandloom::link_drivers!(…)` call: of its dependencies, `sandloom_example_driver_console` is not named there and may provide it (for example `sandloom::link_drivers!(…, sandloom_example_driver_console)`); if none does, add the crate that provides it with `cargo add` and name it there too"
+    );
+}

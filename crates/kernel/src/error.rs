@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use semver::Version;
 
-use crate::config::Location;
+use crate::config::{InfraConfig, Location};
 use crate::options::OptionsError;
 
 /// The stable codes. A code never changes meaning; new problems get new codes.
@@ -15,8 +15,8 @@ use crate::options::OptionsError;
 /// ```
 /// use sandloom_kernel::{codes, InfraConfig, Problem};
 ///
-/// let err = InfraConfig::from_toml_str("environment = 3", "infra.toml").unwrap_err();
-/// assert_eq!(err.codes(), [codes::CONFIG]);
+/// let config = InfraConfig::from_toml_str("environment = 3", "infra.toml").unwrap();
+/// assert_eq!(config.problems()[0].code(), codes::CONFIG);
 /// assert_eq!(Problem::NoRuntime.code(), codes::NO_RUNTIME);
 /// assert_eq!(
 ///     [codes::NO_RUNTIME, codes::CONFIG, codes::NO_DRIVER, codes::CONFLICT],
@@ -128,13 +128,17 @@ impl ConflictKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum UnusableReason {
-    /// The driver targets a contract version this runtime does not satisfy.
+    /// The driver targets another major version of the contract than the one linked. Minor and
+    /// patch differences are accepted both ways (see `CapabilitySpec::contract_version`).
     #[non_exhaustive]
     ContractVersion {
         /// The version the driver was written against.
         driver: Version,
-        /// The runtime's version of the contract.
+        /// The version of the contract linked into this binary (the capability spec's).
         runtime: Version,
+        /// The package that defines the contract (`CapabilitySpec::package`):
+        /// `sandloom-kernel` for the built-in capabilities.
+        defined_by: &'static str,
     },
     /// The options did not deserialize into the driver's options type.
     #[non_exhaustive]
@@ -186,19 +190,39 @@ pub enum UnusableReason {
     /// The driver's options type accepts keys it does not know, so a misspelt option would be
     /// ignored: it must carry `#[serde(deny_unknown_fields)]`.
     AcceptsUnknownOptions,
-    /// `start` did not finish within the start timeout.
+    /// `start` did not finish within the start timeout, and was cancelled at an `await`.
     #[non_exhaustive]
     TimedOut {
         /// The timeout.
         after: Duration,
     },
+    /// `start` overran the start timeout because it blocked its thread (one poll of its future
+    /// ran past the deadline). A blocked thread cannot be cancelled, so startup waited for
+    /// `start` to give the thread back (up to the stop timeout) and then stopped the driver; a
+    /// `start` still running after that wait is stopped in the background once it ends.
+    #[non_exhaustive]
+    BlockedThread {
+        /// The start timeout.
+        timeout: Duration,
+        /// How long `start` ran: until it ended, or until startup stopped waiting for it.
+        elapsed: Duration,
+        /// Whether `start` had ended when startup went on.
+        ended: bool,
+    },
+    /// The capability is defined by Sandloom but has no operation trait yet (`graph_store`,
+    /// `workflow`, `search`, `secrets`): modules cannot call it, and no driver can serve it.
+    NoOperationTrait,
 }
 
 impl UnusableReason {
     fn describe(&self, capability: &str) -> String {
         match self {
-            Self::ContractVersion { driver, runtime } => format!(
-                "it implements contract {driver} of `{capability}`, and this runtime has {runtime}"
+            Self::ContractVersion {
+                driver,
+                runtime,
+                defined_by,
+            } => format!(
+                "it implements contract {driver} of `{capability}`, and the contract linked into this binary (defined by package `{defined_by}`) is {runtime}: another major version"
             ),
             Self::Options { error, location } => {
                 format!("invalid options at {location}: {error}")
@@ -228,24 +252,42 @@ impl UnusableReason {
             Self::TimedOut { after } => {
                 format!("start did not finish within {} ms", after.as_millis())
             }
+            Self::BlockedThread {
+                timeout,
+                elapsed,
+                ended: true,
+            } => format!(
+                "its `start` blocked its thread past the {} ms start timeout: it held the thread until {} ms. A blocked thread cannot be cancelled (on a single-threaded runtime the timeout cannot even fire), so startup waited for it, then stopped the driver",
+                timeout.as_millis(),
+                elapsed.as_millis()
+            ),
+            Self::BlockedThread {
+                timeout,
+                elapsed,
+                ended: false,
+            } => format!(
+                "its `start` blocks its thread: it was still running after {} ms, over the {} ms start timeout; a blocked thread cannot be cancelled, so the driver will be stopped in the background when `start` returns",
+                elapsed.as_millis(),
+                timeout.as_millis()
+            ),
+            Self::NoOperationTrait => format!(
+                "capability `{capability}` is defined by Sandloom but has no operation trait yet, so no driver can serve it: modules have no way to call it, and its operations cannot be checked"
+            ),
             Self::AcceptsUnknownOptions => "its options type accepts keys it does not know, so a misspelt option would be silently ignored".to_owned(),
         }
     }
 
     fn action(&self, capability: &str, instance: &str, driver: &str, package: &str) -> String {
         match self {
-            Self::ContractVersion { driver: d, runtime } => {
-                if d.major == runtime.major && d > runtime {
-                    format!(
-                        "upgrade Sandloom to a version with contract {d} of `{capability}`, or use a version of `{package}` written for {runtime}"
-                    )
-                } else {
-                    format!(
-                        "use a version of `{package}` written for contract {}.x of `{capability}`",
-                        runtime.major
-                    )
-                }
-            }
+            Self::ContractVersion {
+                driver: d,
+                runtime,
+                defined_by,
+            } => contract_version_action(capability, package, d, runtime, defined_by),
+            Self::Options {
+                error,
+                location: Location::Variable(variable),
+            } => options_variable_action(error, variable),
             Self::Options { error, .. } => match (error.unknown_field(), error.suggestion()) {
                 (Some(field), Some(close)) => {
                     format!("rename `{field}` to `{close}` in `[{capability}.{instance}]`")
@@ -275,7 +317,98 @@ impl UnusableReason {
             Self::TimedOut { .. } => format!(
                 "check that the backend of `{capability}.{instance}` is reachable, or raise `start_timeout_ms` in INFRA"
             ),
+            Self::BlockedThread { .. } => format!(
+                "`start` of `{capability}.{driver}` must never block its thread: await async I/O, or move blocking work into `tokio::task::spawn_blocking`. If `{package}` is not yours, report this to its maintainers, and meanwhile select another driver for `{capability}.{instance}`"
+            ),
+            Self::NoOperationTrait => format!(
+                "remove `[{capability}.{instance}]` from INFRA: `{capability}` becomes usable when Sandloom publishes its operation trait and conformance kit; `{package}` registers a driver for it anyway, so report this to its maintainers"
+            ),
         }
+    }
+}
+
+/// The kernel's own package, which defines the built-in capabilities.
+/// What to do about a conflict (SANDLOOM-B021).
+fn conflict_action(
+    kind: &ConflictKind,
+    capability: &str,
+    name: &str,
+    packages: &[String],
+) -> String {
+    match kind {
+        ConflictKind::SelectedTwice => format!(
+            "remove one of the packages from the application; there is no override: a different behaviour needs a different name than `{capability}.{name}`"
+        ),
+        ConflictKind::BuiltinClaimed { .. } => format!(
+            "rename the other package's driver (built-in names cannot be replaced) and select the new name in INFRA instead of `{name}`"
+        ),
+        ConflictKind::CapabilityDefinedTwice => {
+            let others: Vec<String> = packages
+                .iter()
+                .filter(|p| *p != KERNEL_PACKAGE)
+                .map(|p| format!("`{p}`"))
+                .collect();
+            if others.len() < packages.len() {
+                // One definer is the runtime: its names are reserved, so the other
+                // package must rename, and depending on only one is impossible.
+                format!(
+                    "`{capability}` is a name the Sandloom runtime defines and reserves: rename the capability that {} defines (its `define_capability!`), and the `[{capability}.*]` tables of INFRA that meant it",
+                    others.join(" and ")
+                )
+            } else {
+                format!(
+                    "depend on only one of {}, or have one of them rename its capability",
+                    others.join(" and ")
+                )
+            }
+        }
+    }
+}
+
+const KERNEL_PACKAGE: &str = env!("CARGO_PKG_NAME");
+
+/// Whom to upgrade when a driver and the linked contract differ in major version: the one that
+/// is behind, named by package.
+fn contract_version_action(
+    capability: &str,
+    driver_package: &str,
+    driver: &Version,
+    runtime: &Version,
+    defined_by: &str,
+) -> String {
+    let contract = if defined_by == KERNEL_PACKAGE {
+        format!("Sandloom (package `{defined_by}`, which defines `{capability}`)")
+    } else {
+        format!("`{defined_by}` (the package that defines `{capability}`)")
+    };
+    if driver.major > runtime.major {
+        format!(
+            "the contract is behind: upgrade {contract} to a version with contract {}.x, or use a version of `{driver_package}` written for contract {}.x",
+            driver.major, runtime.major
+        )
+    } else {
+        format!(
+            "the driver is behind: upgrade `{driver_package}` to a version written for contract {}.x of `{capability}`, or use a version of {contract} with contract {}.x",
+            runtime.major, driver.major
+        )
+    }
+}
+
+/// The action for invalid options set by an override variable: name the variable.
+fn options_variable_action(error: &OptionsError, variable: &str) -> String {
+    match (error.unknown_field(), error.suggestion()) {
+        (Some(_), Some(close)) => {
+            // The key is the last `__` segment of the variable; keep the rest as written.
+            let renamed = match variable.rsplit_once("__") {
+                Some((head, _)) => format!("{head}__{}", close.to_ascii_uppercase()),
+                None => close.to_ascii_uppercase(),
+            };
+            format!("rename the environment variable `{variable}` to `{renamed}`")
+        }
+        (Some(_), None) => {
+            format!("unset the environment variable `{variable}`: the driver has no such option")
+        }
+        _ => format!("fix the value of the environment variable `{variable}`, or unset it"),
     }
 }
 
@@ -320,6 +453,11 @@ pub enum Problem {
         provided_by: Option<&'static str>,
         /// That package is a dependency of the application but was not linked.
         dependency_not_linked: bool,
+        /// When no package is known to provide the name: the application's dependencies that
+        /// are not named in `link_drivers!` and may provide it, as crate names
+        /// (`my_driver_crate`), sorted. Those whose name mentions the driver or capability
+        /// when there are any, else every such dependency.
+        candidates: Vec<String>,
         /// The closest linked name, when one is close.
         suggestion: Option<String>,
     },
@@ -467,6 +605,7 @@ impl Problem {
                 linked,
                 dependency_not_linked,
                 provided_by,
+                candidates,
                 ..
             } => {
                 let mut text = format!(
@@ -477,6 +616,12 @@ impl Problem {
                     let _ = write!(
                         text,
                         ". Package `{package}` provides it and is a dependency of this application, but no code names it, so it is not linked into the binary"
+                    );
+                } else if provided_by.is_none() && !candidates.is_empty() {
+                    let _ = write!(
+                        text,
+                        ". Dependencies of this application that are not named in `link_drivers!`, so not linked into the binary, and may provide it: {}",
+                        list_or_none(candidates)
                     );
                 }
                 text
@@ -555,10 +700,35 @@ impl Problem {
                 driver,
                 provided_by,
                 dependency_not_linked,
+                candidates,
                 suggestion,
                 ..
             } => {
+                if crate::specs::WITHOUT_OPERATION_TRAIT.contains(&capability.as_str()) {
+                    // No crate can provide it, so pointing at dependencies would send people
+                    // looking for one.
+                    return format!(
+                        "`{capability}` is defined by Sandloom but not public: it has no operation trait yet, so no driver can serve it; remove `[{capability}.{instance}]` from INFRA"
+                    );
+                }
                 let crate_ident = |package: &str| package.replace('-', "_");
+                if provided_by.is_none() && !candidates.is_empty() {
+                    let which = match candidates.len() {
+                        1 => format!("{} is not named there and may provide it", list_or_none(candidates)),
+                        2 | 3 => format!("{} are not named there and may provide it", list_or_none(candidates)),
+                        n => format!("the {n} listed above are not named there and may provide it"),
+                    };
+                    let link = format!(
+                        "name the crate that provides `{capability}.{driver}` in the application's `sandloom::link_drivers!(…)` call: of its dependencies, {which} (for example `sandloom::link_drivers!(…, {})`); if none does, add the crate that provides it with `cargo add` and name it there too",
+                        candidates[0]
+                    );
+                    return match suggestion {
+                        Some(close) => format!(
+                            "did you mean `{close}`? Set `driver = \"{close}\"` in `[{capability}.{instance}]`. Otherwise {link}"
+                        ),
+                        None => link,
+                    };
+                }
                 match (provided_by, dependency_not_linked, suggestion) {
                     (Some(package), true, _) => format!(
                         "link it: add `{}` to the application's `sandloom::link_drivers!(…)` call",
@@ -587,18 +757,8 @@ impl Problem {
                 kind,
                 capability,
                 name,
-                ..
-            } => match kind {
-                ConflictKind::SelectedTwice => format!(
-                    "remove one of the packages from the application; there is no override: a different behaviour needs a different name than `{capability}.{name}`"
-                ),
-                ConflictKind::BuiltinClaimed { .. } => format!(
-                    "rename the other package's driver (built-in names cannot be replaced) and select the new name in INFRA instead of `{name}`"
-                ),
-                ConflictKind::CapabilityDefinedTwice => {
-                    "depend on only one of the packages that define it".to_owned()
-                }
-            },
+                packages,
+            } => conflict_action(kind, capability, name, packages),
             Self::Unusable {
                 capability,
                 instance,
@@ -654,17 +814,33 @@ impl fmt::Display for Problem {
 
 impl std::error::Error for Problem {}
 
-/// Startup (or a dry-run check) refused: every problem found, in a stable order.
+/// Startup refused (or a dry-run check failed, or `INFRA` could not be read): every problem
+/// found, in a stable order.
+///
+/// Problems come ordered by where they are configured (file, line, column; then override
+/// variables), and those with no place in `INFRA` after them, in a stable order.
 ///
 /// ```
 /// use sandloom_kernel::{InfraConfig, StartupError};
-/// let err: StartupError = InfraConfig::from_toml_str("environment = 3", "infra.toml").unwrap_err();
+/// let err: StartupError = InfraConfig::from_toml_str("[cache", "infra.toml").unwrap_err();
 /// assert_eq!(err.codes(), ["SANDLOOM-B010"]);
 /// println!("{err}");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StartupError {
     problems: Vec<Problem>,
+    phase: Phase,
+}
+
+/// What found the problems: it decides the heading of the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// `Kernel::start` (or anything an application does on the way to it).
+    Start,
+    /// `Kernel::check`, a dry run: nothing was refused, nothing started.
+    Check,
+    /// Reading `INFRA` failed as a whole (an unreadable file, not UTF-8, not TOML).
+    Read,
 }
 
 impl StartupError {
@@ -677,15 +853,35 @@ impl StartupError {
     /// assert!(err.to_string().starts_with("Sandloom refused to start: 1 problem found."));
     /// ```
     pub fn new(problems: Vec<Problem>) -> Self {
-        Self { problems }
+        Self {
+            problems,
+            phase: Phase::Start,
+        }
+    }
+
+    /// The problems a dry run found.
+    pub(crate) fn check(problems: Vec<Problem>) -> Self {
+        Self {
+            problems,
+            phase: Phase::Check,
+        }
+    }
+
+    /// `INFRA` could not be read at all.
+    pub(crate) fn read(problems: Vec<Problem>) -> Self {
+        Self {
+            problems,
+            phase: Phase::Read,
+        }
     }
 
     /// Every problem.
     ///
     /// ```
-    /// use sandloom_kernel::InfraConfig;
+    /// use sandloom_kernel::{InfraConfig, Kernel};
     ///
-    /// let err = InfraConfig::from_toml_str("stop_timeout_ms = \"soon\"", "infra.toml").unwrap_err();
+    /// let config = InfraConfig::from_toml_str("stop_timeout_ms = \"soon\"", "infra.toml").unwrap();
+    /// let err = Kernel::new(config, sandloom_kernel::link_drivers!()).check().unwrap_err();
     /// for problem in err.problems() {
     ///     eprintln!("{}: {}\n  -> {}", problem.code(), problem.description(), problem.action());
     /// }
@@ -708,17 +904,21 @@ impl StartupError {
 
 impl fmt::Display for StartupError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write_problems(f, "Sandloom refused to start", &self.problems)
+        let count = self.problems.len();
+        let found = format!("{count} problem{} found", if count == 1 { "" } else { "s" });
+        let heading = match self.phase {
+            Phase::Start => format!("Sandloom refused to start: {found}."),
+            Phase::Check => {
+                format!("Sandloom check (a dry run; nothing was started): {found}.")
+            }
+            Phase::Read => format!("Sandloom cannot read INFRA: {found}."),
+        };
+        write_problems(f, &heading, &self.problems)
     }
 }
 
 fn write_problems(f: &mut fmt::Formatter<'_>, heading: &str, problems: &[Problem]) -> fmt::Result {
-    let count = problems.len();
-    writeln!(
-        f,
-        "{heading}: {count} problem{} found.",
-        if count == 1 { "" } else { "s" }
-    )?;
+    writeln!(f, "{heading}")?;
     for (index, problem) in problems.iter().enumerate() {
         write!(
             f,
@@ -730,6 +930,63 @@ fn write_problems(f: &mut fmt::Formatter<'_>, heading: &str, problems: &[Problem
         )?;
     }
     Ok(())
+}
+
+/// Order `problems` by where they are configured: positions in a source by origin, line and
+/// column (a whole file before its positions), then override variables by name, then
+/// configuration given in code, then problems with no place in `INFRA`. The sort is stable, so
+/// problems at one place, and those with no place, keep the order they were found in.
+///
+/// A problem about an instance that carries no location of its own (a driver that failed to
+/// start, say) is placed where the instance is configured.
+pub(crate) fn order_by_location(problems: &mut [Problem], config: &InfraConfig) {
+    problems.sort_by(|a, b| place(a, config).cmp(&place(b, config)));
+}
+
+fn place<'a>(problem: &'a Problem, config: &'a InfraConfig) -> (u8, &'a str, usize, usize) {
+    let instance_location = |capability: &str, instance: &str| {
+        config.instance(capability, instance).map(|i| &i.location)
+    };
+    let location = match problem {
+        Problem::Config { location, .. }
+        | Problem::NoDriver { location, .. }
+        | Problem::Experimental { location, .. }
+        | Problem::Unusable {
+            reason: UnusableReason::Options { location, .. },
+            ..
+        } => Some(location),
+        Problem::Unusable {
+            capability,
+            instance,
+            ..
+        }
+        | Problem::StopFailed {
+            capability,
+            instance,
+            ..
+        } => instance_location(capability, instance),
+        Problem::Conflict {
+            capability,
+            name,
+            kind: ConflictKind::SelectedTwice,
+            ..
+        } => config
+            .instances()
+            .find(|i| &i.capability == capability && &i.driver == name)
+            .map(|i| &i.driver_location),
+        _ => None,
+    };
+    match location {
+        Some(Location::Source {
+            origin,
+            line,
+            column,
+        }) => (0, origin, *line, *column),
+        Some(Location::File(origin)) => (0, origin, 0, 0),
+        Some(Location::Variable(name)) => (1, name, 0, 0),
+        Some(Location::Code) => (2, "", 0, 0),
+        None => (3, "", 0, 0),
+    }
 }
 
 impl std::error::Error for StartupError {}
@@ -798,7 +1055,12 @@ impl ShutdownError {
 
 impl fmt::Display for ShutdownError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write_problems(f, "Sandloom did not shut down cleanly", &self.problems)
+        let count = self.problems.len();
+        let heading = format!(
+            "Sandloom did not shut down cleanly: {count} problem{} found.",
+            if count == 1 { "" } else { "s" }
+        );
+        write_problems(f, &heading, &self.problems)
     }
 }
 

@@ -39,16 +39,18 @@
 //! | code | when |
 //! |---|---|
 //! | SANDLOOM-B001 | `start` called outside a Tokio runtime, or on one without timers |
-//! | SANDLOOM-B010 | `INFRA` malformed: bad TOML, wrong type, unknown key, capability or risk, missing `driver` (with location) |
-//! | SANDLOOM-B020 | a selected driver, or an instance a module requires, has no provider |
+//! | SANDLOOM-B010 | `INFRA` malformed: bad TOML, not UTF-8, wrong type or value, unknown key, capability or risk, missing `driver` (with location) |
+//! | SANDLOOM-B020 | a selected driver, or an instance a module requires, has no provider (naming the crate to link, or the unlinked dependencies that may provide it) |
 //! | SANDLOOM-B021 | a selected name has two providers; a package claims a built-in name |
-//! | SANDLOOM-B022 | a selected driver cannot be used (contract, options its type or `validate` refuses, an options type accepting unknown keys, features, build/start error, panic, timeout) |
+//! | SANDLOOM-B022 | a selected driver cannot be used (another contract major, a capability with no operation trait yet, options its type or `validate` refuses, an options type accepting unknown keys, features, build/start error, panic, timeout, a `start` blocking its thread) |
 //! | SANDLOOM-B023 | experimental capability in production without `experimental_capability` |
 //! | SANDLOOM-B024 | a module requires a feature its capability does not define |
 //! | SANDLOOM-B030 | a driver failed to stop cleanly |
 //!
 //! Every code is a constant in [`codes`]; every problem carries its code, a description and an
-//! action ([`Problem`]).
+//! action ([`Problem`]). A [`StartupError`] lists every problem at once, ordered by location:
+//! a table of `INFRA` that cannot be read (kept in [`InfraConfig::problems`]) hides nothing of
+//! the others.
 //!
 //! ## For modules
 //!

@@ -1,10 +1,15 @@
-//! Calling driver lifecycles safely: each call runs as its own task, so a driver that blocks
-//! its thread, panics or never finishes cannot stall or crash startup, and nothing whose start
-//! was attempted is ever forgotten.
+//! Calling driver lifecycles safely: each call runs as its own task, so a driver that panics or
+//! never finishes cannot crash or stall startup, a driver that blocks its thread is found out
+//! and named, and nothing whose start was attempted is ever forgotten.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use tokio::task::JoinHandle;
 
 use crate::error::Problem;
 use crate::panic_message;
@@ -42,6 +47,148 @@ where
             task.abort();
             Outcome::TimedOut
         }
+    }
+}
+
+/// How a guarded `start` ended.
+pub(crate) enum Started {
+    Done,
+    Failed(String),
+    Panicked(String),
+    /// Cancelled at an `await` when the timeout fired.
+    TimedOut,
+    /// One poll of `start` held its thread past the timeout. `still_running` is its task when
+    /// it had not ended after the wait: whoever holds it must stop the driver once it ends.
+    Blocked {
+        elapsed: Duration,
+        still_running: Option<JoinHandle<Result<(), BoxError>>>,
+    },
+}
+
+/// How far past the deadline a poll must run to count as blocking: a poll that merely
+/// straddles the deadline ends within microseconds.
+const BLOCKING_OVERRUN: Duration = Duration::from_millis(10);
+
+/// Run `start` as a task under `timeout`, clocking each poll of it.
+///
+/// A `start` waiting at an `await` is cancelled when the timeout fires. One that blocks its
+/// thread cannot be: on a multi-threaded runtime the timeout fires on time, and the kernel then
+/// waits up to `wait` for the blocked `start` to end, so that `stop` never runs beside a `start`
+/// still running; on a single-threaded runtime the timeout cannot fire until `start` gives the
+/// thread back. Either way the overrun is found by the clock and reported as blocking.
+pub(crate) async fn start(
+    lifecycle: &Arc<dyn ErasedLifecycle>,
+    timeout: Duration,
+    wait: Duration,
+) -> Started {
+    let clock = Arc::new(PollClock::new());
+    let driver = Arc::clone(lifecycle);
+    let mut task = tokio::spawn(Clocked {
+        inner: Box::pin(async move { driver.start().await }),
+        clock: Arc::clone(&clock),
+    });
+    match tokio::time::timeout(timeout, &mut task).await {
+        // It ended, but the timeout could not fire: its thread was held past the deadline.
+        Ok(_) if clock.held_past(timeout) => Started::Blocked {
+            elapsed: clock.elapsed(),
+            still_running: None,
+        },
+        Ok(Ok(Ok(()))) => Started::Done,
+        Ok(Ok(Err(error))) => Started::Failed(error_chain(error.as_ref())),
+        Ok(Err(join)) if join.is_panic() => {
+            Started::Panicked(panic_message(join.into_panic().as_ref()))
+        }
+        Ok(Err(_)) => Started::Failed("the task was cancelled".to_owned()),
+        Err(_) => {
+            task.abort();
+            match tokio::time::timeout(wait, &mut task).await {
+                Ok(_) if clock.held_past(timeout) => Started::Blocked {
+                    elapsed: clock.elapsed(),
+                    still_running: None,
+                },
+                Ok(_) => Started::TimedOut,
+                // Not even cancelled: it still holds its thread.
+                Err(_) => Started::Blocked {
+                    elapsed: clock.elapsed(),
+                    still_running: Some(task),
+                },
+            }
+        }
+    }
+}
+
+/// Stop `driver` once its `start`, still running in `task`, ends: in the background, since a
+/// blocked thread cannot be hurried.
+pub(crate) fn stop_when_started(
+    task: JoinHandle<Result<(), BoxError>>,
+    driver: Attempted,
+    timeout: Duration,
+) {
+    tokio::spawn(async move {
+        let _ = task.await;
+        for problem in stop_all(vec![driver], timeout).await {
+            tracing::error!(target: "sandloom", "{problem}");
+        }
+    });
+}
+
+/// When each poll of a future began and ended, in microseconds since the future was created.
+struct PollClock {
+    base: Instant,
+    polling: AtomicBool,
+    last_start: AtomicU64,
+    last_end: AtomicU64,
+}
+
+impl PollClock {
+    fn new() -> Self {
+        Self {
+            base: Instant::now(),
+            polling: AtomicBool::new(false),
+            last_start: AtomicU64::new(0),
+            last_end: AtomicU64::new(0),
+        }
+    }
+
+    fn elapsed(&self) -> Duration {
+        self.base.elapsed()
+    }
+
+    fn now(&self) -> u64 {
+        u64::try_from(self.base.elapsed().as_micros()).unwrap_or(u64::MAX)
+    }
+
+    /// Whether the last poll began before `deadline` and ran (or is running) well past it.
+    fn held_past(&self, deadline: Duration) -> bool {
+        let deadline = u64::try_from(deadline.as_micros()).unwrap_or(u64::MAX);
+        let overrun = u64::try_from(BLOCKING_OVERRUN.as_micros()).unwrap_or(u64::MAX);
+        let start = self.last_start.load(Ordering::SeqCst);
+        let end = if self.polling.load(Ordering::SeqCst) {
+            self.now()
+        } else {
+            self.last_end.load(Ordering::SeqCst)
+        };
+        start < deadline && end >= deadline.saturating_add(overrun)
+    }
+}
+
+/// A future whose polls are clocked.
+struct Clocked<F> {
+    inner: Pin<Box<F>>,
+    clock: Arc<PollClock>,
+}
+
+impl<F: Future> Future for Clocked<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let clock = Arc::clone(&self.clock);
+        clock.last_start.store(clock.now(), Ordering::SeqCst);
+        clock.polling.store(true, Ordering::SeqCst);
+        let output = self.inner.as_mut().poll(cx);
+        clock.last_end.store(clock.now(), Ordering::SeqCst);
+        clock.polling.store(false, Ordering::SeqCst);
+        output
     }
 }
 

@@ -75,8 +75,15 @@ impl LinkedDrivers {
     /// assert!(!linked.is_dependency("sandloom-driverkit"));
     /// ```
     pub fn is_dependency(&self, package: &str) -> bool {
+        self.dependencies().iter().any(|(_, p)| p == package)
+    }
+
+    /// Every dependency (of any kind, any target) in the application's `Cargo.toml`, as
+    /// `(name in code, package)`: the two differ for a renamed dependency. Read only when an
+    /// error is being explained.
+    pub(crate) fn dependencies(&self) -> Vec<(String, String)> {
         let Ok(manifest) = self.manifest.parse::<toml::Table>() else {
-            return false;
+            return Vec::new();
         };
         let mut tables: Vec<&toml::Table> = Vec::new();
         for kind in ["dependencies", "dev-dependencies", "build-dependencies"] {
@@ -96,13 +103,14 @@ impl LinkedDrivers {
         tables
             .iter()
             .flat_map(|table| table.iter())
-            .any(|(key, spec)| {
-                let renamed = spec
+            .map(|(key, spec)| {
+                let package = spec
                     .get("package")
                     .and_then(toml::Value::as_str)
                     .unwrap_or(key);
-                renamed == package
+                (key.clone(), package.to_owned())
             })
+            .collect()
     }
 }
 

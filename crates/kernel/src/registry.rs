@@ -91,7 +91,24 @@ pub struct CapabilitySpec {
     pub name: &'static str,
     /// Stable or experimental.
     pub stability: Stability,
-    /// The current version of the contract; drivers must target the same major.
+    /// The version of the contract linked into this binary.
+    ///
+    /// A driver is accepted when its `contract_version` has the same **major** version (ADR-0011,
+    /// decision 5): only another major is refused (SANDLOOM-B022, whose action names
+    /// [`package`](Self::package) and says whether the driver or the contract is behind).
+    /// Minor and patch differences are accepted in both directions: a driver written for 1.4
+    /// runs with contract 1.3 and with 1.5; 0.1.1 runs with 0.1.0. Under 1.0 the major is still
+    /// the major: 0.2 and 0.1 are accepted together, 1.0 and 0.9 are not. So a contract must
+    /// only ever add to a major version what existing drivers can do without: a change that
+    /// breaks drivers needs the next major.
+    ///
+    /// ```
+    /// use sandloom_kernel::registry::capabilities;
+    ///
+    /// let cache = capabilities().iter().find(|spec| spec.name == "cache").unwrap();
+    /// // Drivers written for any 1.x of `cache` are accepted; 0.x and 2.x are refused.
+    /// assert_eq!(cache.contract_version.major, 1);
+    /// ```
     pub contract_version: Version,
     /// Operations every driver implements; never features.
     pub required_operations: &'static [&'static str],
@@ -122,7 +139,8 @@ pub struct DriverEntry {
     pub name: &'static str,
     /// The package that registered it (`env!("CARGO_PKG_NAME")` of the registering crate).
     pub package: &'static str,
-    /// The contract version the driver was written against.
+    /// The contract version the driver was written against. Accepted with any linked contract
+    /// of the same major version; see [`CapabilitySpec::contract_version`].
     pub contract_version: Version,
     /// Every feature the driver may declare, for any options.
     pub supported_features: fn() -> &'static [&'static str],

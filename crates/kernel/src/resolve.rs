@@ -7,14 +7,15 @@ use std::borrow::Cow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use sandloom_sdk_infra::Requirement;
-use semver::{Comparator, Op, Version};
+use semver::Version;
 
 use crate::config::{EXPERIMENTAL_CAPABILITY_RISK, Environment, InfraConfig, InstanceConfig};
-use crate::error::{ConflictKind, Problem, UnusableReason};
+use crate::error::{ConflictKind, Problem, UnusableReason, order_by_location};
 use crate::known::{BUILTIN_DRIVERS, BUILTIN_OWNER, is_builtin, provider_of};
 use crate::link::LinkedDrivers;
 use crate::panic_message;
 use crate::registry::{CapabilitySpec, DriverEntry, ParsedOptions, Stability};
+use crate::specs::{KERNEL_PACKAGE, WITHOUT_OPERATION_TRAIT};
 use crate::suggest::closest;
 
 /// What resolution selected for one instance.
@@ -55,9 +56,11 @@ pub(crate) struct Inputs<'a> {
     pub(crate) linked: &'a LinkedDrivers,
 }
 
+/// Resolve every instance the configuration could read; the problems it could not read are
+/// reported with the others, all ordered by location.
 pub(crate) fn resolve<'a>(inputs: &Inputs<'a>) -> Result<Vec<PlannedInstance<'a>>, Vec<Problem>> {
     let config = inputs.config;
-    let mut problems = Vec::new();
+    let mut problems = config.problems.clone();
 
     let Scan {
         providers,
@@ -69,9 +72,12 @@ pub(crate) fn resolve<'a>(inputs: &Inputs<'a>) -> Result<Vec<PlannedInstance<'a>
         let Some(spec) = find_spec(inputs, &instance.capability, &mut problems, instance) else {
             continue;
         };
+        // With `accepted_risks` unreadable (reported already), whether the risk is accepted is
+        // unknown: no B023 on top.
         if spec.stability == Stability::Experimental
             && config.environment() == Environment::Production
             && !config.accepts(EXPERIMENTAL_CAPABILITY_RISK)
+            && !config.is_left_out("accepted_risks", None)
         {
             problems.push(Problem::Experimental {
                 capability: instance.capability.clone(),
@@ -111,6 +117,14 @@ pub(crate) fn resolve<'a>(inputs: &Inputs<'a>) -> Result<Vec<PlannedInstance<'a>
                 continue;
             }
         };
+        if spec.package == KERNEL_PACKAGE && WITHOUT_OPERATION_TRAIT.contains(&spec.name) {
+            problems.push(unusable(
+                &InstanceNames::of(instance),
+                entry,
+                UnusableReason::NoOperationTrait,
+            ));
+            continue;
+        }
         match check_entry(spec, entry, instance) {
             Ok(options) => planned.push(PlannedInstance {
                 config: InstanceNames::of(instance),
@@ -130,6 +144,7 @@ pub(crate) fn resolve<'a>(inputs: &Inputs<'a>) -> Result<Vec<PlannedInstance<'a>
     if problems.is_empty() {
         Ok(planned)
     } else {
+        order_by_location(&mut problems, config);
         Err(problems)
     }
 }
@@ -283,6 +298,11 @@ fn no_driver(inputs: &Inputs<'_>, instance: &InstanceConfig) -> Problem {
     });
     let suggestion =
         closest(&instance.driver, linked.iter().map(String::as_str)).map(str::to_owned);
+    let candidates = if provided_by.is_some() {
+        Vec::new()
+    } else {
+        candidates(inputs, instance)
+    };
     Problem::NoDriver {
         capability: instance.capability.clone(),
         instance: instance.instance.clone(),
@@ -291,8 +311,88 @@ fn no_driver(inputs: &Inputs<'_>, instance: &InstanceConfig) -> Problem {
         linked,
         provided_by,
         dependency_not_linked,
+        candidates,
         suggestion,
     }
+}
+
+/// The application's dependencies that may provide `instance`'s driver, whose provider no one
+/// knows: those not named in `link_drivers!` and not known to provide none. Known to provide
+/// none are Sandloom's crates other than drivers, general-purpose crates of the ecosystem (no
+/// driver crate is named like them), packages linked already (their drivers or capabilities
+/// are in the binary) and modules (they declare requirements). Of the rest, those whose name
+/// mentions the driver or the capability when there are any, else all of them.
+fn candidates(inputs: &Inputs<'_>, instance: &InstanceConfig) -> Vec<String> {
+    const NOT_DRIVERS: &[&str] = &[
+        "sandloom",
+        "sandloom-kernel",
+        "sandloom-sdk-infra",
+        "sandloom-driverkit",
+    ];
+    /// Prefixes of ecosystem crates that are never driver crates.
+    const GENERAL_PURPOSE: &[&str] = &[
+        "anyhow",
+        "async-trait",
+        "bytes",
+        "chrono",
+        "clap",
+        "criterion",
+        "env_logger",
+        "futures",
+        "insta",
+        "linkme",
+        "log",
+        "once_cell",
+        "pretty_assertions",
+        "proptest",
+        "rand",
+        "regex",
+        "semver",
+        "serde",
+        "tempfile",
+        "thiserror",
+        "time",
+        "tokio",
+        "toml",
+        "tower",
+        "tracing",
+        "trybuild",
+        "url",
+        "uuid",
+    ];
+    let general = |package: &str| {
+        GENERAL_PURPOSE.iter().any(|prefix| {
+            package == *prefix
+                || package
+                    .strip_prefix(prefix)
+                    .is_some_and(|rest| rest.starts_with(['-', '_']))
+        })
+    };
+    let linked = inputs.linked;
+    let mut unlinked: Vec<String> = linked
+        .dependencies()
+        .into_iter()
+        .filter(|(_, package)| {
+            !NOT_DRIVERS.contains(&package.as_str())
+                && !general(package)
+                && *package != linked.application()
+                && !inputs.drivers.iter().any(|e| e.package == package)
+                && !inputs.specs.iter().any(|s| s.package == package)
+                && !inputs.requirements.iter().any(|r| r.module() == package)
+        })
+        .map(|(name, _)| name.replace('-', "_"))
+        .filter(|name| !linked.crates().contains(&name.as_str()))
+        .collect();
+    unlinked.sort();
+    unlinked.dedup();
+    let words = |name: &str| name.to_ascii_lowercase().replace('-', "_");
+    let (driver, capability) = (words(&instance.driver), words(&instance.capability));
+    let named: Vec<String> = unlinked
+        .iter()
+        .filter(|name| name.contains(&driver) || name.contains(&capability))
+        .cloned()
+        .collect();
+    if named.is_empty() { unlinked } else { named }
 }
 
 /// SANDLOOM-B022 for `instance`, whose driver `entry` cannot be used for `reason`.
@@ -310,17 +410,12 @@ pub(crate) fn unusable(
     }
 }
 
-/// A driver targeting contract `driver` works on runtime contract `runtime` when `runtime`
-/// matches `^driver`: same major (same minor under 1.0), and not older than the driver needs.
+/// A driver written against contract `driver` is accepted with the linked contract `runtime`
+/// when both have the same major version (ADR-0011, decision 5: only another major is refused).
+/// Minor and patch differences are accepted in both directions, and under 1.0 the major is
+/// still the major: 0.2 and 0.1 are compatible, 1.x and 0.x are not.
 pub(crate) fn contract_compatible(driver: &Version, runtime: &Version) -> bool {
-    Comparator {
-        op: Op::Caret,
-        major: driver.major,
-        minor: Some(driver.minor),
-        patch: Some(driver.patch),
-        pre: driver.pre.clone(),
-    }
-    .matches(runtime)
+    driver.major == runtime.major
 }
 
 fn check_entry(
@@ -333,6 +428,7 @@ fn check_entry(
         reasons.push(UnusableReason::ContractVersion {
             driver: entry.contract_version.clone(),
             runtime: spec.contract_version.clone(),
+            defined_by: spec.package,
         });
     }
     let parsed = match parse_options(entry, instance) {
@@ -445,6 +541,13 @@ fn check_requirements(
             .config
             .instance(requirement.capability(), requirement.instance());
         if configured.is_none() {
+            // Its table could not be read (reported already): it may well be configured.
+            if inputs
+                .config
+                .is_left_out(requirement.capability(), Some(requirement.instance()))
+            {
+                continue;
+            }
             let mut names: Vec<String> = inputs
                 .config
                 .instances()
@@ -492,28 +595,424 @@ fn check_requirements(
 
 #[cfg(test)]
 mod tests {
-    use super::contract_compatible;
     use semver::Version;
 
+    use super::{Inputs, contract_compatible, resolve};
+    use crate::config::InfraConfig;
+    use crate::error::{Problem, UnusableReason};
+    use crate::link::LinkedDrivers;
+    use crate::options::{OptionsError, RawOptions, accepts_unknown_keys};
+    use crate::registry::{
+        BoxError, BuiltDriver, CapabilitySpec, DriverEntry, ParsedOptions, Stability, capabilities,
+    };
+
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct ProbeOptions {
+        capacity: Option<u64>,
+    }
+
+    fn no_features() -> &'static [&'static str] {
+        &[]
+    }
+
+    fn parse(raw: &RawOptions) -> Result<ParsedOptions, OptionsError> {
+        let options: ProbeOptions = raw.deserialize()?;
+        Ok(ParsedOptions {
+            value: Box::new(options),
+            features: Vec::new(),
+        })
+    }
+
+    fn build(_: ParsedOptions) -> Result<BuiltDriver, BoxError> {
+        Err("resolution builds nothing".into())
+    }
+
+    /// A hand-made entry, as driverkit's `register_driver!` would make it.
+    fn entry(
+        capability: &'static str,
+        name: &'static str,
+        package: &'static str,
+        version: &str,
+    ) -> DriverEntry {
+        DriverEntry {
+            capability,
+            name,
+            package,
+            contract_version: Version::parse(version).unwrap(),
+            supported_features: no_features,
+            parse_options: parse,
+            accepts_unknown_keys: accepts_unknown_keys::<ProbeOptions>,
+            build,
+        }
+    }
+
+    fn spec(name: &'static str, package: &'static str, version: &str) -> CapabilitySpec {
+        CapabilitySpec {
+            name,
+            stability: Stability::Stable,
+            contract_version: Version::parse(version).unwrap(),
+            required_operations: &["query"],
+            features: &[],
+            package,
+        }
+    }
+
+    fn leak<T>(items: Vec<T>) -> &'static [T] {
+        Box::leak(items.into_boxed_slice())
+    }
+
+    /// Resolve `config` against `drivers` and the kernel's own specs plus `specs`.
+    fn problems(
+        config: &InfraConfig,
+        drivers: Vec<DriverEntry>,
+        specs: Vec<CapabilitySpec>,
+        linked: &LinkedDrivers,
+    ) -> Vec<Problem> {
+        let specs: Vec<CapabilitySpec> = capabilities()
+            .iter()
+            .map(|s| CapabilitySpec {
+                name: s.name,
+                stability: s.stability,
+                contract_version: s.contract_version.clone(),
+                required_operations: s.required_operations,
+                features: s.features,
+                package: s.package,
+            })
+            .chain(specs)
+            .collect();
+        match resolve(&Inputs {
+            config,
+            drivers: leak(drivers),
+            specs: leak(specs),
+            requirements: &[],
+            linked,
+        }) {
+            Ok(_) => Vec::new(),
+            Err(problems) => problems,
+        }
+    }
+
+    fn config(text: &str) -> InfraConfig {
+        InfraConfig::from_toml_str(text, "infra.toml").unwrap()
+    }
+
     #[test]
-    fn contract_versions_follow_semver_caret() {
+    fn only_another_major_is_refused() {
         let v = |s: &str| Version::parse(s).unwrap();
-        assert!(contract_compatible(&v("1.0.0"), &v("1.0.0")));
+        for (driver, runtime) in [
+            ("1.0.0", "1.0.0"),
+            ("0.1.1", "0.1.0"),
+            ("0.1.0", "0.1.1"),
+            ("1.4.0", "1.3.0"),
+            ("1.0.0", "1.3.0"),
+            ("0.2.0", "0.1.0"),
+            ("0.1.0", "0.2.0"),
+        ] {
+            assert!(
+                contract_compatible(&v(driver), &v(runtime)),
+                "driver {driver} with contract {runtime} is the same major: accepted"
+            );
+        }
+        for (driver, runtime) in [
+            ("2.0.0", "1.3.0"),
+            ("1.3.0", "2.0.0"),
+            ("1.0.0", "0.9.0"),
+            ("0.9.0", "1.0.0"),
+        ] {
+            assert!(
+                !contract_compatible(&v(driver), &v(runtime)),
+                "driver {driver} with contract {runtime} is another major: refused"
+            );
+        }
+    }
+
+    #[test]
+    fn minor_and_patch_differences_resolve() {
+        let config =
+            config("[fulltext.default]\ndriver = \"tantivy\"\n[cache.default]\ndriver = \"probe\"");
+        let found = problems(
+            &config,
+            vec![
+                entry("fulltext", "tantivy", "fulltext-tantivy", "0.1.1"),
+                entry("cache", "probe", "probe-cache", "1.4.0"),
+            ],
+            vec![spec("fulltext", "fulltext-contracts", "0.1.0")],
+            &crate::link_drivers!(),
+        );
+        assert!(found.is_empty(), "{found:#?}");
+    }
+
+    fn contract_action(
+        driver_version: &str,
+        spec_package: &'static str,
+        capability: &'static str,
+    ) -> (String, String) {
+        let config = config(&format!("[{capability}.default]\ndriver = \"tantivy\""));
+        let specs = if capability == "cache" {
+            Vec::new()
+        } else {
+            vec![spec(capability, spec_package, "1.2.0")]
+        };
+        let found = problems(
+            &config,
+            vec![entry(
+                capability,
+                "tantivy",
+                "fulltext-tantivy",
+                driver_version,
+            )],
+            specs,
+            &crate::link_drivers!(),
+        );
+        let [problem] = found.as_slice() else {
+            panic!("{found:#?}")
+        };
         assert!(
-            contract_compatible(&v("1.0.0"), &v("1.3.0")),
-            "older minor driver works"
+            matches!(
+                problem,
+                Problem::Unusable {
+                    reason: UnusableReason::ContractVersion { .. },
+                    ..
+                }
+            ),
+            "{problem}"
+        );
+        (problem.description(), problem.action())
+    }
+
+    #[test]
+    fn another_major_names_the_contract_package_and_whom_to_upgrade() {
+        // A third-party contract that is behind the driver: upgrade the contract package.
+        let (description, action) = contract_action("2.0.0", "fulltext-contracts", "fulltext");
+        assert!(
+            description.contains("defined by package `fulltext-contracts`"),
+            "{description}"
+        );
+        assert_eq!(
+            action,
+            "the contract is behind: upgrade `fulltext-contracts` (the package that defines `fulltext`) to a version with contract 2.x, or use a version of `fulltext-tantivy` written for contract 1.x"
+        );
+        assert!(!action.contains("Sandloom"), "{action}");
+
+        // A driver behind a third-party contract: upgrade the driver crate.
+        let (_, action) = contract_action("0.3.0", "fulltext-contracts", "fulltext");
+        assert_eq!(
+            action,
+            "the driver is behind: upgrade `fulltext-tantivy` to a version written for contract 1.x of `fulltext`, or use a version of `fulltext-contracts` (the package that defines `fulltext`) with contract 0.x"
+        );
+
+        // The kernel's own contract: upgrade Sandloom.
+        let (_, action) = contract_action("2.0.0", "sandloom-kernel", "cache");
+        assert_eq!(
+            action,
+            "the contract is behind: upgrade Sandloom (package `sandloom-kernel`, which defines `cache`) to a version with contract 2.x, or use a version of `fulltext-tantivy` written for contract 1.x"
+        );
+    }
+
+    #[test]
+    fn a_misspelt_override_names_the_variable_to_rename() {
+        let action_for = |variable: &str, value: &str| {
+            let overridden = config("[cache.default]\ndriver = \"probe\"")
+                .with_overrides([(variable.to_owned(), value.to_owned())])
+                .unwrap();
+            let found = problems(
+                &overridden,
+                vec![entry("cache", "probe", "probe-cache", "1.0.0")],
+                vec![],
+                &crate::link_drivers!(),
+            );
+            let [problem] = found.as_slice() else {
+                panic!("{found:#?}")
+            };
+            problem.action()
+        };
+        assert_eq!(
+            action_for("SANDLOOM__CACHE__DEFAULT__CAPACTIY", "5"),
+            "rename the environment variable `SANDLOOM__CACHE__DEFAULT__CAPACTIY` to `SANDLOOM__CACHE__DEFAULT__CAPACITY`"
+        );
+        assert_eq!(
+            action_for("SANDLOOM__CACHE__DEFAULT__COLOUR", "5"),
+            "unset the environment variable `SANDLOOM__CACHE__DEFAULT__COLOUR`: the driver has no such option"
+        );
+        assert_eq!(
+            action_for("SANDLOOM__CACHE__DEFAULT__CAPACITY", "many"),
+            "fix the value of the environment variable `SANDLOOM__CACHE__DEFAULT__CAPACITY`, or unset it"
+        );
+    }
+
+    /// An application's manifest, as `link_drivers!` embeds it.
+    const SHOP: &str = r#"
+        [package]
+        name = "shop"
+
+        [dependencies]
+        sandloom = "0.1"
+        fulltext-tantivy = "1"
+        acme-drivers = "1"
+        serde = { version = "1", features = ["derive"] }
+        tokio = "1"
+
+        [target.'cfg(unix)'.dependencies]
+        maps-tools = "1"
+
+        [dev-dependencies]
+        mail = { package = "acme-mail", version = "1" }
+    "#;
+
+    fn no_driver(text: &str, linked: &[&'static str]) -> Problem {
+        let linked = LinkedDrivers::__new(leak(linked.to_vec()), SHOP, "shop");
+        let found = problems(
+            &config(text),
+            vec![],
+            vec![
+                spec("fulltext", "fulltext-contracts", "1.0.0"),
+                spec("geo", "geo-contracts", "1.0.0"),
+            ],
+            &linked,
+        );
+        let [problem @ Problem::NoDriver { .. }] = found.as_slice() else {
+            panic!("{found:#?}")
+        };
+        problem.clone()
+    }
+
+    #[test]
+    fn an_unknown_driver_names_the_unlinked_dependencies_that_may_provide_it() {
+        // None is named like `osm` or `routing`: every unlinked dependency that may hold a
+        // driver is a candidate (not sandloom, not serde or tokio), under the name code uses.
+        let problem = no_driver("[geo.routing]\ndriver = \"osm\"", &[]);
+        let Problem::NoDriver { candidates, .. } = &problem else {
+            unreachable!()
+        };
+        assert_eq!(
+            candidates,
+            &["acme_drivers", "fulltext_tantivy", "mail", "maps_tools"]
         );
         assert!(
-            !contract_compatible(&v("1.4.0"), &v("1.3.0")),
-            "driver needs a newer runtime"
+            problem.description().ends_with(
+                "Dependencies of this application that are not named in `link_drivers!`, so not linked into the binary, and may provide it: `acme_drivers`, `fulltext_tantivy`, `mail`, `maps_tools`"
+            ),
+            "{problem}"
+        );
+        assert_eq!(
+            problem.action(),
+            "name the crate that provides `geo.osm` in the application's `sandloom::link_drivers!(…)` call: of its dependencies, the 4 listed above are not named there and may provide it (for example `sandloom::link_drivers!(…, acme_drivers)`); if none does, add the crate that provides it with `cargo add` and name it there too"
+        );
+
+        // A crate named in `link_drivers!` is linked: no candidate.
+        let problem = no_driver("[geo.routing]\ndriver = \"osm\"", &["acme_drivers", "mail"]);
+        let Problem::NoDriver { candidates, .. } = &problem else {
+            unreachable!()
+        };
+        assert_eq!(candidates, &["fulltext_tantivy", "maps_tools"]);
+        assert!(
+            problem.action().contains(
+                "of its dependencies, `fulltext_tantivy`, `maps_tools` are not named there and may provide it"
+            ),
+            "{problem}"
+        );
+
+        // A dependency named like the capability or the driver is the one named.
+        let problem = no_driver("[fulltext.default]\ndriver = \"elastic\"", &[]);
+        let Problem::NoDriver { candidates, .. } = &problem else {
+            unreachable!()
+        };
+        assert_eq!(candidates, &["fulltext_tantivy"]);
+        assert_eq!(
+            problem.action(),
+            "name the crate that provides `fulltext.elastic` in the application's `sandloom::link_drivers!(…)` call: of its dependencies, `fulltext_tantivy` is not named there and may provide it (for example `sandloom::link_drivers!(…, fulltext_tantivy)`); if none does, add the crate that provides it with `cargo add` and name it there too"
+        );
+    }
+
+    #[test]
+    fn a_driver_for_a_capability_without_an_operation_trait_is_refused() {
+        for capability in ["graph_store", "workflow", "search", "secrets"] {
+            let configured = config(&format!("[{capability}.default]\ndriver = \"rogue\""));
+            let found = problems(
+                &configured,
+                vec![entry(capability, "rogue", "rogue-driver", "0.1.0")],
+                vec![],
+                &crate::link_drivers!(),
+            );
+            let [problem] = found.as_slice() else {
+                panic!("{found:#?}")
+            };
+            assert_eq!(problem.code(), "SANDLOOM-B022");
+            assert!(
+                matches!(
+                    problem,
+                    Problem::Unusable {
+                        reason: UnusableReason::NoOperationTrait,
+                        ..
+                    }
+                ),
+                "{problem}"
+            );
+            assert!(
+                problem.description().ends_with(&format!(
+                    "cannot be used: capability `{capability}` is defined by Sandloom but has no operation trait yet, so no driver can serve it: modules have no way to call it, and its operations cannot be checked"
+                )),
+                "{problem}"
+            );
+            assert!(
+                problem
+                    .action()
+                    .starts_with(&format!("remove `[{capability}.default]` from INFRA")),
+                "{problem}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_problem_is_reported_at_once_ordered_by_location() {
+        let text = "environment = \"production\"\n\
+                    [lock.default]\n\
+                    driver = \"memory\"\n\
+                    [cache.default]\n\
+                    driver = \"probe\"\n\
+                    capacity = 18446744073709551616\n\
+                    [cache.other]\n\
+                    driver = \"probe\"\n\
+                    capacty = 3\n\
+                    [notifier.default]\n\
+                    level = \"info\"\n";
+        let found = problems(
+            &config(text),
+            vec![entry("cache", "probe", "probe-cache", "1.0.0")],
+            vec![],
+            &crate::link_drivers!(),
+        );
+        let summary: Vec<(&str, String)> = found
+            .iter()
+            .map(|p| {
+                let description = p.description();
+                let at = description
+                    .split_once("(at ")
+                    .and_then(|(_, rest)| rest.split(')').next())
+                    .unwrap_or_default()
+                    .to_owned();
+                (p.code(), at)
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("SANDLOOM-B023", "infra.toml:2:7".to_owned()),
+                ("SANDLOOM-B020", "infra.toml:3:1".to_owned()),
+                ("SANDLOOM-B010", "infra.toml:6:12".to_owned()),
+                ("SANDLOOM-B022", String::new()),
+                ("SANDLOOM-B010", "infra.toml:10:11".to_owned()),
+            ],
+            "{found:#?}"
         );
         assert!(
-            !contract_compatible(&v("2.0.0"), &v("1.3.0")),
-            "other major"
-        );
-        assert!(
-            !contract_compatible(&v("0.2.0"), &v("0.1.0")),
-            "0.x minors are majors"
+            found[3]
+                .description()
+                .contains("invalid options at infra.toml:9:1"),
+            "{}",
+            found[3]
         );
     }
 }

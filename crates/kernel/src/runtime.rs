@@ -7,8 +7,8 @@ use sandloom_sdk_infra::{Infra, Requirement, linked_requirements};
 
 use crate::config::InfraConfig;
 use crate::config::Location;
-use crate::error::{Problem, ShutdownError, StartupError, UnusableReason};
-use crate::lifecycle::{self, Attempted, Attempts, Outcome, error_chain, guarded, timers_enabled};
+use crate::error::{Problem, ShutdownError, StartupError, UnusableReason, order_by_location};
+use crate::lifecycle::{self, Attempted, Attempts, Started, error_chain, timers_enabled};
 use crate::link::LinkedDrivers;
 use crate::panic_message;
 use crate::registry::{self, ErasedLifecycle, Health};
@@ -98,6 +98,8 @@ impl Kernel {
     /// let err = Kernel::new(config, sandloom_kernel::link_drivers!()).check().unwrap_err();
     /// assert_eq!(err.codes(), ["SANDLOOM-B010"]);
     /// assert!(err.to_string().contains("unknown capability `cach` (did you mean `cache`?)"));
+    /// // A dry run reports what it found; it refused nothing.
+    /// assert!(err.to_string().starts_with("Sandloom check (a dry run; nothing was started): 1 problem found."));
     ///
     /// let config = InfraConfig::from_toml_str("", "infra.toml").unwrap();
     /// let report = Kernel::new(config, sandloom_kernel::link_drivers!()).check().unwrap();
@@ -105,13 +107,15 @@ impl Kernel {
     /// ```
     ///
     /// # Errors
-    /// Every problem startup would report before constructing drivers.
+    /// Every problem startup would report before constructing drivers — those the
+    /// configuration kept while it was read ([`InfraConfig::problems`]) included — ordered by
+    /// location.
     pub fn check(&self) -> Result<StartupReport, StartupError> {
-        let planned = self.resolve()?;
+        let planned = self.resolve().map_err(StartupError::check)?;
         Ok(self.report(&planned))
     }
 
-    fn resolve(&self) -> Result<Vec<PlannedInstance<'_>>, StartupError> {
+    fn resolve(&self) -> Result<Vec<PlannedInstance<'_>>, Vec<Problem>> {
         resolve(&Inputs {
             config: &self.config,
             drivers: registry::drivers(),
@@ -119,7 +123,6 @@ impl Kernel {
             requirements: &self.requirements,
             linked: &self.linked,
         })
-        .map_err(StartupError::new)
     }
 
     fn report(&self, planned: &[PlannedInstance<'_>]) -> StartupReport {
@@ -143,9 +146,13 @@ impl Kernel {
 
     /// Resolve, construct and start every selected driver, in a fixed order (by capability,
     /// then instance). All or nothing: if anything fails, every driver whose start was attempted
-    /// is stopped in reverse order, and the error lists every problem found.
+    /// is stopped in reverse order, and the error lists every problem found, ordered by
+    /// location.
     ///
-    /// Each `start` runs under the start timeout and has its panics caught.
+    /// Each `start` runs as its own task under the start timeout and has its panics caught. A
+    /// `start` that blocks its thread past the timeout cannot be cancelled: startup waits for it
+    /// (up to the stop timeout) before stopping it, reports it as blocking with the time it
+    /// took, and, if it is still running then, stops it in the background once it ends.
     ///
     /// ```
     /// use sandloom_kernel::{InfraConfig, Kernel};
@@ -183,7 +190,7 @@ impl Kernel {
         if tokio::runtime::Handle::try_current().is_err() || !timers_enabled() {
             return Err(StartupError::new(vec![Problem::NoRuntime]));
         }
-        let planned = self.resolve()?;
+        let planned = self.resolve().map_err(StartupError::new)?;
         let report = self.report(&planned);
         let timeout = self.config.start_timeout();
 
@@ -232,23 +239,16 @@ impl Kernel {
                 driver: config.driver.to_owned(),
                 lifecycle: Arc::clone(&lifecycle),
             });
-            let reason =
-                match guarded(&lifecycle, timeout, |l| async move { l.start().await }).await {
-                    Outcome::Done(()) => {
-                        infra = infra.with_erased(capability, config.instance, driver.operations);
-                        continue;
-                    }
-                    Outcome::Failed(message) => UnusableReason::StartFailed { message },
-                    Outcome::Panicked(message) => UnusableReason::Panicked {
-                        phase: "start",
-                        message,
-                    },
-                    Outcome::TimedOut => UnusableReason::TimedOut { after: timeout },
-                };
+            let started = lifecycle::start(&lifecycle, timeout, self.config.stop_timeout()).await;
+            let Some(reason) = failure(started, timeout, &mut attempts) else {
+                infra = infra.with_erased(capability, config.instance, driver.operations);
+                continue;
+            };
             problems.push(unusable(&config, entry, reason));
         }
         if !problems.is_empty() {
             problems.extend(attempts.stop_all().await);
+            order_by_location(&mut problems, &self.config);
             return Err(StartupError::new(problems));
         }
 
@@ -272,6 +272,42 @@ impl Kernel {
             report,
         })
     }
+}
+
+/// Why a `start` that was just attempted (the last of `attempts`) failed, or `None` if it
+/// succeeded.
+fn failure(
+    started: Started,
+    timeout: std::time::Duration,
+    attempts: &mut Attempts,
+) -> Option<UnusableReason> {
+    Some(match started {
+        Started::Done => return None,
+        Started::Failed(message) => UnusableReason::StartFailed { message },
+        Started::Panicked(message) => UnusableReason::Panicked {
+            phase: "start",
+            message,
+        },
+        Started::TimedOut => UnusableReason::TimedOut { after: timeout },
+        Started::Blocked {
+            elapsed,
+            still_running,
+        } => {
+            let ended = still_running.is_none();
+            if let Some(task) = still_running {
+                // `stop` must not run beside a `start` that is still running: the driver is
+                // stopped once it ends, not with the others.
+                if let Some(attempted) = attempts.drivers.pop() {
+                    lifecycle::stop_when_started(task, attempted, attempts.stop_timeout);
+                }
+            }
+            UnusableReason::BlockedThread {
+                timeout,
+                elapsed,
+                ended,
+            }
+        }
+    })
 }
 
 /// Started infrastructure. Hand [`infra`](Running::infra) to modules; call

@@ -6,7 +6,18 @@ use semver::Version;
 
 use crate::registry::{CAPABILITIES, CapabilitySpec, Stability};
 
-const PACKAGE: &str = env!("CARGO_PKG_NAME");
+/// The kernel's package, which defines the built-in capabilities (`CapabilitySpec::package`).
+pub(crate) const KERNEL_PACKAGE: &str = env!("CARGO_PKG_NAME");
+
+/// The capabilities the kernel defines without an operation trait yet ("defined, not public"):
+/// no driver can serve them, and one selected is refused with SANDLOOM-B022. Each becomes public
+/// with its operation trait, first driver and kit.
+pub(crate) const WITHOUT_OPERATION_TRAIT: &[&str] =
+    &[GRAPH_STORE_NAME, WORKFLOW_NAME, SEARCH_NAME, SECRETS_NAME];
+const GRAPH_STORE_NAME: &str = "graph_store";
+const WORKFLOW_NAME: &str = "workflow";
+const SEARCH_NAME: &str = "search";
+const SECRETS_NAME: &str = "secrets";
 
 macro_rules! builtin_spec {
     ($static:ident, $name:expr, $stability:ident, ($major:literal, $minor:literal), $required:expr, $features:expr) => {
@@ -18,7 +29,7 @@ macro_rules! builtin_spec {
             contract_version: Version::new($major, $minor, 0),
             required_operations: $required,
             features: $features,
-            package: PACKAGE,
+            package: KERNEL_PACKAGE,
         };
     };
 }
@@ -63,10 +74,10 @@ builtin_spec!(
     lock::REQUIRED_OPERATIONS,
     lock::FEATURES
 );
-// Defined, not public: no operation trait yet. Each becomes public with its first driver and kit.
+// Defined, not public: no operation trait yet (`WITHOUT_OPERATION_TRAIT`).
 builtin_spec!(
     GRAPH_STORE,
-    "graph_store",
+    GRAPH_STORE_NAME,
     Experimental,
     (0, 1),
     &["add_node", "add_edge", "neighbours"],
@@ -74,7 +85,7 @@ builtin_spec!(
 );
 builtin_spec!(
     WORKFLOW,
-    "workflow",
+    WORKFLOW_NAME,
     Experimental,
     (0, 1),
     &["start", "signal", "status"],
@@ -82,10 +93,10 @@ builtin_spec!(
 );
 builtin_spec!(
     SEARCH,
-    "search",
+    SEARCH_NAME,
     Experimental,
     (0, 1),
     &["index", "remove", "query"],
     &[]
 );
-builtin_spec!(SECRETS, "secrets", Experimental, (0, 1), &["get"], &[]);
+builtin_spec!(SECRETS, SECRETS_NAME, Experimental, (0, 1), &["get"], &[]);

@@ -2,15 +2,35 @@
 
 use toml::Value;
 
-use super::parse::{check_name, read_millis, read_risks, unknown_top_level, wrong_type};
+use super::parse::{
+    check_name, not_millis, read_millis, read_risks, unknown_top_level, wrong_type,
+};
 use super::{Environment, InfraConfig, InstanceConfig, Location, OVERRIDE_PREFIX};
 use crate::error::Problem;
 use crate::options::RawOptions;
 
+/// What the override variable `name` sets, as `InfraConfig::leave_out` names it: a top-level key
+/// (`environment`) or an instance (`cache.default`).
+pub(super) fn target(name: &str) -> String {
+    let path: Vec<String> = name
+        .strip_prefix(OVERRIDE_PREFIX)
+        .unwrap_or(name)
+        .split("__")
+        .map(str::to_ascii_lowercase)
+        .collect();
+    match path.as_slice() {
+        [capability, instance, ..] => format!("{capability}.{instance}"),
+        [key] => key.clone(),
+        [] => String::new(),
+    }
+}
+
+/// Apply the overrides. One that does not fit is kept as a problem, and what it would have set
+/// is left out.
 pub(super) fn apply(
     mut config: InfraConfig,
     vars: impl IntoIterator<Item = (String, String)>,
-) -> Result<InfraConfig, Vec<Problem>> {
+) -> InfraConfig {
     let mut overrides: Vec<(String, String)> = vars
         .into_iter()
         .filter(|(name, _)| name.starts_with(OVERRIDE_PREFIX))
@@ -44,7 +64,13 @@ pub(super) fn apply(
             )),
         };
         if let Err(problem) = result {
-            problems.push(problem);
+            // A malformed name sets nothing, so it leaves nothing out.
+            let target = if path.len() == 1 || path.len() == 3 {
+                target(&name)
+            } else {
+                String::new()
+            };
+            problems.push((target, problem));
         }
     }
     for entry in config
@@ -52,21 +78,34 @@ pub(super) fn apply(
         .values()
         .filter(|entry| entry.driver.is_empty())
     {
-        problems.push(Problem::config(
-            entry.location.clone(),
-            format!("`{}` is set by overrides but has no `driver`", entry.qualified_name()),
-            format!(
-                "also set {OVERRIDE_PREFIX}{}__{}__DRIVER, or configure the instance in the INFRA file",
-                entry.capability.to_ascii_uppercase(),
-                entry.instance.to_ascii_uppercase()
+        problems.push((
+            entry.qualified_name(),
+            Problem::config(
+                entry.location.clone(),
+                format!("`{}` is set by overrides but has no `driver`", entry.qualified_name()),
+                format!(
+                    "also set {OVERRIDE_PREFIX}{}__{}__DRIVER, or configure the instance in the INFRA file",
+                    entry.capability.to_ascii_uppercase(),
+                    entry.instance.to_ascii_uppercase()
+                ),
             ),
         ));
     }
-    if problems.is_empty() {
-        Ok(config)
-    } else {
-        Err(problems)
+    // An instance the file could not read stays out: overrides alone would configure half of it.
+    let left_out = std::mem::take(&mut config.left_out);
+    config.instances.retain(|(capability, instance), _| {
+        !left_out.contains(capability) && !left_out.contains(&format!("{capability}.{instance}"))
+    });
+    config.left_out = left_out;
+    for (target, problem) in problems {
+        if target.is_empty() {
+            config.problems.push(problem);
+        } else {
+            config.leave_out(&target, problem);
+        }
     }
+    config.order_problems();
+    config
 }
 
 // `10` is an integer, `true` a boolean, `["a"]` an array; anything that is not a TOML value is
@@ -120,7 +159,8 @@ fn apply_top_level(
         }
         "start_timeout_ms" | "stop_timeout_ms" => {
             let timeout = read_millis(value).ok_or_else(|| {
-                wrong_type(location, key, "a positive integer of milliseconds", value)
+                let variable = format!("{OVERRIDE_PREFIX}{}", key.to_ascii_uppercase());
+                not_millis(location, key, value, &format!("`{variable}=30000`"))
             })?;
             if key == "start_timeout_ms" {
                 config.start_timeout = timeout;

@@ -75,8 +75,8 @@ pub const EXPERIMENTAL_CAPABILITY_RISK: &str = "experimental_capability";
 /// use sandloom_kernel::InfraConfig;
 ///
 /// assert_eq!(KNOWN_RISKS, [EXPERIMENTAL_CAPABILITY_RISK]);
-/// let err = InfraConfig::from_toml_str("accepted_risks = [\"yolo\"]", "infra.toml").unwrap_err();
-/// assert_eq!(err.codes(), ["SANDLOOM-B010"]);
+/// let config = InfraConfig::from_toml_str("accepted_risks = [\"yolo\"]", "infra.toml").unwrap();
+/// assert_eq!(config.problems()[0].code(), "SANDLOOM-B010");
 /// ```
 pub const KNOWN_RISKS: &[&str] = &[EXPERIMENTAL_CAPABILITY_RISK];
 
@@ -236,6 +236,11 @@ pub struct InfraConfig {
     pub(crate) stop_timeout: Duration,
     pub(crate) instances: BTreeMap<(String, String), InstanceConfig>,
     pub(crate) origin: String,
+    /// SANDLOOM-B010 problems found while reading, each at its place.
+    pub(crate) problems: Vec<Problem>,
+    /// What those problems left out: top-level keys (`accepted_risks`, a capability `cache`)
+    /// and instances (`cache.sessions`).
+    pub(crate) left_out: BTreeSet<String>,
 }
 
 /// The default time a driver's `start` may take (`start_timeout_ms` in `INFRA` overrides it).
@@ -289,27 +294,46 @@ driver = "memory"
 impl InfraConfig {
     /// Parse `INFRA` from TOML text; `origin` names it in error locations (a file path).
     ///
+    /// Only text that is not TOML at all is an error. Every other problem (a wrong type, an
+    /// unknown key, a table without `driver`, a value out of range) is a SANDLOOM-B010 kept in
+    /// the configuration ([`problems`](Self::problems)) with its location, and the part it
+    /// concerns is left out: every other table is still read, so [`Kernel::check`] and
+    /// [`Kernel::start`] report all problems at once, configuration and resolution together.
+    ///
+    /// [`Kernel::check`]: crate::Kernel::check
+    /// [`Kernel::start`]: crate::Kernel::start
+    ///
     /// ```
     /// use sandloom_kernel::InfraConfig;
     ///
     /// let config = InfraConfig::from_toml_str("[cache.default]\ndriver = \"memory\"", "inline").unwrap();
     /// assert_eq!(config.instances().count(), 1);
+    /// assert!(config.problems().is_empty());
     ///
-    /// // Every problem is reported at once, each with its location.
-    /// let text = "enviroment = \"test\"\n[cache.sessions]\ncapacity = 10";
-    /// let err = InfraConfig::from_toml_str(text, "infra.toml").unwrap_err();
-    /// assert_eq!(err.codes(), ["SANDLOOM-B010", "SANDLOOM-B010"]);
-    /// assert!(err.to_string().contains("unknown top-level key `enviroment` (did you mean `environment`?)"));
-    /// assert!(err.to_string().contains("`[cache.sessions]` has no `driver` (at infra.toml:2:"));
+    /// // Every problem is kept, each with its location; the rest is still read.
+    /// let text = "enviroment = \"test\"\n[cache.sessions]\ncapacity = 10\n[cache.default]\ndriver = \"memory\"";
+    /// let config = InfraConfig::from_toml_str(text, "infra.toml").unwrap();
+    /// let found: Vec<String> = config.problems().iter().map(|p| p.description()).collect();
+    /// assert_eq!(found, [
+    ///     "unknown top-level key `enviroment` (did you mean `environment`?) (at infra.toml:1:1)",
+    ///     "`[cache.sessions]` has no `driver` (at infra.toml:2:8)",
+    /// ]);
+    /// assert!(config.instance("cache", "default").is_some());
+    ///
+    /// // Text that is not TOML cannot be read at all.
+    /// let err = InfraConfig::from_toml_str("[cache", "infra.toml").unwrap_err();
+    /// assert_eq!(err.codes(), ["SANDLOOM-B010"]);
     /// ```
     ///
     /// # Errors
-    /// A [`StartupError`] of SANDLOOM-B010 problems, every one found, each with its location.
+    /// A [`StartupError`] of one SANDLOOM-B010 problem, with its location, when the text is not
+    /// TOML.
     pub fn from_toml_str(text: &str, origin: &str) -> Result<Self, StartupError> {
-        parse::parse(text, origin).map_err(StartupError::new)
+        parse::parse(text, origin).map_err(StartupError::read)
     }
 
-    /// Read and parse an `INFRA` file.
+    /// Read and parse an `INFRA` file; see [`from_toml_str`](Self::from_toml_str) for what is
+    /// an error and what is kept as a problem.
     ///
     /// ```
     /// use sandloom_kernel::InfraConfig;
@@ -326,16 +350,45 @@ impl InfraConfig {
     /// ```
     ///
     /// # Errors
-    /// SANDLOOM-B010 when the file cannot be read or is malformed.
+    /// SANDLOOM-B010 when the file cannot be read, is not UTF-8, or is not TOML.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Self, StartupError> {
-        let path = path.as_ref();
+        Self::read_file(path.as_ref(), None)
+    }
+
+    /// Read the file at `path`; `variable` is the environment variable that named it, if one did
+    /// (only then may an action mention it).
+    fn read_file(path: &Path, variable: Option<&str>) -> Result<Self, StartupError> {
         let origin = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|err| {
-            StartupError::new(vec![Problem::config(
-                Location::file(&origin),
-                format!("cannot read the INFRA file: {err}"),
-                format!("check that `{origin}` exists and is readable, or unset {INFRA_FILE_VAR} to run on embedded defaults"),
-            )])
+            let named_by = variable
+                .map(|variable| format!(", named by {variable}"))
+                .unwrap_or_default();
+            let problem = if err.kind() == std::io::ErrorKind::InvalidData {
+                Problem::config(
+                    Location::file(&origin),
+                    format!(
+                        "the INFRA file `{origin}`{} is not UTF-8 text",
+                        if named_by.is_empty() {
+                            String::new()
+                        } else {
+                            format!("{named_by},")
+                        }
+                    ),
+                    format!("save `{origin}` as UTF-8: TOML files must be UTF-8"),
+                )
+            } else {
+                let unset = variable
+                    .map(|variable| {
+                        format!(", or unset {variable} to run on the embedded defaults")
+                    })
+                    .unwrap_or_default();
+                Problem::config(
+                    Location::file(&origin),
+                    format!("cannot read the INFRA file `{origin}`{named_by}: {err}"),
+                    format!("check that `{origin}` exists and is readable{unset}"),
+                )
+            };
+            StartupError::read(vec![problem])
         })?;
         Self::from_toml_str(&text, &origin)
     }
@@ -348,8 +401,10 @@ impl InfraConfig {
     /// assert_eq!(config.instances().count(), 4);
     /// ```
     pub fn embedded_defaults() -> Self {
-        parse::parse(EMBEDDED_DEFAULTS, "embedded defaults")
-            .unwrap_or_else(|problems| unreachable!("embedded defaults are valid: {problems:?}"))
+        let config = parse::parse(EMBEDDED_DEFAULTS, "embedded defaults")
+            .unwrap_or_else(|problems| unreachable!("embedded defaults are valid: {problems:?}"));
+        debug_assert!(config.problems.is_empty(), "{:?}", config.problems);
+        config
     }
 
     /// What an application normally wants: the file named by `SANDLOOM_INFRA` (or the embedded
@@ -365,18 +420,21 @@ impl InfraConfig {
     /// ```
     ///
     /// # Errors
-    /// SANDLOOM-B010 for an unreadable or malformed file or override.
+    /// SANDLOOM-B010 when the file cannot be read, is not UTF-8, or is not TOML. Problems of
+    /// its content and of overrides are kept in the configuration ([`problems`](Self::problems)).
     pub fn from_env() -> Result<Self, StartupError> {
         let base = match std::env::var_os(INFRA_FILE_VAR) {
-            Some(path) if !path.is_empty() => Self::from_file(Path::new(&path))?,
+            Some(path) if !path.is_empty() => {
+                Self::read_file(Path::new(&path), Some(INFRA_FILE_VAR))?
+            }
             _ => Self::embedded_defaults(),
         };
         base.with_env_overrides()
     }
 
     /// Apply the `SANDLOOM__…` overrides of the process environment. Variables whose name or
-    /// value is not UTF-8 are not a panic: a non-UTF-8 override value is a SANDLOOM-B010 problem,
-    /// and other variables are ignored.
+    /// value is not UTF-8 are not a panic: a non-UTF-8 override value is a SANDLOOM-B010
+    /// problem kept in the configuration, and other variables are ignored.
     ///
     /// ```
     /// let config = sandloom_kernel::InfraConfig::embedded_defaults().with_env_overrides().unwrap();
@@ -384,30 +442,43 @@ impl InfraConfig {
     /// ```
     ///
     /// # Errors
-    /// SANDLOOM-B010 for an override that does not fit, every one found.
+    /// None today: a problem with an override is a SANDLOOM-B010 kept in the configuration, as
+    /// for [`with_overrides`](Self::with_overrides). The `Result` stays for callers that chain
+    /// it after [`from_file`](Self::from_file).
     pub fn with_env_overrides(self) -> Result<Self, StartupError> {
         let mut vars = Vec::new();
-        let mut problems = Vec::new();
+        let mut not_utf8 = Vec::new();
         for (name, value) in std::env::vars_os() {
             let Some(name) = name.to_str().filter(|n| n.starts_with(OVERRIDE_PREFIX)) else {
                 continue;
             };
             match value.into_string() {
                 Ok(value) => vars.push((name.to_owned(), value)),
-                Err(_) => problems.push(Problem::config(
-                    Location::variable(name),
-                    format!("the value of {name} is not valid UTF-8"),
-                    format!("set {name} to UTF-8 text, or unset it"),
-                )),
+                Err(_) => not_utf8.push(name.to_owned()),
             }
         }
-        if !problems.is_empty() {
-            return Err(StartupError::new(problems));
+        let mut config = self.with_overrides(vars)?;
+        not_utf8.sort();
+        for name in not_utf8 {
+            let target = env::target(&name);
+            config.leave_out(
+                &target,
+                Problem::config(
+                    Location::variable(&name),
+                    format!("the value of {name} is not valid UTF-8"),
+                    format!("set {name} to UTF-8 text, or unset it"),
+                ),
+            );
         }
-        self.with_overrides(vars)
+        config.order_problems();
+        Ok(config)
     }
 
     /// Apply `SANDLOOM__…` overrides from `vars` (other variables are ignored).
+    ///
+    /// An override that does not fit (an unknown top-level key, a bad value, an instance left
+    /// without `driver`) is a SANDLOOM-B010 kept in the configuration with the variable as its
+    /// location ([`problems`](Self::problems)), and what it would have set is left out.
     ///
     /// ```
     /// use sandloom_kernel::InfraConfig;
@@ -416,16 +487,68 @@ impl InfraConfig {
     ///     .unwrap();
     /// let cache = config.instance("cache", "default").unwrap();
     /// assert_eq!(cache.options.keys().collect::<Vec<_>>(), ["capacity"]);
+    ///
+    /// let config = InfraConfig::embedded_defaults()
+    ///     .with_overrides([("SANDLOOM__ENVIRONMNT".to_string(), "test".to_string())])
+    ///     .unwrap();
+    /// assert_eq!(config.problems()[0].code(), "SANDLOOM-B010");
     /// ```
     ///
     /// # Errors
-    /// SANDLOOM-B010 for an override that does not fit (an unknown top-level key, a bad value),
-    /// every one found.
+    /// None today: problems are kept in the configuration. The `Result` stays for callers that
+    /// chain it after [`from_file`](Self::from_file).
     pub fn with_overrides(
         self,
         vars: impl IntoIterator<Item = (String, String)>,
     ) -> Result<Self, StartupError> {
-        env::apply(self, vars).map_err(StartupError::new)
+        Ok(env::apply(self, vars))
+    }
+
+    /// The SANDLOOM-B010 problems found while reading this configuration (from text and from
+    /// overrides), ordered by location. What each concerns is left out of the
+    /// configuration; [`Kernel::check`](crate::Kernel::check) and
+    /// [`Kernel::start`](crate::Kernel::start) report them together with every other problem,
+    /// ordered by location, and start nothing while there are any.
+    ///
+    /// ```
+    /// use sandloom_kernel::{InfraConfig, Kernel};
+    ///
+    /// let config = InfraConfig::from_toml_str("start_timeout_ms = 0", "infra.toml").unwrap();
+    /// assert_eq!(config.problems().len(), 1);
+    /// assert_eq!(
+    ///     config.problems()[0].description(),
+    ///     "`start_timeout_ms` must be a positive integer of milliseconds, found `0` (at infra.toml:1:1)"
+    /// );
+    /// let err = Kernel::new(config, sandloom_kernel::link_drivers!()).check().unwrap_err();
+    /// assert_eq!(err.codes(), ["SANDLOOM-B010"]);
+    /// ```
+    pub fn problems(&self) -> &[Problem] {
+        &self.problems
+    }
+
+    /// Keep `problem`, and leave out what it concerns: `path` is a top-level key or
+    /// `capability.instance`.
+    pub(crate) fn leave_out(&mut self, path: &str, problem: Problem) {
+        if let Some((capability, instance)) = path.split_once('.') {
+            self.instances
+                .remove(&(capability.to_owned(), instance.to_owned()));
+        }
+        self.left_out.insert(path.to_owned());
+        self.problems.push(problem);
+    }
+
+    /// Order the problems by location.
+    pub(crate) fn order_problems(&mut self) {
+        let mut problems = std::mem::take(&mut self.problems);
+        crate::error::order_by_location(&mut problems, self);
+        self.problems = problems;
+    }
+
+    /// Whether a problem left out `key` (a top-level key) or `capability.instance`.
+    pub(crate) fn is_left_out(&self, capability: &str, instance: Option<&str>) -> bool {
+        self.left_out.contains(capability)
+            || instance
+                .is_some_and(|instance| self.left_out.contains(&format!("{capability}.{instance}")))
     }
 
     /// The environment.
@@ -556,5 +679,182 @@ impl InfraConfig {
     pub fn with_stop_timeout(mut self, timeout: Duration) -> Self {
         self.stop_timeout = timeout;
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::{INFRA_FILE_VAR, InfraConfig};
+    use crate::error::Problem;
+
+    fn only(config: &InfraConfig) -> &Problem {
+        let [problem] = config.problems() else {
+            panic!("expected one problem: {:#?}", config.problems())
+        };
+        problem
+    }
+
+    #[test]
+    fn a_non_utf8_file_names_the_file_and_says_to_save_it_as_utf8() {
+        let path =
+            std::env::temp_dir().join(format!("sandloom-latin1-{}.toml", std::process::id()));
+        std::fs::write(&path, b"[cache.default]\ndriver = \"m\xe9moire\"\n").unwrap();
+        let origin = path.display().to_string();
+
+        let err = InfraConfig::from_file(&path).unwrap_err();
+        let [problem] = err.problems() else {
+            panic!("{err}")
+        };
+        assert_eq!(problem.code(), "SANDLOOM-B010");
+        assert_eq!(
+            problem.description(),
+            format!("the INFRA file `{origin}` is not UTF-8 text (at {origin})")
+        );
+        assert_eq!(
+            problem.action(),
+            format!("save `{origin}` as UTF-8: TOML files must be UTF-8")
+        );
+        assert!(!err.to_string().contains(INFRA_FILE_VAR), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("Sandloom cannot read INFRA: 1 problem found."),
+            "{err}"
+        );
+
+        // Named by SANDLOOM_INFRA, the file is still what to fix; the variable is named too.
+        let err = InfraConfig::read_file(&path, Some(INFRA_FILE_VAR)).unwrap_err();
+        let [problem] = err.problems() else {
+            panic!("{err}")
+        };
+        assert!(
+            problem.description().contains(&format!(
+                "`{origin}`, named by {INFRA_FILE_VAR}, is not UTF-8"
+            )),
+            "{problem}"
+        );
+        assert_eq!(
+            problem.action(),
+            format!("save `{origin}` as UTF-8: TOML files must be UTF-8")
+        );
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn only_a_file_named_by_the_variable_mentions_it() {
+        let path = Path::new("/nonexistent/sandloom/infra.toml");
+        let err = InfraConfig::from_file(path).unwrap_err();
+        assert_eq!(
+            err.problems()[0].action(),
+            "check that `/nonexistent/sandloom/infra.toml` exists and is readable"
+        );
+        let err = InfraConfig::read_file(path, Some(INFRA_FILE_VAR)).unwrap_err();
+        assert_eq!(
+            err.problems()[0].action(),
+            "check that `/nonexistent/sandloom/infra.toml` exists and is readable, or unset SANDLOOM_INFRA to run on the embedded defaults"
+        );
+    }
+
+    #[test]
+    fn a_timeout_that_is_not_positive_names_the_value_found() {
+        for (text, found) in [
+            ("start_timeout_ms = 0", "`0`"),
+            ("stop_timeout_ms = -5", "`-5`"),
+            ("start_timeout_ms = \"soon\"", "string `\"soon\"`"),
+            ("stop_timeout_ms = 1.5", "float `1.5`"),
+        ] {
+            let config = InfraConfig::from_toml_str(text, "infra.toml").unwrap();
+            let key = text.split(' ').next().unwrap();
+            let problem = only(&config);
+            assert_eq!(
+                problem.description(),
+                format!(
+                    "`{key}` must be a positive integer of milliseconds, found {found} (at infra.toml:1:1)"
+                )
+            );
+            assert_eq!(
+                problem.action(),
+                format!(
+                    "write a whole number of milliseconds greater than 0, such as `{key} = 30000` in INFRA"
+                )
+            );
+        }
+        for key in ["START_TIMEOUT_MS", "STOP_TIMEOUT_MS"] {
+            let variable = format!("SANDLOOM__{key}");
+            let config = InfraConfig::embedded_defaults()
+                .with_overrides([(variable.clone(), "0".to_owned())])
+                .unwrap();
+            let problem = only(&config);
+            assert_eq!(
+                problem.description(),
+                format!(
+                    "`{}` must be a positive integer of milliseconds, found `0` (at environment variable {variable})",
+                    key.to_ascii_lowercase()
+                )
+            );
+            assert_eq!(
+                problem.action(),
+                format!(
+                    "write a whole number of milliseconds greater than 0, such as `{variable}=30000`"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn an_integer_out_of_range_is_located_and_leaves_the_other_tables_alone() {
+        let text = "[cache.default]\ndriver = \"memory\"\ncapacity = 18446744073709551616\n\
+                    [cache.sessions]\ndriver = \"memory\"\nsizes = [1, 99999999999999999999]\n\
+                    [notifier.default]\ndriver = \"log\"\n";
+        let config = InfraConfig::from_toml_str(text, "infra.toml").unwrap();
+        let found: Vec<String> = config.problems().iter().map(Problem::description).collect();
+        assert_eq!(
+            found,
+            [
+                "`capacity` of `[cache.default]` cannot be read: integer `18446744073709551616` is out of range (TOML integers are 64-bit: -9223372036854775808 to 9223372036854775807) (at infra.toml:3:12)",
+                "`sizes` of `[cache.sessions]` cannot be read: integer `99999999999999999999` is out of range (TOML integers are 64-bit: -9223372036854775808 to 9223372036854775807) (at infra.toml:6:13)",
+            ]
+        );
+        assert!(config.instance("cache", "default").is_none());
+        assert!(config.is_left_out("cache", Some("default")));
+        assert_eq!(
+            config.instance("notifier", "default").unwrap().driver,
+            "log"
+        );
+    }
+
+    #[test]
+    fn bad_overrides_leave_out_what_they_set_and_keep_the_rest() {
+        let config = InfraConfig::embedded_defaults()
+            .with_overrides(
+                [
+                    ("SANDLOOM__ENVIRONMNT", "test"),
+                    ("SANDLOOM__CACHE__X__CAPACITY", "1"),
+                    ("SANDLOOM__CACHE__DEFAULT__DRIVER", "7"),
+                ]
+                .map(|(k, v)| (k.to_owned(), v.to_owned())),
+            )
+            .unwrap();
+        assert_eq!(config.problems().len(), 3, "{:#?}", config.problems());
+        assert!(config.instance("cache", "x").is_none());
+        assert!(config.instance("cache", "default").is_none());
+        assert!(config.instance("notifier", "default").is_some());
+    }
+
+    #[test]
+    fn an_override_does_not_bring_back_a_table_the_file_could_not_read() {
+        let config = InfraConfig::from_toml_str(
+            "[cache.default]\ndriver = 7\ncapacity = 10\n",
+            "infra.toml",
+        )
+        .unwrap()
+        .with_overrides([(
+            "SANDLOOM__CACHE__DEFAULT__DRIVER".to_owned(),
+            "memory".to_owned(),
+        )])
+        .unwrap();
+        assert!(config.instance("cache", "default").is_none());
+        assert_eq!(config.problems().len(), 1, "{:#?}", config.problems());
     }
 }

@@ -1,11 +1,15 @@
 //! TOML text to `InfraConfig`, with a location for every problem.
 //!
-//! The text is parsed twice: once into spanned tables for locations, once into plain values
-//! for the options handed to drivers. Both parsers are the same `toml` crate, so they agree.
+//! The text is parsed once, into spanned tables; each value is then read on its own, so a value
+//! that cannot be read (an integer out of range, say) is a problem at its own position, and
+//! only the part of the configuration holding it is left out: every other table is still read,
+//! and resolved, so one run reports every problem.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use serde::Deserialize as _;
+use serde::de::IntoDeserializer as _;
 use toml::de::{DeTable, DeValue};
 use toml::{Spanned, Table, Value};
 
@@ -33,8 +37,36 @@ impl Source<'_> {
     fn at(&self, span: &std::ops::Range<usize>) -> Location {
         Location::of_offset(self.origin, self.text, span.start)
     }
+
+    /// Read one value; `what` names it for a person (`` `capacity` of `[cache.default]` ``).
+    fn value(&self, spanned: &Spanned<DeValue<'_>>, what: &str) -> Result<Value, Problem> {
+        Value::deserialize(spanned.clone().into_deserializer()).map_err(|err| {
+            let span = err.span().unwrap_or_else(|| spanned.span());
+            let raw = self.text.get(span.clone()).unwrap_or_default();
+            let is_integer =
+                DeValue::parse(raw).is_ok_and(|value| value.get_ref().is_integer());
+            let (message, action) = if is_integer {
+                (
+                    format!(
+                        "{what} cannot be read: integer `{raw}` is out of range (TOML integers are 64-bit: {} to {})",
+                        i64::MIN,
+                        i64::MAX
+                    ),
+                    "write a number in that range at that position (or a string, if the option takes one)",
+                )
+            } else {
+                (
+                    format!("{what} cannot be read: {}", err.message().trim_end()),
+                    "fix the value at that position",
+                )
+            };
+            Problem::config(self.at(&span), message, action)
+        })
+    }
 }
 
+/// Parse `text`. Only text that is not TOML at all is an error; every other problem is kept in
+/// the configuration, with the part it concerns left out.
 pub(super) fn parse(text: &str, origin: &str) -> Result<InfraConfig, Vec<Problem>> {
     let source = Source { text, origin };
     let document = DeTable::parse(text).map_err(|err| {
@@ -47,82 +79,90 @@ pub(super) fn parse(text: &str, origin: &str) -> Result<InfraConfig, Vec<Problem
             "fix the TOML syntax at that position",
         )]
     })?;
-    let values: Table = text.parse().map_err(|err: toml::de::Error| {
-        vec![Problem::config(
-            Location::file(origin),
-            format!("INFRA is not valid TOML: {}", err.message().trim_end()),
-            "fix the TOML syntax",
-        )]
-    })?;
 
     let mut config = InfraConfig::empty(origin);
-    let mut problems = Vec::new();
     for (key, spanned) in document.get_ref() {
         let name: &str = key.get_ref();
         let location = source.at(&key.span());
-        let value = &values[name];
-        match name {
-            "environment" => match value.as_str().map(str::parse::<Environment>) {
-                Some(Ok(environment)) => config.environment = environment,
-                Some(Err(message)) => problems.push(Problem::config(
-                    location,
-                    message,
-                    "set `environment` to \"development\", \"test\" or \"production\"",
-                )),
-                None => problems.push(wrong_type(location, "environment", "a string", value)),
-            },
-            "accepted_risks" => match read_risks(value) {
-                Ok(risks) => config.accepted_risks = risks,
-                Err(message) => problems.push(Problem::config(
-                    location,
-                    message,
-                    format!(
-                        "list accepted risks as strings; known risks: {}",
-                        KNOWN_RISKS.join(", ")
-                    ),
-                )),
-            },
-            "start_timeout_ms" | "stop_timeout_ms" => match read_millis(value) {
-                Some(timeout) if name == "start_timeout_ms" => config.start_timeout = timeout,
-                Some(timeout) => config.stop_timeout = timeout,
-                None => problems.push(wrong_type(
-                    location,
-                    name,
-                    "a positive integer of milliseconds",
-                    value,
-                )),
-            },
-            capability => match (spanned.get_ref(), value) {
-                (DeValue::Table(instances), Value::Table(instance_values)) => {
-                    read_capability(
-                        &source,
-                        capability,
-                        instances,
-                        instance_values,
-                        &mut config,
-                        &mut problems,
-                    );
-                }
-                _ if closest(capability, TOP_LEVEL_KEYS.iter().copied()).is_some() => {
-                    problems.push(unknown_top_level(location, capability));
-                }
-                _ => problems.push(Problem::config(
-                    location,
-                    format!(
-                        "`{capability}` is not a top-level key, and as a capability it must be a table of instances"
-                    ),
-                    format!(
-                        "configure instances as `[{capability}.default]` followed by `driver = \"…\"`; top-level keys are {}",
-                        TOP_LEVEL_KEYS.join(", ")
-                    ),
-                )),
-            },
+        if let Err(problem) = read_top_level(&source, name, location, spanned, &mut config) {
+            config.leave_out(name, problem);
         }
     }
-    if problems.is_empty() {
-        Ok(config)
-    } else {
-        Err(problems)
+    config.order_problems();
+    Ok(config)
+}
+
+fn read_top_level(
+    source: &Source<'_>,
+    name: &str,
+    location: Location,
+    spanned: &Spanned<DeValue<'_>>,
+    config: &mut InfraConfig,
+) -> Result<(), Problem> {
+    match name {
+        "environment" | "accepted_risks" | "start_timeout_ms" | "stop_timeout_ms" => {
+            let value = source.value(spanned, &format!("`{name}`"))?;
+            match name {
+                "environment" => match value.as_str().map(str::parse::<Environment>) {
+                    Some(Ok(environment)) => config.environment = environment,
+                    Some(Err(message)) => {
+                        return Err(Problem::config(
+                            location,
+                            message,
+                            "set `environment` to \"development\", \"test\" or \"production\"",
+                        ));
+                    }
+                    None => return Err(wrong_type(location, "environment", "a string", &value)),
+                },
+                "accepted_risks" => {
+                    config.accepted_risks = read_risks(&value).map_err(|message| {
+                        Problem::config(
+                            location,
+                            message,
+                            format!(
+                                "list accepted risks as strings; known risks: {}",
+                                KNOWN_RISKS.join(", ")
+                            ),
+                        )
+                    })?;
+                }
+                _ => {
+                    let timeout = read_millis(&value).ok_or_else(|| {
+                        not_millis(
+                            location,
+                            name,
+                            &value,
+                            &format!("`{name} = 30000` in INFRA"),
+                        )
+                    })?;
+                    if name == "start_timeout_ms" {
+                        config.start_timeout = timeout;
+                    } else {
+                        config.stop_timeout = timeout;
+                    }
+                }
+            }
+            Ok(())
+        }
+        capability => match spanned.get_ref() {
+            DeValue::Table(instances) => {
+                read_capability(source, capability, instances, config);
+                Ok(())
+            }
+            _ if closest(capability, TOP_LEVEL_KEYS.iter().copied()).is_some() => {
+                Err(unknown_top_level(location, capability))
+            }
+            _ => Err(Problem::config(
+                location,
+                format!(
+                    "`{capability}` is not a top-level key, and as a capability it must be a table of instances"
+                ),
+                format!(
+                    "configure instances as `[{capability}.default]` followed by `driver = \"…\"`; top-level keys are {}",
+                    TOP_LEVEL_KEYS.join(", ")
+                ),
+            )),
+        },
     }
 }
 
@@ -135,6 +175,8 @@ impl InfraConfig {
             stop_timeout: DEFAULT_STOP_TIMEOUT,
             instances: BTreeMap::new(),
             origin: origin.to_owned(),
+            problems: Vec::new(),
+            left_out: BTreeSet::new(),
         }
     }
 }
@@ -143,99 +185,109 @@ fn read_capability(
     source: &Source<'_>,
     capability: &str,
     instances: &DeTable<'_>,
-    values: &Table,
     config: &mut InfraConfig,
-    problems: &mut Vec<Problem>,
 ) {
     for (key, spanned) in instances {
         let instance: &str = key.get_ref();
         let location = source.at(&key.span());
-        let (DeValue::Table(fields), Value::Table(field_values)) =
-            (spanned.get_ref(), &values[instance])
-        else {
-            problems.push(Problem::config(
-                location,
-                format!("`{capability}.{instance}` is not an instance table"),
-                format!(
-                    "configure instances as tables: `[{capability}.default]` followed by `driver = \"…\"` and the driver's options"
+        let path = format!("{capability}.{instance}");
+        let DeValue::Table(fields) = spanned.get_ref() else {
+            config.leave_out(
+                &path,
+                Problem::config(
+                    location,
+                    format!("`{capability}.{instance}` is not an instance table"),
+                    format!(
+                        "configure instances as tables: `[{capability}.default]` followed by `driver = \"…\"` and the driver's options"
+                    ),
                 ),
-            ));
+            );
             continue;
         };
         if let Err(message) = check_name(instance) {
-            problems.push(Problem::config(location, message, "rename the instance"));
+            config.leave_out(
+                &path,
+                Problem::config(location, message, "rename the instance"),
+            );
             continue;
         }
-        match read_instance(source, capability, instance, location, fields, field_values) {
+        match read_instance(source, capability, instance, location, fields) {
             Ok(instance_config) => {
                 config.instances.insert(
                     (capability.to_owned(), instance.to_owned()),
                     instance_config,
                 );
             }
-            Err(problem) => problems.push(problem),
+            Err(problems) => {
+                for problem in problems {
+                    config.leave_out(&path, problem);
+                }
+            }
         }
     }
 }
 
+/// One instance table, or every problem in it.
 fn read_instance(
     source: &Source<'_>,
     capability: &str,
     instance: &str,
     location: Location,
     fields: &DeTable<'_>,
-    values: &Table,
-) -> Result<InstanceConfig, Problem> {
-    let driver_key = fields
-        .iter()
-        .find(|(key, _)| key.get_ref() == "driver")
-        .map(|(key, _)| key);
-    let (driver, driver_location) = match (driver_key, values.get("driver")) {
-        (Some(key), Some(Value::String(driver))) if !driver.is_empty() => {
-            (driver.clone(), source.at(&key.span()))
+) -> Result<InstanceConfig, Vec<Problem>> {
+    let mut problems = Vec::new();
+    let mut driver = None;
+    let mut options = Table::new();
+    let mut option_locations = BTreeMap::new();
+    for (key, spanned) in fields {
+        let name: &str = key.get_ref();
+        let key_location = source.at(&key.span());
+        let value = match source.value(spanned, &format!("`{name}` of `[{capability}.{instance}]`"))
+        {
+            Ok(value) => value,
+            Err(problem) => {
+                problems.push(problem);
+                continue;
+            }
+        };
+        if name != "driver" {
+            options.insert(name.to_owned(), value);
+            option_locations.insert(name.to_owned(), key_location);
+            continue;
         }
-        (Some(key), Some(Value::String(_))) => {
-            return Err(Problem::config(
-                source.at(&key.span()),
+        match value {
+            Value::String(name) if !name.is_empty() => driver = Some((name, key_location)),
+            Value::String(_) => problems.push(Problem::config(
+                key_location,
                 format!("`[{capability}.{instance}]` has an empty `driver`"),
                 format!("name a linked `{capability}` driver: `driver = \"<name>\"`"),
-            ));
+            )),
+            other => problems.push(wrong_type(key_location, "driver", "a string", &other)),
         }
-        (Some(key), Some(other)) => {
-            return Err(wrong_type(
-                source.at(&key.span()),
-                "driver",
-                "a string",
-                other,
-            ));
-        }
-        _ => {
-            return Err(Problem::config(
-                location,
-                format!("`[{capability}.{instance}]` has no `driver`"),
-                format!(
-                    "add `driver = \"<name>\"` to `[{capability}.{instance}]`, naming a linked `{capability}` driver"
-                ),
-            ));
-        }
-    };
-    let mut options = values.clone();
-    options.remove("driver");
-    let option_locations = fields
-        .iter()
-        .filter(|(key, _)| key.get_ref() != "driver")
-        .map(|(key, _): (&Spanned<_>, _)| (key.get_ref().to_string(), source.at(&key.span())))
-        .collect();
-    Ok(InstanceConfig {
-        capability: capability.to_owned(),
-        instance: instance.to_owned(),
-        driver,
-        options: RawOptions(options),
-        location,
-        driver_location,
-        option_locations,
-        env_strings: std::collections::BTreeMap::new(),
-    })
+    }
+    let has_driver_key = fields.iter().any(|(key, _)| key.get_ref() == "driver");
+    if !has_driver_key {
+        problems.push(Problem::config(
+            location.clone(),
+            format!("`[{capability}.{instance}]` has no `driver`"),
+            format!(
+                "add `driver = \"<name>\"` to `[{capability}.{instance}]`, naming a linked `{capability}` driver"
+            ),
+        ));
+    }
+    match driver {
+        Some((driver, driver_location)) if problems.is_empty() => Ok(InstanceConfig {
+            capability: capability.to_owned(),
+            instance: instance.to_owned(),
+            driver,
+            options: RawOptions(options),
+            location,
+            driver_location,
+            option_locations,
+            env_strings: BTreeMap::new(),
+        }),
+        _ => Err(problems),
+    }
 }
 
 pub(super) fn check_name(name: &str) -> Result<(), String> {
@@ -285,6 +337,20 @@ pub(super) fn read_millis(value: &Value) -> Option<Duration> {
         .and_then(|ms| u64::try_from(ms).ok())
         .filter(|ms| *ms > 0)
         .map(Duration::from_millis)
+}
+
+/// `key` (a `*_ms` setting) is not a positive integer: say which value was found. `example`
+/// shows how to write it where it was set.
+pub(super) fn not_millis(location: Location, key: &str, found: &Value, example: &str) -> Problem {
+    let found = match found {
+        Value::Integer(ms) => format!("`{ms}`"),
+        other => format!("{} `{other}`", other.type_str()),
+    };
+    Problem::config(
+        location,
+        format!("`{key}` must be a positive integer of milliseconds, found {found}"),
+        format!("write a whole number of milliseconds greater than 0, such as {example}"),
+    )
 }
 
 pub(super) fn wrong_type(location: Location, key: &str, expected: &str, found: &Value) -> Problem {
