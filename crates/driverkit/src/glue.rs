@@ -9,6 +9,7 @@ use std::sync::Arc;
 use sandloom_kernel::registry::{BoxError, BoxFuture, BuiltDriver, ErasedLifecycle, ParsedOptions};
 use sandloom_kernel::{Health, OptionsError, RawOptions};
 
+use crate::contract::ProvidedBy;
 use crate::driver::Driver;
 use crate::gate::Gate;
 
@@ -23,19 +24,16 @@ pub fn parse_options<T: Driver>(raw: &RawOptions) -> Result<ParsedOptions, Optio
     })
 }
 
-/// Construct `T`, put it behind its gate `G`, and erase it into the kernel's form.
-pub fn build<T: Driver, G: Gate<T>, Ops: ?Sized + Send + Sync + 'static>(
-    parsed: ParsedOptions,
-    upcast: fn(Arc<G>) -> Arc<Ops>,
-) -> Result<BuiltDriver, BoxError> {
+/// Construct `T`, put it behind the gate of contract `C`, and erase it into the kernel's form.
+pub fn build<T: Driver, C: ProvidedBy<T>>(parsed: ParsedOptions) -> Result<BuiltDriver, BoxError> {
     let ParsedOptions { value, features } = parsed;
     let options = value
         .downcast::<T::Options>()
         .map_err(|_| BoxError::from("options parsed for another driver type (a Sandloom bug)"))?;
-    let gated = Arc::new(G::wrap(T::from_options(*options)?, &features));
+    let gated = Arc::new(C::Gate::wrap(T::from_options(*options)?, &features));
     Ok(BuiltDriver {
-        operations: Box::new(upcast(Arc::clone(&gated))),
-        lifecycle: Box::new(Lifecycle(gated, PhantomData)),
+        operations: Box::new(C::upcast(Arc::clone(&gated))),
+        lifecycle: Box::new(Lifecycle::<T, C::Gate>(gated, PhantomData)),
     })
 }
 

@@ -74,6 +74,7 @@
 //! (feature `conformance`: `cache_conformance!` and its siblings, one `#[test]` per
 //! obligation), and define capabilities of your own with [`define_capability!`].
 
+mod contract;
 mod driver;
 mod gate;
 mod glue;
@@ -83,6 +84,7 @@ mod providers;
 /// The attribute for every `impl` of an operation trait, and for an `impl` of [`Driver`] that
 /// overrides one of its `async fn`s (re-exported from the `async-trait` crate).
 pub use async_trait::async_trait;
+pub use contract::{Contract, ProvidedBy, RESERVED_CAPABILITIES, ReservedCapability};
 pub use driver::{Driver, DriverError};
 pub use providers::{cache, lock, notifier, objectstore, taskqueue};
 /// What [`Driver::health`] reports (re-exported from the kernel, which drivers never name).
@@ -132,7 +134,8 @@ pub struct NoOptions {}
 // Not public API: what the macros expand to. Versioned with this crate, never semver-stable.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::gate::{CacheGate, Gate, NotifierGate, ObjectStoreGate, TaskQueueGate};
+    pub use crate::contract::{checked_contract, declared_bits, feature_bit, is_reserved};
+    pub use crate::gate::{Gate, refuse};
     pub use crate::glue::{build, parse_options};
     pub use sandloom_kernel::__private::linkme;
     pub use sandloom_kernel::registry::{
@@ -142,36 +145,6 @@ pub mod __private {
 
     pub use sandloom_sdk_infra::__private::valid_name;
 
-    /// Capabilities whose operation trait is built in: drivers for them use the short form of
-    /// `register_driver!`, which checks the provider trait.
-    #[must_use]
-    pub const fn has_builtin_trait(capability: &str) -> bool {
-        let builtin = ["cache", "notifier", "objectstore", "taskqueue", "lock"];
-        let mut i = 0;
-        while i < builtin.len() {
-            if str_eq(builtin[i], capability) {
-                return true;
-            }
-            i += 1;
-        }
-        false
-    }
-
-    const fn str_eq(a: &str, b: &str) -> bool {
-        let (a, b) = (a.as_bytes(), b.as_bytes());
-        if a.len() != b.len() {
-            return false;
-        }
-        let mut i = 0;
-        while i < a.len() {
-            if a[i] != b[i] {
-                return false;
-            }
-            i += 1;
-        }
-        true
-    }
-
     /// No string is in both lists.
     #[must_use]
     pub const fn disjoint(a: &[&str], b: &[&str]) -> bool {
@@ -179,7 +152,7 @@ pub mod __private {
         while i < a.len() {
             let mut j = 0;
             while j < b.len() {
-                if str_eq(a[i], b[j]) {
+                if crate::contract::str_eq(a[i], b[j]) {
                     return false;
                 }
                 j += 1;

@@ -1,4 +1,4 @@
-//! `register_driver!` and `define_capability!`.
+//! `register_driver!`, `define_capability!`, and the hidden macros both expand to.
 
 /// Register a driver type under `capability.name`. One call per driver; no `register()`
 /// function, no order, nothing runs before `main`, and nothing is constructed until `INFRA`
@@ -16,7 +16,7 @@
 ///
 /// pub struct NullCache;
 ///
-/// #[async_trait]
+/// #[async_trait] // on every impl of an operation trait: without it, "lifetimes do not match"
 /// impl Cache for NullCache {
 ///     async fn get(&self, _key: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
 ///     async fn set(&self, _key: &str, _value: Bytes) -> InfraResult<()> { Ok(()) }
@@ -38,28 +38,39 @@
 /// # fn main() {}
 /// ```
 ///
-/// A third-party capability (see [`define_capability!`](crate::define_capability)) uses the
-/// long form, naming the operation trait object and the contract version:
+/// A capability defined by another package (see [`define_capability!`](crate::define_capability))
+/// uses the long form, naming the contract's marker type. The contract version comes from the
+/// driver's provider trait, so it is written once, and a version of another major than the
+/// contract's does not compile:
 ///
 /// ```
 /// use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
+/// use sandloom_driverkit::sdk::InfraResult;
 ///
 /// // In the package that defines the capability (its `contracts` crate):
 /// sandloom_driverkit::define_capability! {
-///     name: "translate",
-///     stability: Experimental,
-///     contract_version: (0, 1, 0),
-///     required_operations: ["translate"],
-///     features: [],
-/// }
-/// pub trait Translate: Send + Sync {
-///     fn translate(&self, text: &str) -> String;
+///     /// Translation between languages.
+///     pub capability TranslateCapability {
+///         name: "translate",
+///         stability: Experimental,
+///         contract_version: (0, 1, 0),
+///         features: [],
+///         key: TRANSLATE,
+///         provider: TranslateProvider,
+///         gate: TranslateGate,
+///     }
+///     /// What modules call.
+///     pub trait Translate {
+///         /// `text` in the target language.
+///         async fn translate(&self, text: &str) -> InfraResult<String>;
+///     }
 /// }
 ///
 /// // In a driver crate:
 /// pub struct Echo;
+/// #[async_trait]
 /// impl Translate for Echo {
-///     fn translate(&self, text: &str) -> String { text.to_owned() }
+///     async fn translate(&self, text: &str) -> InfraResult<String> { Ok(text.to_owned()) }
 /// }
 /// #[async_trait]
 /// impl Driver for Echo {
@@ -67,51 +78,65 @@
 ///     fn supported_features() -> &'static [&'static str] { &[] }
 ///     fn from_options(_: NoOptions) -> Result<Self, DriverError> { Ok(Echo) }
 /// }
-/// sandloom_driverkit::register_driver!(
-///     capability = "translate",
-///     driver = "echo",
-///     provider = Echo,
-///     operations = dyn Translate,
-///     contract = Version::new(0, 1, 0),
-/// );
+/// impl TranslateProvider for Echo {
+///     const CONTRACT_VERSION: Version = Version::new(0, 1, 0);
+/// }
+/// sandloom_driverkit::register_driver!(capability = TranslateCapability, driver = "echo", provider = Echo);
 /// # fn main() {}
 /// ```
 #[macro_export]
 macro_rules! register_driver {
     (cache, $name:literal, $driver:ty $(,)?) => {
-        $crate::register_driver!(@entry $crate::cache::NAME, $name, $driver,
-            $crate::__private::CacheGate<$driver>, dyn $crate::cache::Cache, <$driver as $crate::cache::CacheProvider>::CONTRACT_VERSION);
+        $crate::register_driver!(@entry $crate::cache::CacheCapability, $name, $driver);
     };
     (notifier, $name:literal, $driver:ty $(,)?) => {
-        $crate::register_driver!(@entry $crate::notifier::NAME, $name, $driver,
-            $crate::__private::NotifierGate<$driver>, dyn $crate::notifier::Notifier, <$driver as $crate::notifier::NotifierProvider>::CONTRACT_VERSION);
+        $crate::register_driver!(@entry $crate::notifier::NotifierCapability, $name, $driver);
     };
     (objectstore, $name:literal, $driver:ty $(,)?) => {
-        $crate::register_driver!(@entry $crate::objectstore::NAME, $name, $driver,
-            $crate::__private::ObjectStoreGate<$driver>, dyn $crate::objectstore::ObjectStore, <$driver as $crate::objectstore::ObjectStoreProvider>::CONTRACT_VERSION);
+        $crate::register_driver!(@entry $crate::objectstore::ObjectStoreCapability, $name, $driver);
     };
     (taskqueue, $name:literal, $driver:ty $(,)?) => {
-        $crate::register_driver!(@entry $crate::taskqueue::NAME, $name, $driver,
-            $crate::__private::TaskQueueGate<$driver>, dyn $crate::taskqueue::TaskQueue, <$driver as $crate::taskqueue::TaskQueueProvider>::CONTRACT_VERSION);
+        $crate::register_driver!(@entry $crate::taskqueue::TaskQueueCapability, $name, $driver);
     };
     (lock, $name:literal, $driver:ty $(,)?) => {
-        $crate::register_driver!(@entry $crate::lock::NAME, $name, $driver,
-            $driver, dyn $crate::lock::Lock, <$driver as $crate::lock::LockProvider>::CONTRACT_VERSION);
+        $crate::register_driver!(@entry $crate::lock::LockCapability, $name, $driver);
     };
-    (
-        capability = $capability:literal,
-        driver = $name:literal,
-        provider = $driver:ty,
-        operations = $ops:ty,
-        contract = $version:expr $(,)?
-    ) => {
+    (capability = $capability:literal, $($rest:tt)*) => {
         const _: () = ::core::assert!(
-            !$crate::__private::has_builtin_trait($capability),
-            "built-in capabilities are registered with the short form, e.g. `register_driver!(cache, \"name\", Type)`"
+            !$crate::__private::is_reserved($capability),
+            "this capability is the runtime's: a built-in one takes the short form \
+             (`register_driver!(cache, \"name\", Type)`); `graph_store`, `workflow`, `search` and \
+             `secrets` are defined but not public: they have no operation trait yet, so no driver \
+             can be registered for them"
         );
-        $crate::register_driver!(@entry $capability, $name, $driver, $driver, $ops, $version);
+        ::core::compile_error!(::core::concat!(
+            "`capability = ", ::core::stringify!($capability), "` names a capability by a string: ",
+            "name the contract's marker type instead, the one its package declares with ",
+            "`define_capability!` (e.g. `register_driver!(capability = my_contracts::FulltextCapability, ",
+            "driver = \"mine\", provider = MyDriver)`); the contract version comes from the driver's ",
+            "provider trait"
+        ));
     };
-    (@entry $capability:expr, $name:literal, $driver:ty, $gate:ty, $ops:ty, $version:expr) => {
+    (capability = $capability:ty, driver = $name:literal, provider = $driver:ty $(,)?) => {
+        $crate::register_driver!(@entry $capability, $name, $driver);
+    };
+    (capability = $capability:ty, driver = $name:literal, provider = $driver:ty, $($rest:tt)+) => {
+        ::core::compile_error!(
+            "the long form takes `capability = <contract marker>, driver = \"name\", provider = Type` \
+             and nothing else: the operation trait and the contract version come from the \
+             contract's provider trait, which the driver implements"
+        );
+    };
+    ($capability:ident, $name:literal, $driver:ty $(,)?) => {
+        ::core::compile_error!(::core::concat!(
+            "`", ::core::stringify!($capability), "` is not a built-in capability (cache, notifier, ",
+            "objectstore, taskqueue, lock). For a capability defined with `define_capability!`, use ",
+            "the long form: `register_driver!(capability = path::to::Marker, driver = ",
+            ::core::stringify!($name), ", provider = ", ::core::stringify!($driver),
+            ")`, where `Marker` is the type the capability's package declares with `capability Marker { … }`"
+        ));
+    };
+    (@entry $capability:ty, $name:literal, $driver:ty) => {
         const _: () = {
             ::core::assert!(
                 $crate::__private::valid_name($name),
@@ -121,17 +146,17 @@ macro_rules! register_driver {
             fn build(
                 options: $crate::__private::ParsedOptions,
             ) -> ::core::result::Result<$crate::__private::BuiltDriver, $crate::__private::BoxError> {
-                $crate::__private::build::<$driver, $gate, $ops>(options, |driver| driver)
+                $crate::__private::build::<$driver, $capability>(options)
             }
 
             #[$crate::__private::linkme::distributed_slice($crate::__private::DRIVERS)]
             #[linkme(crate = $crate::__private::linkme)]
             #[allow(unsafe_code)] // linkme places the element with #[link_section]
             static ENTRY: $crate::__private::DriverEntry = $crate::__private::DriverEntry {
-                capability: $capability,
+                capability: <$capability as $crate::Contract>::NAME,
                 name: $name,
                 package: ::core::env!("CARGO_PKG_NAME"),
-                contract_version: $version,
+                contract_version: <$capability as $crate::ProvidedBy<$driver>>::DRIVER_CONTRACT,
                 supported_features: <$driver as $crate::Driver>::supported_features,
                 parse_options: $crate::__private::parse_options::<$driver>,
                 accepts_unknown_keys:
@@ -142,30 +167,78 @@ macro_rules! register_driver {
     };
 }
 
-/// Define a new capability: its name, stability, contract version, required operations and
-/// optional features. A required operation is never a feature; that is checked at compile time.
+/// Define a new capability: its contract (name, stability, version, optional features) and its
+/// operation trait, from which driverkit generates everything the built-in capabilities have:
 ///
-/// Define the operation trait, its `CapabilityRef` and a provider trait next to it in a
-/// `contracts` crate of your own, so modules can depend on it without depending on any driver.
+/// - the operation trait itself (`Send + Sync`, async methods through
+///   [`async_trait`](crate::async_trait)); an operation marked `#[feature = "…"]` is optional
+///   and answers `Unsupported` unless a driver overrides it;
+/// - the key modules use (`key`, a `CapabilityRef<dyn Trait>`);
+/// - the provider trait drivers implement (`provider`): the operation trait, plus
+///   [`Driver`](crate::Driver), plus a required `CONTRACT_VERSION` that must have the contract's
+///   major (checked at compile time);
+/// - the feature gate (`gate`): an operation of a feature the instance did not declare answers
+///   `Unsupported`, whatever the driver implements;
+/// - the marker type (`capability`) that `register_driver!` and the kits take, and the spec the
+///   kernel checks `INFRA` against.
+///
+/// Required operations are the ones without `#[feature]`; a required operation is never a
+/// feature (checked at compile time). Names the runtime defines (`cache`, `notifier`,
+/// `objectstore`, `taskqueue`, `lock`, `graph_store`, `workflow`, `search`, `secrets`: see
+/// [`RESERVED_CAPABILITIES`](crate::RESERVED_CAPABILITIES)) are refused at compile time.
+///
+/// Each operation is written `async fn name(&self, arg: Type, …) -> InfraResult<T>;`: no
+/// generics, no patterns in arguments, no `&mut self`. Put the definition in a `contracts`
+/// crate of your own, so modules can depend on it without depending on any driver.
 ///
 /// ```
+/// use sandloom_driverkit::sdk::InfraResult;
+///
 /// sandloom_driverkit::define_capability! {
-///     name: "geocoder",
-///     stability: Experimental,
-///     contract_version: (0, 1, 0),
-///     required_operations: ["lookup"],
-///     features: ["reverse"],
+///     /// Places and their coordinates.
+///     pub capability GeocoderCapability {
+///         name: "geocoder",
+///         stability: Experimental,
+///         contract_version: (0, 1, 0),
+///         features: ["reverse"],
+///         key: GEOCODER,
+///         provider: GeocoderProvider,
+///         gate: GeocoderGate,
+///     }
+///     /// What modules call.
+///     pub trait Geocoder {
+///         /// The coordinates of `place`, if known.
+///         async fn locate(&self, place: &str) -> InfraResult<Option<(f64, f64)>>;
+///         /// The place at `latitude`, `longitude`.
+///         #[feature = "reverse"]
+///         async fn reverse(&self, latitude: f64, longitude: f64) -> InfraResult<Option<String>>;
+///     }
 /// }
-/// # fn main() {}
+///
+/// # fn main() {
+/// assert_eq!(GEOCODER.name(), "geocoder");
+/// # }
 /// ```
+///
+/// An optional argument rather than an optional operation (a task queue's `enqueue` with a
+/// delay) is written `#[feature = "delay", when = options.delay.is_some(), operation = "enqueue
+/// with a delay"]`: the operation is required, and the gate refuses the call when the condition
+/// holds and the feature is not declared.
 #[macro_export]
 macro_rules! define_capability {
     (
-        name: $name:literal,
-        stability: $stability:ident,
-        contract_version: ($major:literal, $minor:literal, $patch:literal),
-        required_operations: [$($required:literal),* $(,)?],
-        features: [$($feature:literal),* $(,)?] $(,)?
+        $(#[$marker_doc:meta])*
+        $vis:vis capability $marker:ident {
+            name: $name:literal,
+            stability: $stability:ident,
+            contract_version: ($major:literal, $minor:literal, $patch:literal),
+            features: [$($feature:literal),* $(,)?],
+            key: $key:ident,
+            provider: $provider:ident,
+            gate: $gate:ident $(,)?
+        }
+        $(#[$trait_doc:meta])*
+        $trait_vis:vis trait $ops:ident { $($methods:tt)* }
     ) => {
         const _: () = {
             ::core::assert!(
@@ -173,8 +246,177 @@ macro_rules! define_capability {
                 "capability names are non-empty lowercase ASCII letters, digits, `_` or `-`"
             );
             ::core::assert!(
-                $crate::__private::disjoint(&[$($required),*], &[$($feature),*]),
-                "a required operation is never a feature"
+                !$crate::__private::is_reserved($name),
+                "this name is reserved: the Sandloom runtime defines it (see \
+                 `sandloom_driverkit::RESERVED_CAPABILITIES`); choose another, such as one \
+                 prefixed with your package's name"
+            );
+        };
+
+        $(#[$marker_doc])*
+        ///
+        /// The contract's marker type: what `register_driver!` and the conformance harness take.
+        $vis struct $marker;
+
+        #[doc = ::core::concat!(
+            "The key modules use to reach the `", $name, "` capability: `infra.capability(&",
+            ::core::stringify!($key), ", \"default\")`."
+        )]
+        $vis const $key: $crate::sdk::CapabilityRef<dyn $ops> = $crate::sdk::CapabilityRef::new($name);
+
+        $crate::__contract! {
+            marker: $marker,
+            name: $name,
+            version: ($major, $minor, $patch),
+            features: &[$($feature),*],
+            operations: $ops,
+            provider: $provider,
+            gate: $gate,
+        }
+
+        $crate::__gate! {
+            #[doc = ::core::concat!("The `", $name, "` capability behind its feature gate.")]
+            #[doc(hidden)]
+            $vis struct $gate for $marker, trait $ops { $($methods)* }
+        }
+
+        $crate::__operations! {
+            @munch $name,
+            [$stability, $marker, [$(#[$trait_doc])*], $trait_vis, $ops],
+            [],
+            []
+            $($methods)*
+        }
+    };
+    (name: $name:literal, $($rest:tt)*) => {
+        ::core::compile_error!(
+            "`define_capability!` takes a marker type and the operation trait: \
+             `define_capability! { pub capability MyCapability { name: \"…\", stability: …, \
+             contract_version: (0, 1, 0), features: [..], key: MY_KEY, provider: MyProvider, \
+             gate: MyGate } pub trait MyOperations { async fn …; } }`; see its documentation"
+        );
+    };
+}
+
+// Not public API: the marker type, its `Contract`, the provider trait and `ProvidedBy`: what
+// every capability, built-in or not, gets from one definition.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __contract {
+    (
+        marker: $marker:ident,
+        name: $name:expr,
+        version: ($major:literal, $minor:literal, $patch:literal),
+        features: $features:expr,
+        operations: $ops:ident,
+        provider: $provider:ident,
+        gate: $gate:ident
+        $(, provider_doc: [$(#[$provider_doc:meta])*])? $(,)?
+    ) => {
+        impl $crate::Contract for $marker {
+            const NAME: &'static str = $name;
+            const VERSION: $crate::Version = $crate::Version::new($major, $minor, $patch);
+            const FEATURES: &'static [&'static str] = $features;
+            type Operations = dyn $ops;
+        }
+
+        #[doc = ::core::concat!(
+            "A driver of this capability: [`", ::core::stringify!($ops), "`] plus `Driver` plus ",
+            "the contract version it was written against.\n\n",
+            "`CONTRACT_VERSION` has no default: a provider without one does not compile, and one of ",
+            "another major than the contract's current version (", ::core::stringify!($major), ".",
+            ::core::stringify!($minor), ".", ::core::stringify!($patch), ") does not compile either ",
+            "once registered. Minor and patch may differ either way."
+        )]
+        $($(#[$provider_doc])*)?
+        pub trait $provider: $ops + $crate::Driver {
+            /// The contract version this driver implements.
+            const CONTRACT_VERSION: $crate::Version;
+        }
+
+        impl<T: $provider> $crate::ProvidedBy<T> for $marker {
+            type Gate = $gate<T>;
+            const DRIVER_CONTRACT: $crate::Version = $crate::__private::checked_contract(
+                <T as $provider>::CONTRACT_VERSION,
+                <Self as $crate::Contract>::VERSION,
+            );
+
+            fn upcast(gated: ::std::sync::Arc<$gate<T>>) -> ::std::sync::Arc<dyn $ops> {
+                gated
+            }
+        }
+    };
+}
+
+// Not public API: the operation trait of `define_capability!`, its required operations and the
+// spec the kernel reads, from the same operation signatures as the gate.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __operations {
+    (@munch $name:literal, $header:tt, [$($items:tt)*], [$($required:expr,)*]) => {
+        $crate::__operations!(@emit $name, $header, [$($items)*], [$($required,)*]);
+    };
+    (@munch $name:literal, $header:tt, [$($items:tt)*], [$($required:expr,)*]
+        $(#[doc = $doc:literal])*
+        #[feature = $feature:literal]
+        async fn $method:ident(&self $(, $arg:ident : $ty:ty)* $(,)?) -> $ret:ty;
+        $($rest:tt)*
+    ) => {
+        $crate::__operations!(@munch $name, $header, [$($items)*
+            $(#[doc = $doc])*
+            #[doc = ""]
+            #[doc = ::core::concat!(
+                "Optional: feature `", $feature, "`. Without it, the answer is `Unsupported`."
+            )]
+            async fn $method(&self $(, $arg: $ty)*) -> $ret {
+                let _ = ($($arg,)*);
+                $crate::__private::refuse($name, ::core::stringify!($method), $feature)
+            }
+        ], [$($required,)*] $($rest)*);
+    };
+    (@munch $name:literal, $header:tt, [$($items:tt)*], [$($required:expr,)*]
+        $(#[doc = $doc:literal])*
+        #[feature = $feature:literal, when = $when:expr, operation = $what:literal]
+        async fn $method:ident(&self $(, $arg:ident : $ty:ty)* $(,)?) -> $ret:ty;
+        $($rest:tt)*
+    ) => {
+        $crate::__operations!(@munch $name, $header, [$($items)*
+            $(#[doc = $doc])*
+            #[doc = ""]
+            #[doc = ::core::concat!(
+                "Required; ", $what, " is optional: feature `", $feature, "`."
+            )]
+            async fn $method(&self $(, $arg: $ty)*) -> $ret;
+        ], [$($required,)* ::core::stringify!($method),] $($rest)*);
+    };
+    (@munch $name:literal, $header:tt, [$($items:tt)*], [$($required:expr,)*]
+        $(#[doc = $doc:literal])*
+        async fn $method:ident(&self $(, $arg:ident : $ty:ty)* $(,)?) -> $ret:ty;
+        $($rest:tt)*
+    ) => {
+        $crate::__operations!(@munch $name, $header, [$($items)*
+            $(#[doc = $doc])*
+            async fn $method(&self $(, $arg: $ty)*) -> $ret;
+        ], [$($required,)* ::core::stringify!($method),] $($rest)*);
+    };
+    (@emit $name:literal,
+        [$stability:ident, $marker:ident, [$(#[$trait_doc:meta])*], $trait_vis:vis, $ops:ident],
+        [$($items:tt)*], [$($required:expr,)*]
+    ) => {
+        $(#[$trait_doc])*
+        #[$crate::async_trait]
+        $trait_vis trait $ops: ::core::marker::Send + ::core::marker::Sync {
+            $($items)*
+        }
+
+        const _: () = {
+            ::core::assert!(
+                $crate::__private::disjoint(
+                    &[$($required),*],
+                    <$marker as $crate::Contract>::FEATURES,
+                ),
+                "a required operation is never a feature: an operation without #[feature] has the \
+                 name of one of `features`"
             );
 
             #[$crate::__private::linkme::distributed_slice($crate::__private::CAPABILITIES)]
@@ -183,9 +425,9 @@ macro_rules! define_capability {
             static SPEC: $crate::__private::CapabilitySpec = $crate::__private::CapabilitySpec {
                 name: $name,
                 stability: $crate::Stability::$stability,
-                contract_version: $crate::Version::new($major, $minor, $patch),
+                contract_version: <$marker as $crate::Contract>::VERSION,
                 required_operations: &[$($required),*],
-                features: &[$($feature),*],
+                features: <$marker as $crate::Contract>::FEATURES,
                 package: ::core::env!("CARGO_PKG_NAME"),
             };
         };

@@ -34,62 +34,15 @@
 //! eprintln!("{failure}"); // obligation `…` failed: what went wrong
 //! ```
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
 use sandloom_sdk_infra::ErrorKind;
 use sandloom_sdk_infra::bytes::Bytes;
 use sandloom_sdk_infra::cache::{BULK, Cache, INCREMENT, TTL};
 
-use super::harness::{Factory, Instance, assert_names, assert_outcome, boxed};
-use super::{Failure, KitRequest, call, ensure, expect_kind, expect_unsupported};
+use super::harness::{Instance, Kit};
+use super::{KitRequest, call, ensure, expect_kind, expect_unsupported};
 use crate::cache::CacheProvider;
-
-/// Every obligation of the cache contract, in the order the kit runs them.
-///
-/// - `get_missing_key_returns_none`: `get` of a key never written answers `None`.
-/// - `binary_values_round_trip_exactly`: every byte value 0..=255 comes back as written.
-/// - `empty_value_round_trips`: an empty value is stored (and is not "missing").
-/// - `large_value_round_trips`: a 1 MiB value comes back intact.
-/// - `set_overwrites`: a second `set` replaces the first value.
-/// - `delete_reports_existence_and_removes`: `delete` answers `true` then `false`, and `get`
-///   answers `None` afterwards.
-/// - `long_and_non_ascii_keys_work`: a 1000-character key and keys in several scripts are
-///   distinct and round-trip.
-/// - `empty_key_is_invalid_input`: `get`, `set` and `delete` of `""` answer `InvalidInput`.
-/// - `concurrent_tasks_lose_no_writes`: 32 tasks on several threads write and read their own
-///   keys; every value is there.
-/// - `ttl_entries_expire`: declared `ttl`: an entry expires, a plain `set` clears an expiry, a
-///   zero ttl is `InvalidInput`; undeclared: `set_with_ttl` answers `Unsupported`.
-/// - `increment_is_atomic`: declared `increment`: 16 tasks × 50 increments give 800, deltas may
-///   be negative, a non-counter value is `Conflict`; undeclared: `Unsupported`.
-/// - `bulk_operations_work`: declared `bulk`: `set_many`, `get_many` (in order, with misses) and
-///   `delete_many` (counting hits); undeclared: all three answer `Unsupported`.
-/// - `operations_after_stop_fail_with_stopped`: after `stop`, every operation answers `Stopped`.
-///
-/// ```
-/// use sandloom_driverkit::conformance::cache::OBLIGATIONS;
-///
-/// assert_eq!(OBLIGATIONS.len(), 13);
-/// assert_eq!(OBLIGATIONS[0], "get_missing_key_returns_none");
-/// assert_eq!(OBLIGATIONS.last(), Some(&"operations_after_stop_fail_with_stopped"));
-/// ```
-pub const OBLIGATIONS: &[&str] = &[
-    "get_missing_key_returns_none",
-    "binary_values_round_trip_exactly",
-    "empty_value_round_trips",
-    "large_value_round_trips",
-    "set_overwrites",
-    "delete_reports_existence_and_removes",
-    "long_and_non_ascii_keys_work",
-    "empty_key_is_invalid_input",
-    "concurrent_tasks_lose_no_writes",
-    "ttl_entries_expire",
-    "increment_is_atomic",
-    "bulk_operations_work",
-    "operations_after_stop_fail_with_stopped",
-];
 
 /// The conformance kit of the `cache` contract. See [`OBLIGATIONS`] for what it holds a driver
 /// to; run it with [`cache_conformance!`](crate::cache_conformance).
@@ -104,11 +57,14 @@ pub const OBLIGATIONS: &[&str] = &[
 /// }
 /// # }
 /// ```
-pub struct CacheConformance<T: CacheProvider> {
-    factory: Factory<T>,
-}
+pub type CacheConformance<T> = Kit<T, CacheSettings>;
 
-impl<T: CacheProvider> CacheConformance<T> {
+/// What the `cache` kit's obligations are given besides the instance: nothing yet.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct CacheSettings {}
+
+impl<T: CacheProvider> Kit<T, CacheSettings> {
     /// A kit that builds each instance from the options `options` returns, given the
     /// [`KitRequest`] of that instance.
     ///
@@ -145,234 +101,94 @@ impl<T: CacheProvider> CacheConformance<T> {
     /// assert!(kit.check("get_missing_key_returns_none").is_ok());
     /// ```
     pub fn new(options: impl Fn(&KitRequest) -> T::Options + Send + Sync + 'static) -> Self {
-        Self {
-            factory: Factory::new(options),
-        }
-    }
-
-    /// Run one obligation on a fresh instance.
-    ///
-    /// ```
-    /// use sandloom_driverkit::conformance::cache::CacheConformance;
-    /// use sandloom_driverkit::NoOptions;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-    /// # use sandloom_driverkit::cache::{Cache, CacheProvider};
-    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
-    /// # /// Stores nothing: a stand-in for a driver under test.
-    /// # pub struct ForgetfulCache;
-    /// # #[async_trait]
-    /// # impl Cache for ForgetfulCache {
-    /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
-    /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
-    /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
-    /// # }
-    /// # impl Driver for ForgetfulCache {
-    /// #     type Options = sandloom_driverkit::NoOptions;
-    /// #     fn supported_features() -> &'static [&'static str] { &[] }
-    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(ForgetfulCache) }
-    /// # }
-    /// # impl CacheProvider for ForgetfulCache {
-    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
-    /// # }
-    ///
-    /// // `ForgetfulCache` (hidden) stores nothing: every `get` answers `None`.
-    /// let kit = CacheConformance::<ForgetfulCache>::new(|_request| NoOptions {});
-    /// assert_eq!(kit.check("get_missing_key_returns_none"), Ok(()));
-    /// let failure = kit.check("set_overwrites").unwrap_err();
-    /// assert_eq!(failure.obligation, "set_overwrites");
-    /// let unknown = kit.check("no_such_obligation").unwrap_err();
-    /// assert!(unknown.message.contains("no such obligation"));
-    /// ```
-    ///
-    /// # Errors
-    /// The [`Failure`] of the obligation (an unknown name fails too).
-    pub fn check(&self, obligation: &str) -> Result<(), Failure> {
-        let Some(&name) = OBLIGATIONS.iter().find(|&&n| n == obligation) else {
-            return Err(Failure::new(
-                obligation,
-                "no such obligation in the cache kit",
-            ));
-        };
-        self.factory.run(name, |instance| dispatch(name, instance))
-    }
-
-    /// Run every obligation; the failures, in order.
-    ///
-    /// ```
-    /// use sandloom_driverkit::conformance::cache::CacheConformance;
-    /// use sandloom_driverkit::NoOptions;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-    /// # use sandloom_driverkit::cache::{Cache, CacheProvider};
-    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
-    /// # /// Stores nothing: a stand-in for a driver under test.
-    /// # pub struct ForgetfulCache;
-    /// # #[async_trait]
-    /// # impl Cache for ForgetfulCache {
-    /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
-    /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
-    /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
-    /// # }
-    /// # impl Driver for ForgetfulCache {
-    /// #     type Options = sandloom_driverkit::NoOptions;
-    /// #     fn supported_features() -> &'static [&'static str] { &[] }
-    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(ForgetfulCache) }
-    /// # }
-    /// # impl CacheProvider for ForgetfulCache {
-    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
-    /// # }
-    ///
-    /// // `ForgetfulCache` (hidden) stores nothing: every `get` answers `None`.
-    /// let kit = CacheConformance::<ForgetfulCache>::new(|_request| NoOptions {});
-    /// let failures = kit.check_all();
-    /// for failure in &failures {
-    ///     eprintln!("{failure}");
-    /// }
-    /// assert!(failures.iter().any(|failure| failure.obligation == "set_overwrites"));
-    /// assert!(failures.iter().all(|failure| failure.obligation != "get_missing_key_returns_none"));
-    /// ```
-    pub fn check_all(&self) -> Vec<Failure> {
-        OBLIGATIONS
-            .iter()
-            .filter_map(|name| self.check(name).err())
-            .collect()
-    }
-
-    /// Run one obligation and panic with its failure (what the generated tests call).
-    ///
-    /// ```
-    /// use sandloom_driverkit::conformance::cache::CacheConformance;
-    /// use sandloom_driverkit::NoOptions;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-    /// # use sandloom_driverkit::cache::{Cache, CacheProvider};
-    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
-    /// # /// Stores nothing: a stand-in for a driver under test.
-    /// # pub struct ForgetfulCache;
-    /// # #[async_trait]
-    /// # impl Cache for ForgetfulCache {
-    /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
-    /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
-    /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
-    /// # }
-    /// # impl Driver for ForgetfulCache {
-    /// #     type Options = sandloom_driverkit::NoOptions;
-    /// #     fn supported_features() -> &'static [&'static str] { &[] }
-    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(ForgetfulCache) }
-    /// # }
-    /// # impl CacheProvider for ForgetfulCache {
-    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
-    /// # }
-    ///
-    /// // `ForgetfulCache` (hidden) stores nothing: every `get` answers `None`.
-    /// let kit = CacheConformance::<ForgetfulCache>::new(|_request| NoOptions {});
-    /// kit.assert("get_missing_key_returns_none"); // passes
-    /// // A failed obligation panics with its `Failure`, as a failed `#[test]` must.
-    /// let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| kit.assert("set_overwrites")));
-    /// assert!(outcome.is_err());
-    /// ```
-    ///
-    /// # Panics
-    /// When the obligation fails.
-    pub fn assert(&self, obligation: &str) {
-        assert_outcome(self.check(obligation));
-    }
-
-    #[doc(hidden)]
-    pub fn assert_names(&self, generated: &[&str]) {
-        assert_names("cache kit", OBLIGATIONS, generated);
+        Kit::build::<crate::cache::CacheCapability>(
+            obligations::<T>(),
+            options,
+            CacheSettings::default(),
+        )
     }
 }
 
-/// Run the whole `cache` kit from a driver crate's tests: one `#[test]` per obligation, in a
-/// module `cache_conformance`.
-///
-/// ```
-/// // tests/conformance.rs of a driver crate whose [dev-dependencies] turn on the
-/// // `conformance` feature of sandloom-driverkit.
-/// use sandloom_driverkit::NoOptions;
-/// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-/// # use sandloom_driverkit::cache::{Cache, CacheProvider};
-/// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
-/// # /// Stores nothing: a stand-in for a driver under test.
-/// # pub struct ForgetfulCache;
-/// # #[async_trait]
-/// # impl Cache for ForgetfulCache {
-/// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
-/// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
-/// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
-/// # }
-/// # impl Driver for ForgetfulCache {
-/// #     type Options = sandloom_driverkit::NoOptions;
-/// #     fn supported_features() -> &'static [&'static str] { &[] }
-/// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(ForgetfulCache) }
-/// # }
-/// # impl CacheProvider for ForgetfulCache {
-/// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
-/// # }
-/// # pub type MyCache = ForgetfulCache;
-///
-/// sandloom_driverkit::cache_conformance!(MyCache, |_request| NoOptions {});
-/// # fn main() {}
-/// ```
-#[macro_export]
-macro_rules! cache_conformance {
-    ($(#[$attr:meta])* $module:ident : $driver:ty, $options:expr $(,)?) => {
-        #[allow(non_snake_case, clippy::pedantic)]
-        mod $module {
-            #[allow(unused_imports)]
-            use super::*;
-
-            $crate::cache_conformance!($(#[$attr])* $driver, $options);
-        }
-    };
-    ($(#[$attr:meta])* $driver:ty, $options:expr $(,)?) => {
-        $crate::__conformance_tests!(
-            cache_conformance,
-            [$(#[$attr])*],
-            $crate::conformance::cache::CacheConformance::<$driver>::new($options),
-            [
-                get_missing_key_returns_none,
-                binary_values_round_trip_exactly,
-                empty_value_round_trips,
-                large_value_round_trips,
-                set_overwrites,
-                delete_reports_existence_and_removes,
-                long_and_non_ascii_keys_work,
-                empty_key_is_invalid_input,
-                concurrent_tasks_lose_no_writes,
-                ttl_entries_expire,
-                increment_is_atomic,
-                bulk_operations_work,
-                operations_after_stop_fail_with_stopped,
-            ]
-        );
-    };
-}
-
-fn dispatch<'a, T: CacheProvider>(
-    name: &str,
-    i: &'a Instance<T>,
-) -> BoxFuture<'a, Result<(), String>> {
-    match name {
-        "get_missing_key_returns_none" => boxed(get_missing_key_returns_none(i)),
-        "binary_values_round_trip_exactly" => boxed(binary_values_round_trip_exactly(i)),
-        "empty_value_round_trips" => boxed(empty_value_round_trips(i)),
-        "large_value_round_trips" => boxed(large_value_round_trips(i)),
-        "set_overwrites" => boxed(set_overwrites(i)),
-        "delete_reports_existence_and_removes" => boxed(delete_reports_existence_and_removes(i)),
-        "long_and_non_ascii_keys_work" => boxed(long_and_non_ascii_keys_work(i)),
-        "empty_key_is_invalid_input" => boxed(empty_key_is_invalid_input(i)),
-        "concurrent_tasks_lose_no_writes" => boxed(concurrent_tasks_lose_no_writes(i)),
-        "ttl_entries_expire" => boxed(ttl_entries_expire(i)),
-        "increment_is_atomic" => boxed(increment_is_atomic(i)),
-        "bulk_operations_work" => boxed(bulk_operations_work(i)),
-        "operations_after_stop_fail_with_stopped" => {
-            boxed(operations_after_stop_fail_with_stopped(i))
-        }
-        other => {
-            let message = format!("obligation `{other}` has no check");
-            boxed(async move { Err(message) })
-        }
-    }
+crate::define_kit! {
+    /// Run the whole `cache` kit from a driver crate's tests: one `#[test]` per obligation, in a
+    /// module `cache_conformance`.
+    ///
+    /// ```
+    /// // tests/conformance.rs of a driver crate whose [dev-dependencies] turn on the
+    /// // `conformance` feature of sandloom-driverkit.
+    /// use sandloom_driverkit::NoOptions;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::cache::{Cache, CacheProvider};
+    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
+    /// # /// Stores nothing: a stand-in for a driver under test.
+    /// # pub struct ForgetfulCache;
+    /// # #[async_trait]
+    /// # impl Cache for ForgetfulCache {
+    /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
+    /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
+    /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+    /// # }
+    /// # impl Driver for ForgetfulCache {
+    /// #     type Options = sandloom_driverkit::NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(ForgetfulCache) }
+    /// # }
+    /// # impl CacheProvider for ForgetfulCache {
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+    /// # }
+    /// # pub type MyCache = ForgetfulCache;
+    ///
+    /// sandloom_driverkit::cache_conformance!(MyCache, |_request| NoOptions {});
+    /// # fn main() {}
+    /// ```
+    macro cache_conformance;
+    kit crate::conformance::cache::CacheConformance::new;
+    provider CacheProvider;
+    settings CacheSettings;
+    /// Every obligation of the cache contract, in the order the kit runs them.
+    ///
+    /// - `get_missing_key_returns_none`: `get` of a key never written answers `None`.
+    /// - `binary_values_round_trip_exactly`: every byte value 0..=255 comes back as written.
+    /// - `empty_value_round_trips`: an empty value is stored (and is not "missing").
+    /// - `large_value_round_trips`: a 1 MiB value comes back intact.
+    /// - `set_overwrites`: a second `set` replaces the first value.
+    /// - `delete_reports_existence_and_removes`: `delete` answers `true` then `false`, and `get`
+    ///   answers `None` afterwards.
+    /// - `long_and_non_ascii_keys_work`: a 1000-character key and keys in several scripts are
+    ///   distinct and round-trip.
+    /// - `empty_key_is_invalid_input`: `get`, `set` and `delete` of `""` answer `InvalidInput`.
+    /// - `concurrent_tasks_lose_no_writes`: 32 tasks on several threads write and read their own
+    ///   keys; every value is there.
+    /// - `ttl_entries_expire`: declared `ttl`: an entry expires, a plain `set` clears an expiry, a
+    ///   zero ttl is `InvalidInput`; undeclared: `set_with_ttl` answers `Unsupported`.
+    /// - `increment_is_atomic`: declared `increment`: 16 tasks × 50 increments give 800, deltas may
+    ///   be negative, a non-counter value is `Conflict`; undeclared: `Unsupported`.
+    /// - `bulk_operations_work`: declared `bulk`: `set_many`, `get_many` (in order, with misses) and
+    ///   `delete_many` (counting hits); undeclared: all three answer `Unsupported`.
+    /// - `operations_after_stop_fail_with_stopped`: after `stop`, every operation answers `Stopped`.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::cache::OBLIGATIONS;
+    ///
+    /// assert_eq!(OBLIGATIONS.len(), 13);
+    /// assert_eq!(OBLIGATIONS[0], "get_missing_key_returns_none");
+    /// assert_eq!(OBLIGATIONS.last(), Some(&"operations_after_stop_fail_with_stopped"));
+    /// ```
+    obligations [
+        get_missing_key_returns_none,
+        binary_values_round_trip_exactly,
+        empty_value_round_trips,
+        large_value_round_trips,
+        set_overwrites,
+        delete_reports_existence_and_removes,
+        long_and_non_ascii_keys_work,
+        empty_key_is_invalid_input,
+        concurrent_tasks_lose_no_writes,
+        ttl_entries_expire,
+        increment_is_atomic,
+        bulk_operations_work,
+        operations_after_stop_fail_with_stopped,
+    ];
 }
 
 async fn round_trip(cache: &dyn Cache, key: &str, value: Bytes) -> Result<(), String> {
@@ -395,7 +211,10 @@ fn describe(value: Option<&Bytes>) -> String {
     }
 }
 
-async fn get_missing_key_returns_none<T: CacheProvider>(i: &Instance<T>) -> Result<(), String> {
+async fn get_missing_key_returns_none<T: CacheProvider>(
+    i: &Instance<T>,
+    _: &CacheSettings,
+) -> Result<(), String> {
     let got = call!("get of a missing key", i.driver.get("kit:never-written"));
     ensure!(
         got.is_none(),
@@ -405,28 +224,41 @@ async fn get_missing_key_returns_none<T: CacheProvider>(i: &Instance<T>) -> Resu
     Ok(())
 }
 
-async fn binary_values_round_trip_exactly<T: CacheProvider>(i: &Instance<T>) -> Result<(), String> {
+async fn binary_values_round_trip_exactly<T: CacheProvider>(
+    i: &Instance<T>,
+    _: &CacheSettings,
+) -> Result<(), String> {
     let every_byte: Vec<u8> = (0..=255).collect();
     round_trip(&*i.driver, "kit:binary", every_byte.into()).await?;
     round_trip(&*i.driver, "kit:nul", Bytes::from_static(b"\0\0\xff")).await
 }
 
-async fn empty_value_round_trips<T: CacheProvider>(i: &Instance<T>) -> Result<(), String> {
+async fn empty_value_round_trips<T: CacheProvider>(
+    i: &Instance<T>,
+    _: &CacheSettings,
+) -> Result<(), String> {
     round_trip(&*i.driver, "kit:empty", Bytes::new()).await
 }
 
-async fn large_value_round_trips<T: CacheProvider>(i: &Instance<T>) -> Result<(), String> {
+async fn large_value_round_trips<T: CacheProvider>(
+    i: &Instance<T>,
+    _: &CacheSettings,
+) -> Result<(), String> {
     let large: Vec<u8> = (0..1024 * 1024).map(|n: u32| (n % 251) as u8).collect();
     round_trip(&*i.driver, "kit:large", large.into()).await
 }
 
-async fn set_overwrites<T: CacheProvider>(i: &Instance<T>) -> Result<(), String> {
+async fn set_overwrites<T: CacheProvider>(
+    i: &Instance<T>,
+    _: &CacheSettings,
+) -> Result<(), String> {
     round_trip(&*i.driver, "kit:overwrite", Bytes::from_static(b"first")).await?;
     round_trip(&*i.driver, "kit:overwrite", Bytes::from_static(b"second")).await
 }
 
 async fn delete_reports_existence_and_removes<T: CacheProvider>(
     i: &Instance<T>,
+    _: &CacheSettings,
 ) -> Result<(), String> {
     let cache = &*i.driver;
     call!("set", cache.set("kit:delete", Bytes::from_static(b"v")));
@@ -443,7 +275,10 @@ async fn delete_reports_existence_and_removes<T: CacheProvider>(
     Ok(())
 }
 
-async fn long_and_non_ascii_keys_work<T: CacheProvider>(i: &Instance<T>) -> Result<(), String> {
+async fn long_and_non_ascii_keys_work<T: CacheProvider>(
+    i: &Instance<T>,
+    _: &CacheSettings,
+) -> Result<(), String> {
     let long = format!("kit:{}", "k".repeat(1000));
     let keys = [
         long.as_str(),
@@ -469,7 +304,10 @@ async fn long_and_non_ascii_keys_work<T: CacheProvider>(i: &Instance<T>) -> Resu
     Ok(())
 }
 
-async fn empty_key_is_invalid_input<T: CacheProvider>(i: &Instance<T>) -> Result<(), String> {
+async fn empty_key_is_invalid_input<T: CacheProvider>(
+    i: &Instance<T>,
+    _: &CacheSettings,
+) -> Result<(), String> {
     expect_kind(
         "get(\"\")",
         ErrorKind::InvalidInput,
@@ -487,15 +325,18 @@ async fn empty_key_is_invalid_input<T: CacheProvider>(i: &Instance<T>) -> Result
     )
 }
 
-async fn concurrent_tasks_lose_no_writes<T: CacheProvider>(i: &Instance<T>) -> Result<(), String> {
+async fn concurrent_tasks_lose_no_writes<T: CacheProvider>(
+    i: &Instance<T>,
+    _: &CacheSettings,
+) -> Result<(), String> {
     let mut tasks = Vec::new();
     for task in 0..32_u32 {
-        let cache = Arc::clone(&i.driver);
+        let cache = i.shared();
         tasks.push(tokio::spawn(async move {
             // Within a task the writes are concurrent too: a driver that reads, modifies and
             // writes back shared state loses all but one of them.
             let writes = (0..20_u32).map(|n| {
-                let cache = Arc::clone(&cache);
+                let cache = cache.clone();
                 async move {
                     let key = format!("kit:concurrent:{task}:{n}");
                     cache
@@ -524,7 +365,10 @@ async fn concurrent_tasks_lose_no_writes<T: CacheProvider>(i: &Instance<T>) -> R
     Ok(())
 }
 
-async fn ttl_entries_expire<T: CacheProvider>(i: &Instance<T>) -> Result<(), String> {
+async fn ttl_entries_expire<T: CacheProvider>(
+    i: &Instance<T>,
+    _: &CacheSettings,
+) -> Result<(), String> {
     let cache = &*i.driver;
     let short = Duration::from_millis(300);
     if !i.declares(TTL) {
@@ -578,7 +422,10 @@ async fn ttl_entries_expire<T: CacheProvider>(i: &Instance<T>) -> Result<(), Str
     )
 }
 
-async fn increment_is_atomic<T: CacheProvider>(i: &Instance<T>) -> Result<(), String> {
+async fn increment_is_atomic<T: CacheProvider>(
+    i: &Instance<T>,
+    _: &CacheSettings,
+) -> Result<(), String> {
     if !i.declares(INCREMENT) {
         return expect_unsupported("increment", &i.driver.increment("kit:counter", 1).await);
     }
@@ -594,7 +441,7 @@ async fn increment_is_atomic<T: CacheProvider>(i: &Instance<T>) -> Result<(), St
     ensure!(down == 0, "increment(-5) after 5 answered {down}, not 0");
     let mut tasks = Vec::new();
     for _ in 0..16 {
-        let cache = Arc::clone(&i.driver);
+        let cache = i.shared();
         tasks.push(tokio::spawn(async move {
             let increments = (0..50).map(|_| cache.increment("kit:counter", 1));
             futures_util::future::try_join_all(increments)
@@ -623,7 +470,10 @@ async fn increment_is_atomic<T: CacheProvider>(i: &Instance<T>) -> Result<(), St
     )
 }
 
-async fn bulk_operations_work<T: CacheProvider>(i: &Instance<T>) -> Result<(), String> {
+async fn bulk_operations_work<T: CacheProvider>(
+    i: &Instance<T>,
+    _: &CacheSettings,
+) -> Result<(), String> {
     let cache = &*i.driver;
     if !i.declares(BULK) {
         expect_unsupported("get_many", &cache.get_many(&["kit:a"]).await)?;
@@ -671,6 +521,7 @@ async fn bulk_operations_work<T: CacheProvider>(i: &Instance<T>) -> Result<(), S
 
 async fn operations_after_stop_fail_with_stopped<T: CacheProvider>(
     i: &Instance<T>,
+    _: &CacheSettings,
 ) -> Result<(), String> {
     call!("set", i.driver.set("kit:stop", Bytes::from_static(b"v")));
     i.driver

@@ -1,14 +1,20 @@
-//! Running one obligation on one fresh instance, with its panics and hangs contained.
+//! The kit harness: one obligation on one fresh instance, built as the kernel builds it, with
+//! its panics and hangs contained. Every kit, built-in or written by the package that defines a
+//! capability, is a [`Kit`] over this.
 
 use std::fmt;
-use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::FutureExt as _;
+use futures_util::future::BoxFuture;
 
-use crate::Driver;
+use std::any::Any;
+
+use crate::gate::Gate;
+use crate::{Contract, Driver, ProvidedBy};
 
 /// What a kit asks of the instance it is about to build. The closure passed to a kit maps it to
 /// the driver's options.
@@ -108,32 +114,549 @@ impl std::error::Error for Failure {}
 /// How long one obligation may take before it fails as hung.
 pub(crate) const OBLIGATION_TIME_LIMIT: Duration = Duration::from_mins(1);
 
-/// A started instance under test and what the kit knows of it.
-pub(crate) struct Instance<T> {
-    /// Shared, so obligations can spawn tasks on several threads.
-    pub(crate) driver: std::sync::Arc<T>,
+/// A started instance under test and what the kit knows of it: what an obligation is given.
+///
+/// The instance was built as the kernel builds one: options from the kit's closure,
+/// `validate`, `features_for`, `from_options`, the contract's feature gate around it, then
+/// `start`; the kit stops it afterwards. An obligation reaches the driver itself with
+/// [`driver`](Self::driver) (its own behaviour, undeclared features included), and what a module
+/// gets with [`served`](Self::served) (through the gate, as the kernel serves it).
+///
+/// ```
+/// use sandloom_driverkit::conformance::Instance;
+/// use sandloom_driverkit::cache::{CacheCapability, CacheProvider, TTL};
+///
+/// // An obligation of a kit: checks what it can, and says what went wrong otherwise.
+/// async fn remembers<T: CacheProvider>(i: &Instance<T>, _: &()) -> Result<(), String> {
+///     let cache = i.served::<CacheCapability>(); // what modules get
+///     cache.set("k", "v".into()).await.map_err(|e| format!("set failed: {e}"))?;
+///     if i.declares(TTL) {
+///         // … exercise the feature; otherwise check that it answers `Unsupported`.
+///     }
+///     Ok(())
+/// }
+/// ```
+pub struct Instance<T> {
+    /// The driver, inside its gate; shared, so obligations can spawn tasks on several threads.
+    pub(crate) driver: Shared<T>,
+    /// `Arc<C::Operations>` of the kit's contract `C`: the gated driver as modules get it.
+    operations: Box<dyn Any + Send + Sync>,
     pub(crate) features: Vec<&'static str>,
     pub(crate) request: KitRequest,
 }
 
-impl<T> Instance<T> {
-    pub(crate) fn declares(&self, feature: &str) -> bool {
-        self.features.contains(&feature)
+/// The driver under test, shared: clone it into the tasks an obligation spawns.
+///
+/// ```
+/// # use sandloom_driverkit::conformance::Instance;
+/// # use sandloom_driverkit::cache::CacheProvider;
+/// fn spawn_writer<T: CacheProvider>(i: &Instance<T>) -> tokio::task::JoinHandle<()> {
+///     let driver = i.shared();
+///     tokio::spawn(async move { let _ = driver.set("k", "v".into()).await; })
+/// }
+/// ```
+pub struct Shared<T>(Arc<dyn Gated<T>>);
+
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        Self(Arc::clone(&self.0))
     }
 }
 
-/// Builds instances from the driver author's closure.
-type OptionsFn<T> = dyn Fn(&KitRequest) -> <T as Driver>::Options + Send + Sync;
+impl<T> std::ops::Deref for Shared<T> {
+    type Target = T;
 
-pub(crate) struct Factory<T: Driver> {
-    options: Box<OptionsFn<T>>,
+    fn deref(&self) -> &T {
+        self.0.driver()
+    }
 }
 
-impl<T: Driver> Factory<T> {
-    pub(crate) fn new(options: impl Fn(&KitRequest) -> T::Options + Send + Sync + 'static) -> Self {
-        Self {
-            options: Box::new(options),
+/// A gate, whatever its contract: the driver inside it.
+trait Gated<T>: Send + Sync {
+    fn driver(&self) -> &T;
+}
+
+impl<T: Driver, G: Gate<T>> Gated<T> for G {
+    fn driver(&self) -> &T {
+        Gate::driver(self)
+    }
+}
+
+impl<T: 'static> Instance<T> {
+    /// The driver under test, itself (not through the gate).
+    ///
+    /// ```
+    /// # use sandloom_driverkit::conformance::Instance;
+    /// # use sandloom_driverkit::cache::CacheProvider;
+    /// async fn empty<T: CacheProvider>(i: &Instance<T>) -> bool {
+    ///     matches!(i.driver().get("never-written").await, Ok(None))
+    /// }
+    /// ```
+    pub fn driver(&self) -> &T {
+        &self.driver
+    }
+
+    /// The driver under test, shared, for tasks an obligation spawns.
+    ///
+    /// ```
+    /// # use sandloom_driverkit::conformance::Instance;
+    /// # use sandloom_driverkit::cache::CacheProvider;
+    /// fn spawn_writer<T: CacheProvider>(i: &Instance<T>) -> tokio::task::JoinHandle<()> {
+    ///     let driver = i.shared();
+    ///     tokio::spawn(async move { let _ = driver.set("k", "v".into()).await; })
+    /// }
+    /// ```
+    pub fn shared(&self) -> Shared<T> {
+        self.driver.clone()
+    }
+
+    /// The driver as modules get it: behind the feature gate of the kit's contract `C`, so an
+    /// operation of an undeclared feature answers `Unsupported` whatever the driver implements.
+    ///
+    /// # Panics
+    /// When `C` is not the contract the kit was built for (a bug in the kit).
+    ///
+    /// ```
+    /// # use sandloom_driverkit::conformance::Instance;
+    /// use sandloom_driverkit::cache::{CacheCapability, CacheProvider};
+    /// async fn served_empty<T: CacheProvider>(i: &Instance<T>) -> bool {
+    ///     matches!(i.served::<CacheCapability>().get("never-written").await, Ok(None))
+    /// }
+    /// ```
+    pub fn served<C: Contract>(&self) -> &C::Operations {
+        match self.operations.downcast_ref::<Arc<C::Operations>>() {
+            Some(operations) => operations,
+            None => panic!(
+                "the kit was not built for the contract `{}`: pass that contract to `Kit::build`",
+                C::NAME
+            ),
         }
+    }
+
+    /// Whether the instance declared `feature` (its `features_for` of its options).
+    ///
+    /// ```
+    /// # use sandloom_driverkit::conformance::Instance;
+    /// fn bulk<T: 'static>(i: &Instance<T>) -> bool { i.declares("bulk") }
+    /// ```
+    pub fn declares(&self, feature: &str) -> bool {
+        self.features.contains(&feature)
+    }
+
+    /// Every feature the instance declared.
+    ///
+    /// ```
+    /// # use sandloom_driverkit::conformance::Instance;
+    /// fn none<T: 'static>(i: &Instance<T>) -> bool { i.features().is_empty() }
+    /// ```
+    pub fn features(&self) -> &[&'static str] {
+        &self.features
+    }
+
+    /// What the kit asked of this instance.
+    ///
+    /// ```
+    /// # use sandloom_driverkit::conformance::Instance;
+    /// fn scratch<T: 'static>(i: &Instance<T>) -> &std::path::Path { &i.request().scratch_dir }
+    /// ```
+    pub fn request(&self) -> &KitRequest {
+        &self.request
+    }
+}
+
+/// Put `driver` behind the gate of contract `C`, as the kernel does.
+fn serve<C: ProvidedBy<T>, T: Driver>(
+    driver: T,
+    features: &[&'static str],
+) -> (Shared<T>, Box<dyn Any + Send + Sync>) {
+    let gated = Arc::new(C::Gate::wrap(driver, features));
+    let operations: Arc<C::Operations> = C::upcast(Arc::clone(&gated));
+    (Shared(gated), Box::new(operations))
+}
+
+/// How a kit puts a driver behind its contract's gate.
+type ServeFn<T> = fn(T, &[&'static str]) -> (Shared<T>, Box<dyn Any + Send + Sync>);
+
+/// How an obligation runs: an `async fn(&Instance<T>, &S) -> Result<(), String>`, boxed.
+pub type Check<T, S> = for<'a> fn(&'a Instance<T>, &'a S) -> BoxFuture<'a, Result<(), String>>;
+
+/// One obligation of a kit: its name (the name of its test) and its check.
+///
+/// Make them with [`define_kit!`](crate::define_kit), which names each after its function.
+///
+/// ```
+/// use sandloom_driverkit::conformance::{Instance, Obligation};
+/// use sandloom_driverkit::cache::CacheProvider;
+///
+/// async fn get_missing_key_returns_none<T: CacheProvider>(
+///     i: &Instance<T>,
+///     _: &(),
+/// ) -> Result<(), String> {
+///     match i.driver().get("never-written").await {
+///         Ok(None) => Ok(()),
+///         other => Err(format!("`get` of a key never written answered {other:?}")),
+///     }
+/// }
+///
+/// fn obligation<T: CacheProvider>() -> Obligation<T, ()> {
+///     Obligation::new("get_missing_key_returns_none", |i, s| {
+///         Box::pin(get_missing_key_returns_none(i, s))
+///     })
+/// }
+/// ```
+pub struct Obligation<T, S> {
+    name: &'static str,
+    check: Check<T, S>,
+}
+
+impl<T, S> Obligation<T, S> {
+    /// An obligation called `name`, checked by `check`.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::Obligation;
+    /// let always: Obligation<(), ()> = Obligation::new("always", |_, _| Box::pin(async { Ok(()) }));
+    /// assert_eq!(always.name(), "always");
+    /// ```
+    pub const fn new(name: &'static str, check: Check<T, S>) -> Self {
+        Self { name, check }
+    }
+
+    /// Its name.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::Obligation;
+    /// let o: Obligation<(), ()> = Obligation::new("x", |_, _| Box::pin(async { Ok(()) }));
+    /// assert_eq!(o.name(), "x");
+    /// ```
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+impl<T, S> Clone for Obligation<T, S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T, S> Copy for Obligation<T, S> {}
+
+/// Builds the options of each instance from the driver author's closure.
+type OptionsFn<T> = dyn Fn(&KitRequest) -> <T as Driver>::Options + Send + Sync;
+
+/// A conformance kit: a contract's obligations, run against one driver type, each on a fresh
+/// instance. The built-in kits (`CacheConformance`, …) are `Kit`s, and a package that defines a
+/// capability builds its own with [`define_kit!`](crate::define_kit).
+///
+/// `S` holds what the obligations need besides the instance (a recipient the driver must
+/// accept, a tolerance); it is the kit's, set through the kit's own builder methods.
+///
+/// ```
+/// use sandloom_driverkit::conformance::cache::CacheConformance;
+/// use sandloom_driverkit::NoOptions;
+/// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+/// # use sandloom_driverkit::cache::{Cache, CacheProvider};
+/// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
+/// # pub struct ForgetfulCache;
+/// # #[async_trait]
+/// # impl Cache for ForgetfulCache {
+/// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
+/// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
+/// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+/// # }
+/// # impl Driver for ForgetfulCache {
+/// #     type Options = sandloom_driverkit::NoOptions;
+/// #     fn supported_features() -> &'static [&'static str] { &[] }
+/// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(ForgetfulCache) }
+/// # }
+/// # impl CacheProvider for ForgetfulCache {
+/// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+/// # }
+///
+/// // `ForgetfulCache` (hidden) stores nothing.
+/// let kit = CacheConformance::<ForgetfulCache>::new(|_request| NoOptions {});
+/// assert_eq!(kit.name(), "cache");
+/// assert!(kit.obligations().contains(&"set_overwrites"));
+/// assert!(kit.check("get_missing_key_returns_none").is_ok());
+/// assert!(kit.check("set_overwrites").is_err());
+/// ```
+pub struct Kit<T: Driver, S> {
+    name: &'static str,
+    obligations: Vec<Obligation<T, S>>,
+    options: Box<OptionsFn<T>>,
+    serve: ServeFn<T>,
+    settings: Arc<S>,
+}
+
+impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
+    /// A kit called `name` (the contract's name) with `obligations`, whose instances are built
+    /// from the options `options` returns, and whose obligations are given `settings`.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::{Kit, Obligation};
+    /// use sandloom_driverkit::cache::CacheProvider;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
+    /// # use sandloom_driverkit::cache::Cache;
+    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
+    /// # pub struct ForgetfulCache;
+    /// # #[async_trait]
+    /// # impl Cache for ForgetfulCache {
+    /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
+    /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
+    /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+    /// # }
+    /// # impl Driver for ForgetfulCache {
+    /// #     type Options = NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(ForgetfulCache) }
+    /// # }
+    /// # impl CacheProvider for ForgetfulCache {
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+    /// # }
+    ///
+    /// fn starts<T: CacheProvider>() -> Obligation<T, ()> {
+    ///     Obligation::new("starts", |_, _| Box::pin(async { Ok(()) }))
+    /// }
+    /// let kit = Kit::build::<sandloom_driverkit::cache::CacheCapability>(
+    ///     vec![starts::<ForgetfulCache>()],
+    ///     |_| NoOptions {},
+    ///     (),
+    /// );
+    /// assert_eq!(kit.check("starts"), Ok(()));
+    /// ```
+    pub fn build<C: ProvidedBy<T>>(
+        obligations: Vec<Obligation<T, S>>,
+        options: impl Fn(&KitRequest) -> T::Options + Send + Sync + 'static,
+        settings: S,
+    ) -> Self {
+        Self {
+            name: C::NAME,
+            obligations,
+            options: Box::new(options),
+            serve: serve::<C, T>,
+            settings: Arc::new(settings),
+        }
+    }
+
+    /// The kit's name (its contract's).
+    ///
+    /// ```
+    /// # use sandloom_driverkit::conformance::Kit;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
+    /// # use sandloom_driverkit::cache::{Cache, CacheCapability, CacheProvider};
+    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
+    /// # pub struct D;
+    /// # #[async_trait]
+    /// # impl Cache for D {
+    /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
+    /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
+    /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+    /// # }
+    /// # impl Driver for D {
+    /// #     type Options = NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: NoOptions) -> Result<Self, DriverError> { Ok(D) }
+    /// # }
+    /// # impl CacheProvider for D { const CONTRACT_VERSION: Version = Version::new(1, 0, 0); }
+    /// let kit: Kit<D, ()> = Kit::build::<CacheCapability>(Vec::new(), |_| NoOptions {}, ());
+    /// assert_eq!(kit.name(), "cache");
+    /// ```
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The obligations' names, in the order the kit runs them.
+    ///
+    /// ```
+    /// # use sandloom_driverkit::conformance::Kit;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
+    /// # use sandloom_driverkit::cache::{Cache, CacheCapability, CacheProvider};
+    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
+    /// # pub struct D;
+    /// # #[async_trait]
+    /// # impl Cache for D {
+    /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
+    /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
+    /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+    /// # }
+    /// # impl Driver for D {
+    /// #     type Options = NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: NoOptions) -> Result<Self, DriverError> { Ok(D) }
+    /// # }
+    /// # impl CacheProvider for D { const CONTRACT_VERSION: Version = Version::new(1, 0, 0); }
+    /// let kit: Kit<D, ()> = Kit::build::<CacheCapability>(Vec::new(), |_| NoOptions {}, ());
+    /// assert!(kit.obligations().is_empty());
+    /// ```
+    pub fn obligations(&self) -> Vec<&'static str> {
+        self.obligations.iter().map(Obligation::name).collect()
+    }
+
+    /// The kit's settings, for its builder methods.
+    ///
+    /// # Panics
+    /// Never: a kit shares its settings only while an obligation runs.
+    #[doc(hidden)]
+    pub fn settings_mut(&mut self) -> &mut S {
+        Arc::get_mut(&mut self.settings).expect("settings are shared only while a check runs")
+    }
+
+    /// Run one obligation on a fresh instance.
+    ///
+    /// # Errors
+    /// The [`Failure`] of the obligation: what the check reported, a panic of the driver, a
+    /// check that did not finish within a minute, a driver that could not be built or started,
+    /// or an obligation of another name.
+    ///
+    /// ```
+    /// # use sandloom_driverkit::conformance::Kit;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
+    /// # use sandloom_driverkit::cache::{Cache, CacheCapability, CacheProvider};
+    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
+    /// # pub struct D;
+    /// # #[async_trait]
+    /// # impl Cache for D {
+    /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
+    /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
+    /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+    /// # }
+    /// # impl Driver for D {
+    /// #     type Options = NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: NoOptions) -> Result<Self, DriverError> { Ok(D) }
+    /// # }
+    /// # impl CacheProvider for D { const CONTRACT_VERSION: Version = Version::new(1, 0, 0); }
+    /// let kit: Kit<D, ()> = Kit::build::<CacheCapability>(Vec::new(), |_| NoOptions {}, ());
+    /// let unknown = kit.check("no_such_obligation").unwrap_err();
+    /// assert!(unknown.message.contains("no such obligation in the cache kit"));
+    /// ```
+    pub fn check(&self, obligation: &str) -> Result<(), Failure> {
+        let Some(found) = self.obligations.iter().find(|o| o.name == obligation) else {
+            return Err(Failure::new(
+                obligation,
+                format!("no such obligation in the {} kit", self.name),
+            ));
+        };
+        let check = found.check;
+        let settings = Arc::clone(&self.settings);
+        self.run(found.name, move |instance| {
+            Box::pin(async move { check(instance, &settings).await })
+        })
+    }
+
+    /// Run every obligation; the failures, in order.
+    ///
+    /// ```
+    /// # use sandloom_driverkit::conformance::Kit;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
+    /// # use sandloom_driverkit::cache::{Cache, CacheCapability, CacheProvider};
+    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
+    /// # pub struct D;
+    /// # #[async_trait]
+    /// # impl Cache for D {
+    /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
+    /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
+    /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+    /// # }
+    /// # impl Driver for D {
+    /// #     type Options = NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: NoOptions) -> Result<Self, DriverError> { Ok(D) }
+    /// # }
+    /// # impl CacheProvider for D { const CONTRACT_VERSION: Version = Version::new(1, 0, 0); }
+    /// let kit: Kit<D, ()> = Kit::build::<CacheCapability>(Vec::new(), |_| NoOptions {}, ());
+    /// assert!(kit.check_all().is_empty());
+    /// ```
+    pub fn check_all(&self) -> Vec<Failure> {
+        self.obligations
+            .iter()
+            .filter_map(|obligation| self.check(obligation.name).err())
+            .collect()
+    }
+
+    /// Run one obligation and panic with its failure (what the generated tests call).
+    ///
+    /// # Panics
+    /// When the obligation fails.
+    ///
+    /// ```
+    /// # use sandloom_driverkit::conformance::Kit;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
+    /// # use sandloom_driverkit::cache::{Cache, CacheCapability, CacheProvider};
+    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
+    /// # pub struct D;
+    /// # #[async_trait]
+    /// # impl Cache for D {
+    /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
+    /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
+    /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+    /// # }
+    /// # impl Driver for D {
+    /// #     type Options = NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: NoOptions) -> Result<Self, DriverError> { Ok(D) }
+    /// # }
+    /// # impl CacheProvider for D { const CONTRACT_VERSION: Version = Version::new(1, 0, 0); }
+    /// let kit: Kit<D, ()> = Kit::build::<CacheCapability>(Vec::new(), |_| NoOptions {}, ());
+    /// let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| kit.assert("x")));
+    /// assert!(outcome.is_err());
+    /// ```
+    pub fn assert(&self, obligation: &str) {
+        if let Err(failure) = self.check(obligation) {
+            panic!("{failure}");
+        }
+    }
+
+    /// The self-test of a kit against a deliberately broken driver: panics unless the
+    /// obligation fails, and returns the failure so the test can check what it says.
+    ///
+    /// # Panics
+    /// When the obligation passes: the kit does not catch the flaw.
+    ///
+    /// ```
+    /// # use sandloom_driverkit::conformance::{Kit, Obligation};
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
+    /// # use sandloom_driverkit::cache::{Cache, CacheCapability, CacheProvider};
+    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
+    /// # pub struct D;
+    /// # #[async_trait]
+    /// # impl Cache for D {
+    /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
+    /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
+    /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+    /// # }
+    /// # impl Driver for D {
+    /// #     type Options = NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: NoOptions) -> Result<Self, DriverError> { Ok(D) }
+    /// # }
+    /// # impl CacheProvider for D { const CONTRACT_VERSION: Version = Version::new(1, 0, 0); }
+    /// let never: Obligation<D, ()> =
+    ///     Obligation::new("never", |_, _| Box::pin(async { Err("it never works".to_owned()) }));
+    /// let kit = Kit::build::<CacheCapability>(vec![never], |_| NoOptions {}, ());
+    /// let failure = kit.assert_catches("never");
+    /// assert_eq!(failure.message, "it never works");
+    /// ```
+    pub fn assert_catches(&self, obligation: &str) -> Failure {
+        match self.check(obligation) {
+            Err(failure) => failure,
+            Ok(()) => panic!(
+                "the {} kit does not catch this driver's flaw: `{obligation}` passed",
+                self.name
+            ),
+        }
+    }
+
+    #[doc(hidden)]
+    pub fn assert_names(&self, generated: &[&str]) {
+        let known = self.obligations();
+        let missing: Vec<&&str> = known.iter().filter(|n| !generated.contains(n)).collect();
+        let unknown: Vec<&&str> = generated.iter().filter(|n| !known.contains(n)).collect();
+        assert!(
+            missing.is_empty() && unknown.is_empty(),
+            "{} kit: the test macro and the kit disagree; without a test: {missing:?}; unknown: {unknown:?}",
+            self.name
+        );
     }
 
     async fn instance(&self, scratch: &Path, namespace: String) -> Result<Instance<T>, String> {
@@ -143,27 +666,29 @@ impl<T: Driver> Factory<T> {
             visibility_timeout: Duration::from_millis(400),
             max_attempts: 3,
         };
+        // The kernel's order: options, validate, features, construct, start.
         let options = (self.options)(&request);
+        T::validate(&options).map_err(|err| format!("the kit's options were refused: {err}"))?;
         let features = T::features_for(&options);
         let driver =
             T::from_options(options).map_err(|err| format!("construction failed: {err}"))?;
+        let (driver, operations) = (self.serve)(driver, &features);
         driver
             .start()
             .await
             .map_err(|err| format!("start failed: {err}"))?;
         Ok(Instance {
-            driver: std::sync::Arc::new(driver),
+            driver,
+            operations,
             features,
             request,
         })
     }
 
     /// Run `check` on a fresh, started instance; stop it afterwards (unless the check did).
-    pub(crate) fn run<F>(&self, obligation: &str, check: F) -> Result<(), Failure>
+    fn run<F>(&self, obligation: &str, check: F) -> Result<(), Failure>
     where
-        F: for<'a> FnOnce(
-            &'a Instance<T>,
-        ) -> futures_util::future::BoxFuture<'a, Result<(), String>>,
+        F: for<'a> FnOnce(&'a Instance<T>) -> BoxFuture<'a, Result<(), String>>,
     {
         let fail = |message: String| Failure::new(obligation, message);
         let scratch = tempfile::tempdir()
@@ -175,9 +700,10 @@ impl<T: Driver> Factory<T> {
             .map_err(|err| fail(format!("cannot start a Tokio runtime: {err}")))?;
         let namespace = format!("kit-{obligation}-{}", std::process::id());
         runtime.block_on(async {
-            let instance = self
-                .instance(scratch.path(), namespace)
+            let instance = AssertUnwindSafe(self.instance(scratch.path(), namespace))
+                .catch_unwind()
                 .await
+                .map_err(|payload| fail(format!("the driver panicked: {}", panic_text(&*payload))))?
                 .map_err(fail)?;
             let outcome = tokio::time::timeout(
                 OBLIGATION_TIME_LIMIT,
@@ -193,11 +719,7 @@ impl<T: Driver> Factory<T> {
                 Ok(Ok(Err(message))) => Err(fail(message)),
                 Ok(Err(payload)) => Err(fail(format!(
                     "the driver panicked: {}",
-                    payload
-                        .downcast_ref::<&str>()
-                        .map(|s| (*s).to_owned())
-                        .or_else(|| payload.downcast_ref::<String>().cloned())
-                        .unwrap_or_default()
+                    panic_text(&*payload)
                 ))),
                 Err(_) => Err(fail(format!(
                     "did not finish within {} s",
@@ -208,26 +730,10 @@ impl<T: Driver> Factory<T> {
     }
 }
 
-/// The part every kit shares: its name list and how a test reports.
-pub(crate) fn assert_outcome(outcome: Result<(), Failure>) {
-    if let Err(failure) = outcome {
-        panic!("{failure}");
-    }
-}
-
-pub(crate) fn assert_names(kit: &str, known: &[&str], generated: &[&str]) {
-    let missing: Vec<&&str> = known.iter().filter(|n| !generated.contains(n)).collect();
-    let unknown: Vec<&&str> = generated.iter().filter(|n| !known.contains(n)).collect();
-    assert!(
-        missing.is_empty() && unknown.is_empty(),
-        "{kit}: the test macro and the kit disagree; without a test: {missing:?}; unknown: {unknown:?}"
-    );
-}
-
-/// A future that borrows the instance, boxed (obligations are plain `async fn`s).
-pub(crate) fn boxed<'a, F>(future: F) -> futures_util::future::BoxFuture<'a, Result<(), String>>
-where
-    F: Future<Output = Result<(), String>> + Send + 'a,
-{
-    Box::pin(future)
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_default()
 }

@@ -42,64 +42,12 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use futures_util::future::BoxFuture;
 use sandloom_sdk_infra::ErrorKind;
 use sandloom_sdk_infra::lock::{Lease, Lock};
 
-use super::harness::{Factory, Instance, assert_names, assert_outcome, boxed};
-use super::{Failure, KitRequest, call, ensure, expect_kind};
+use super::harness::{Instance, Kit};
+use super::{KitRequest, call, ensure, expect_kind};
 use crate::lock::LockProvider;
-
-/// Every obligation of the (experimental) lock contract, in the order the kit runs them.
-///
-/// Short leases last 300–400 ms; the kit waits up to 5 s for an expired one to become free.
-///
-/// - `acquire_grants_a_lease_naming_the_lock`: `acquire` answers a lease with the lock's name,
-///   a non-blank token and an expiry `ttl` from now (within 5 s).
-/// - `a_held_lock_cannot_be_acquired`: while a lease is valid, `acquire` answers `None`, and the
-///   holder keeps the lock.
-/// - `release_by_the_holder_frees_the_lock`: `release` answers `true`, the lock can be acquired
-///   again with another token; releasing or refreshing the released lease answers `false` or
-///   `Conflict`.
-/// - `a_foreign_or_stale_token_can_neither_release_nor_refresh`: a previous holder's token,
-///   another lock's token, or a lease on a lock nobody holds releases nothing (`false`) and
-///   refreshes nothing (`Conflict`); the holders keep their locks.
-/// - `an_expired_lease_can_be_taken_over`: after its ttl a lease's lock can be acquired; the old
-///   holder's `release` answers `false`, its `refresh` answers `Conflict`, and neither frees
-///   the lock of the new holder.
-/// - `an_expired_lease_can_neither_be_released_nor_refreshed`: with no new holder, an expired
-///   lease's `release` answers `false` and its `refresh` `Conflict`; the lock stays free.
-/// - `refresh_extends_the_lease`: `refresh` answers a lease of the same lock expiring later, and
-///   the lock stays held past the original expiry.
-/// - `concurrent_acquirers_get_exactly_one_lease`: 16 tasks on several threads, each racing 4
-///   acquires of one lock, get exactly one lease; again after it is released.
-/// - `empty_name_or_zero_ttl_is_invalid_input`: `acquire`, `release` and `refresh` of an empty
-///   name, and `acquire` or `refresh` with a zero ttl, answer `InvalidInput` and change nothing.
-/// - `distinct_names_are_independent`: locks whose names differ in case, by a suffix, in
-///   non-ASCII letters or are 200 characters long are held and released independently.
-/// - `operations_after_stop_fail_with_stopped`: after `stop`, `acquire`, `release` and
-///   `refresh` answer `Stopped`.
-///
-/// ```
-/// use sandloom_driverkit::conformance::lock::OBLIGATIONS;
-///
-/// assert_eq!(OBLIGATIONS.len(), 11);
-/// assert_eq!(OBLIGATIONS[0], "acquire_grants_a_lease_naming_the_lock");
-/// assert_eq!(OBLIGATIONS.last(), Some(&"operations_after_stop_fail_with_stopped"));
-/// ```
-pub const OBLIGATIONS: &[&str] = &[
-    "acquire_grants_a_lease_naming_the_lock",
-    "a_held_lock_cannot_be_acquired",
-    "release_by_the_holder_frees_the_lock",
-    "a_foreign_or_stale_token_can_neither_release_nor_refresh",
-    "an_expired_lease_can_be_taken_over",
-    "an_expired_lease_can_neither_be_released_nor_refreshed",
-    "refresh_extends_the_lease",
-    "concurrent_acquirers_get_exactly_one_lease",
-    "empty_name_or_zero_ttl_is_invalid_input",
-    "distinct_names_are_independent",
-    "operations_after_stop_fail_with_stopped",
-];
 
 /// A lease no obligation expects to run out.
 const LONG: Duration = Duration::from_secs(30);
@@ -123,11 +71,14 @@ const EXPIRY_BOUND: Duration = Duration::from_secs(5);
 /// }
 /// # }
 /// ```
-pub struct LockConformance<T: LockProvider> {
-    factory: Factory<T>,
-}
+pub type LockConformance<T> = Kit<T, LockSettings>;
 
-impl<T: LockProvider> LockConformance<T> {
+/// What the `lock` kit's obligations are given besides the instance: nothing yet.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct LockSettings {}
+
+impl<T: LockProvider> Kit<T, LockSettings> {
     /// A kit that builds each instance from the options `options` returns, given the
     /// [`KitRequest`] of that instance.
     ///
@@ -169,263 +120,108 @@ impl<T: LockProvider> LockConformance<T> {
     /// assert!(kit.check("acquire_grants_a_lease_naming_the_lock").is_ok());
     /// ```
     pub fn new(options: impl Fn(&KitRequest) -> T::Options + Send + Sync + 'static) -> Self {
-        Self {
-            factory: Factory::new(options),
-        }
-    }
-
-    /// Run one obligation on a fresh instance.
-    ///
-    /// ```
-    /// use sandloom_driverkit::conformance::lock::LockConformance;
-    /// use sandloom_driverkit::NoOptions;
-    /// # use std::time::{Duration, SystemTime};
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-    /// # use sandloom_driverkit::lock::{Lease, Lock, LockProvider};
-    /// # use sandloom_driverkit::sdk::InfraResult;
-    /// # /// Grants every lease: a stand-in for a driver under test.
-    /// # pub struct PushoverLock;
-    /// # #[async_trait]
-    /// # impl Lock for PushoverLock {
-    /// #     async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
-    /// #         Ok(Some(Lease::new(name, "token", SystemTime::now() + ttl)))
-    /// #     }
-    /// #     async fn release(&self, _: &Lease) -> InfraResult<bool> { Ok(true) }
-    /// #     async fn refresh(&self, lease: &Lease, ttl: Duration) -> InfraResult<Lease> {
-    /// #         Ok(Lease::new(lease.name.clone(), lease.token.clone(), SystemTime::now() + ttl))
-    /// #     }
-    /// # }
-    /// # impl Driver for PushoverLock {
-    /// #     type Options = sandloom_driverkit::NoOptions;
-    /// #     fn supported_features() -> &'static [&'static str] { &[] }
-    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(PushoverLock) }
-    /// # }
-    /// # impl LockProvider for PushoverLock {
-    /// #     const CONTRACT_VERSION: Version = Version::new(0, 1, 0);
-    /// # }
-    ///
-    /// // `PushoverLock` (hidden) grants every `acquire`, even of a held lock.
-    /// let kit = LockConformance::<PushoverLock>::new(|_request| NoOptions {});
-    /// assert_eq!(kit.check("acquire_grants_a_lease_naming_the_lock"), Ok(()));
-    /// let failure = kit.check("a_held_lock_cannot_be_acquired").unwrap_err();
-    /// assert_eq!(failure.obligation, "a_held_lock_cannot_be_acquired");
-    /// let unknown = kit.check("no_such_obligation").unwrap_err();
-    /// assert!(unknown.message.contains("no such obligation"));
-    /// ```
-    ///
-    /// # Errors
-    /// The [`Failure`] of the obligation (an unknown name fails too).
-    pub fn check(&self, obligation: &str) -> Result<(), Failure> {
-        let Some(&name) = OBLIGATIONS.iter().find(|&&n| n == obligation) else {
-            return Err(Failure::new(
-                obligation,
-                "no such obligation in the lock kit",
-            ));
-        };
-        self.factory.run(name, |instance| dispatch(name, instance))
-    }
-
-    /// Run every obligation; the failures, in order.
-    ///
-    /// ```
-    /// use sandloom_driverkit::conformance::lock::LockConformance;
-    /// use sandloom_driverkit::NoOptions;
-    /// # use std::time::{Duration, SystemTime};
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-    /// # use sandloom_driverkit::lock::{Lease, Lock, LockProvider};
-    /// # use sandloom_driverkit::sdk::InfraResult;
-    /// # /// Grants every lease: a stand-in for a driver under test.
-    /// # pub struct PushoverLock;
-    /// # #[async_trait]
-    /// # impl Lock for PushoverLock {
-    /// #     async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
-    /// #         Ok(Some(Lease::new(name, "token", SystemTime::now() + ttl)))
-    /// #     }
-    /// #     async fn release(&self, _: &Lease) -> InfraResult<bool> { Ok(true) }
-    /// #     async fn refresh(&self, lease: &Lease, ttl: Duration) -> InfraResult<Lease> {
-    /// #         Ok(Lease::new(lease.name.clone(), lease.token.clone(), SystemTime::now() + ttl))
-    /// #     }
-    /// # }
-    /// # impl Driver for PushoverLock {
-    /// #     type Options = sandloom_driverkit::NoOptions;
-    /// #     fn supported_features() -> &'static [&'static str] { &[] }
-    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(PushoverLock) }
-    /// # }
-    /// # impl LockProvider for PushoverLock {
-    /// #     const CONTRACT_VERSION: Version = Version::new(0, 1, 0);
-    /// # }
-    ///
-    /// // `PushoverLock` (hidden) grants every `acquire`, even of a held lock.
-    /// let kit = LockConformance::<PushoverLock>::new(|_request| NoOptions {});
-    /// let failures = kit.check_all();
-    /// for failure in &failures {
-    ///     eprintln!("{failure}");
-    /// }
-    /// assert!(failures.iter().any(|failure| failure.obligation == "a_held_lock_cannot_be_acquired"));
-    /// assert!(failures.iter().all(|failure| failure.obligation != "acquire_grants_a_lease_naming_the_lock"));
-    /// ```
-    pub fn check_all(&self) -> Vec<Failure> {
-        OBLIGATIONS
-            .iter()
-            .filter_map(|name| self.check(name).err())
-            .collect()
-    }
-
-    /// Run one obligation and panic with its failure (what the generated tests call).
-    ///
-    /// ```
-    /// use sandloom_driverkit::conformance::lock::LockConformance;
-    /// use sandloom_driverkit::NoOptions;
-    /// # use std::time::{Duration, SystemTime};
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-    /// # use sandloom_driverkit::lock::{Lease, Lock, LockProvider};
-    /// # use sandloom_driverkit::sdk::InfraResult;
-    /// # /// Grants every lease: a stand-in for a driver under test.
-    /// # pub struct PushoverLock;
-    /// # #[async_trait]
-    /// # impl Lock for PushoverLock {
-    /// #     async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
-    /// #         Ok(Some(Lease::new(name, "token", SystemTime::now() + ttl)))
-    /// #     }
-    /// #     async fn release(&self, _: &Lease) -> InfraResult<bool> { Ok(true) }
-    /// #     async fn refresh(&self, lease: &Lease, ttl: Duration) -> InfraResult<Lease> {
-    /// #         Ok(Lease::new(lease.name.clone(), lease.token.clone(), SystemTime::now() + ttl))
-    /// #     }
-    /// # }
-    /// # impl Driver for PushoverLock {
-    /// #     type Options = sandloom_driverkit::NoOptions;
-    /// #     fn supported_features() -> &'static [&'static str] { &[] }
-    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(PushoverLock) }
-    /// # }
-    /// # impl LockProvider for PushoverLock {
-    /// #     const CONTRACT_VERSION: Version = Version::new(0, 1, 0);
-    /// # }
-    ///
-    /// // `PushoverLock` (hidden) grants every `acquire`, even of a held lock.
-    /// let kit = LockConformance::<PushoverLock>::new(|_request| NoOptions {});
-    /// kit.assert("acquire_grants_a_lease_naming_the_lock"); // passes
-    /// // A failed obligation panics with its `Failure`, as a failed `#[test]` must.
-    /// let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| kit.assert("a_held_lock_cannot_be_acquired")));
-    /// assert!(outcome.is_err());
-    /// ```
-    ///
-    /// # Panics
-    /// When the obligation fails.
-    pub fn assert(&self, obligation: &str) {
-        assert_outcome(self.check(obligation));
-    }
-
-    #[doc(hidden)]
-    pub fn assert_names(&self, generated: &[&str]) {
-        assert_names("lock kit", OBLIGATIONS, generated);
+        Kit::build::<crate::lock::LockCapability>(
+            obligations::<T>(),
+            options,
+            LockSettings::default(),
+        )
     }
 }
 
-/// Run the whole experimental `lock` kit from a driver crate's tests: one `#[test]` per
-/// obligation, in a module `lock_conformance`. A leading `name:` puts that module inside a
-/// module `name`, so one file can run the kit several times.
-///
-/// ```
-/// // tests/conformance.rs of a driver crate whose [dev-dependencies] turn on the
-/// // `conformance` feature of sandloom-driverkit.
-/// use sandloom_driverkit::NoOptions;
-/// # use std::time::{Duration, SystemTime};
-/// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-/// # use sandloom_driverkit::lock::{Lease, Lock, LockProvider};
-/// # use sandloom_driverkit::sdk::InfraResult;
-/// # /// Grants every lease: a stand-in for a driver under test.
-/// # pub struct PushoverLock;
-/// # #[async_trait]
-/// # impl Lock for PushoverLock {
-/// #     async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
-/// #         Ok(Some(Lease::new(name, "token", SystemTime::now() + ttl)))
-/// #     }
-/// #     async fn release(&self, _: &Lease) -> InfraResult<bool> { Ok(true) }
-/// #     async fn refresh(&self, lease: &Lease, ttl: Duration) -> InfraResult<Lease> {
-/// #         Ok(Lease::new(lease.name.clone(), lease.token.clone(), SystemTime::now() + ttl))
-/// #     }
-/// # }
-/// # impl Driver for PushoverLock {
-/// #     type Options = sandloom_driverkit::NoOptions;
-/// #     fn supported_features() -> &'static [&'static str] { &[] }
-/// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(PushoverLock) }
-/// # }
-/// # impl LockProvider for PushoverLock {
-/// #     const CONTRACT_VERSION: Version = Version::new(0, 1, 0);
-/// # }
-/// # pub type MyLock = PushoverLock;
-///
-/// sandloom_driverkit::lock_conformance!(MyLock, |_request| NoOptions {});
-/// // Again in a module `second_run` (another configuration of the same driver, say):
-/// sandloom_driverkit::lock_conformance!(second_run: MyLock, |_request| NoOptions {});
-/// # fn main() {}
-/// ```
-#[macro_export]
-macro_rules! lock_conformance {
-    ($(#[$attr:meta])* $module:ident : $driver:ty, $options:expr $(,)?) => {
-        #[allow(non_snake_case, clippy::pedantic)]
-        mod $module {
-            #[allow(unused_imports)]
-            use super::*;
-
-            $crate::lock_conformance!($(#[$attr])* $driver, $options);
-        }
-    };
-    ($(#[$attr:meta])* $driver:ty, $options:expr $(,)?) => {
-        $crate::__conformance_tests!(
-            lock_conformance,
-            [$(#[$attr])*],
-            $crate::conformance::lock::LockConformance::<$driver>::new($options),
-            [
-                acquire_grants_a_lease_naming_the_lock,
-                a_held_lock_cannot_be_acquired,
-                release_by_the_holder_frees_the_lock,
-                a_foreign_or_stale_token_can_neither_release_nor_refresh,
-                an_expired_lease_can_be_taken_over,
-                an_expired_lease_can_neither_be_released_nor_refreshed,
-                refresh_extends_the_lease,
-                concurrent_acquirers_get_exactly_one_lease,
-                empty_name_or_zero_ttl_is_invalid_input,
-                distinct_names_are_independent,
-                operations_after_stop_fail_with_stopped,
-            ]
-        );
-    };
-}
-
-fn dispatch<'a, T: LockProvider>(
-    name: &str,
-    i: &'a Instance<T>,
-) -> BoxFuture<'a, Result<(), String>> {
-    match name {
-        "acquire_grants_a_lease_naming_the_lock" => {
-            boxed(acquire_grants_a_lease_naming_the_lock(i))
-        }
-        "a_held_lock_cannot_be_acquired" => boxed(a_held_lock_cannot_be_acquired(i)),
-        "release_by_the_holder_frees_the_lock" => boxed(release_by_the_holder_frees_the_lock(i)),
-        "a_foreign_or_stale_token_can_neither_release_nor_refresh" => {
-            boxed(a_foreign_or_stale_token_can_neither_release_nor_refresh(i))
-        }
-        "an_expired_lease_can_be_taken_over" => boxed(an_expired_lease_can_be_taken_over(i)),
-        "an_expired_lease_can_neither_be_released_nor_refreshed" => {
-            boxed(an_expired_lease_can_neither_be_released_nor_refreshed(i))
-        }
-        "refresh_extends_the_lease" => boxed(refresh_extends_the_lease(i)),
-        "concurrent_acquirers_get_exactly_one_lease" => {
-            boxed(concurrent_acquirers_get_exactly_one_lease(i))
-        }
-        "empty_name_or_zero_ttl_is_invalid_input" => {
-            boxed(empty_name_or_zero_ttl_is_invalid_input(i))
-        }
-        "distinct_names_are_independent" => boxed(distinct_names_are_independent(i)),
-        "operations_after_stop_fail_with_stopped" => {
-            boxed(operations_after_stop_fail_with_stopped(i))
-        }
-        other => {
-            let message = format!("obligation `{other}` has no check");
-            boxed(async move { Err(message) })
-        }
-    }
+crate::define_kit! {
+    /// Run the whole experimental `lock` kit from a driver crate's tests: one `#[test]` per
+    /// obligation, in a module `lock_conformance`. A leading `name:` puts that module inside a
+    /// module `name`, so one file can run the kit several times.
+    ///
+    /// ```
+    /// // tests/conformance.rs of a driver crate whose [dev-dependencies] turn on the
+    /// // `conformance` feature of sandloom-driverkit.
+    /// use sandloom_driverkit::NoOptions;
+    /// # use std::time::{Duration, SystemTime};
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::lock::{Lease, Lock, LockProvider};
+    /// # use sandloom_driverkit::sdk::InfraResult;
+    /// # /// Grants every lease: a stand-in for a driver under test.
+    /// # pub struct PushoverLock;
+    /// # #[async_trait]
+    /// # impl Lock for PushoverLock {
+    /// #     async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
+    /// #         Ok(Some(Lease::new(name, "token", SystemTime::now() + ttl)))
+    /// #     }
+    /// #     async fn release(&self, _: &Lease) -> InfraResult<bool> { Ok(true) }
+    /// #     async fn refresh(&self, lease: &Lease, ttl: Duration) -> InfraResult<Lease> {
+    /// #         Ok(Lease::new(lease.name.clone(), lease.token.clone(), SystemTime::now() + ttl))
+    /// #     }
+    /// # }
+    /// # impl Driver for PushoverLock {
+    /// #     type Options = sandloom_driverkit::NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(PushoverLock) }
+    /// # }
+    /// # impl LockProvider for PushoverLock {
+    /// #     const CONTRACT_VERSION: Version = Version::new(0, 1, 0);
+    /// # }
+    /// # pub type MyLock = PushoverLock;
+    ///
+    /// sandloom_driverkit::lock_conformance!(MyLock, |_request| NoOptions {});
+    /// // Again in a module `second_run` (another configuration of the same driver, say):
+    /// sandloom_driverkit::lock_conformance!(second_run: MyLock, |_request| NoOptions {});
+    /// # fn main() {}
+    /// ```
+    macro lock_conformance;
+    kit crate::conformance::lock::LockConformance::new;
+    provider LockProvider;
+    settings LockSettings;
+    /// Every obligation of the (experimental) lock contract, in the order the kit runs them.
+    ///
+    /// Short leases last 300–400 ms; the kit waits up to 5 s for an expired one to become free.
+    ///
+    /// - `acquire_grants_a_lease_naming_the_lock`: `acquire` answers a lease with the lock's name,
+    ///   a non-blank token and an expiry `ttl` from now (within 5 s).
+    /// - `a_held_lock_cannot_be_acquired`: while a lease is valid, `acquire` answers `None`, and the
+    ///   holder keeps the lock.
+    /// - `release_by_the_holder_frees_the_lock`: `release` answers `true`, the lock can be acquired
+    ///   again with another token; releasing or refreshing the released lease answers `false` or
+    ///   `Conflict`.
+    /// - `a_foreign_or_stale_token_can_neither_release_nor_refresh`: a previous holder's token,
+    ///   another lock's token, or a lease on a lock nobody holds releases nothing (`false`) and
+    ///   refreshes nothing (`Conflict`); the holders keep their locks.
+    /// - `an_expired_lease_can_be_taken_over`: after its ttl a lease's lock can be acquired; the old
+    ///   holder's `release` answers `false`, its `refresh` answers `Conflict`, and neither frees
+    ///   the lock of the new holder.
+    /// - `an_expired_lease_can_neither_be_released_nor_refreshed`: with no new holder, an expired
+    ///   lease's `release` answers `false` and its `refresh` `Conflict`; the lock stays free.
+    /// - `refresh_extends_the_lease`: `refresh` answers a lease of the same lock expiring later, and
+    ///   the lock stays held past the original expiry.
+    /// - `concurrent_acquirers_get_exactly_one_lease`: 16 tasks on several threads, each racing 4
+    ///   acquires of one lock, get exactly one lease; again after it is released.
+    /// - `empty_name_or_zero_ttl_is_invalid_input`: `acquire`, `release` and `refresh` of an empty
+    ///   name, and `acquire` or `refresh` with a zero ttl, answer `InvalidInput` and change nothing.
+    /// - `distinct_names_are_independent`: locks whose names differ in case, by a suffix, in
+    ///   non-ASCII letters or are 200 characters long are held and released independently.
+    /// - `operations_after_stop_fail_with_stopped`: after `stop`, `acquire`, `release` and
+    ///   `refresh` answer `Stopped`.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::lock::OBLIGATIONS;
+    ///
+    /// assert_eq!(OBLIGATIONS.len(), 11);
+    /// assert_eq!(OBLIGATIONS[0], "acquire_grants_a_lease_naming_the_lock");
+    /// assert_eq!(OBLIGATIONS.last(), Some(&"operations_after_stop_fail_with_stopped"));
+    /// ```
+    obligations [
+        acquire_grants_a_lease_naming_the_lock,
+        a_held_lock_cannot_be_acquired,
+        release_by_the_holder_frees_the_lock,
+        a_foreign_or_stale_token_can_neither_release_nor_refresh,
+        an_expired_lease_can_be_taken_over,
+        an_expired_lease_can_neither_be_released_nor_refreshed,
+        refresh_extends_the_lease,
+        concurrent_acquirers_get_exactly_one_lease,
+        empty_name_or_zero_ttl_is_invalid_input,
+        distinct_names_are_independent,
+        operations_after_stop_fail_with_stopped,
+    ];
 }
 
 /// Acquire a free lock: it must answer a lease naming it.
@@ -488,6 +284,7 @@ async fn expect_refresh_conflict(lock: &dyn Lock, lease: &Lease, why: &str) -> R
 
 async fn acquire_grants_a_lease_naming_the_lock<T: LockProvider>(
     i: &Instance<T>,
+    _: &LockSettings,
 ) -> Result<(), String> {
     let before = SystemTime::now();
     let lease = acquire_free(&*i.driver, "kit-job", LONG).await?;
@@ -505,7 +302,10 @@ async fn acquire_grants_a_lease_naming_the_lock<T: LockProvider>(
     Ok(())
 }
 
-async fn a_held_lock_cannot_be_acquired<T: LockProvider>(i: &Instance<T>) -> Result<(), String> {
+async fn a_held_lock_cannot_be_acquired<T: LockProvider>(
+    i: &Instance<T>,
+    _: &LockSettings,
+) -> Result<(), String> {
     let lock = &*i.driver;
     let lease = acquire_free(lock, "kit-held", LONG).await?;
     expect_held(lock, "kit-held", "a second acquire while held").await?;
@@ -521,6 +321,7 @@ async fn a_held_lock_cannot_be_acquired<T: LockProvider>(i: &Instance<T>) -> Res
 
 async fn release_by_the_holder_frees_the_lock<T: LockProvider>(
     i: &Instance<T>,
+    _: &LockSettings,
 ) -> Result<(), String> {
     let lock = &*i.driver;
     let first = acquire_free(lock, "kit-release", LONG).await?;
@@ -544,6 +345,7 @@ async fn release_by_the_holder_frees_the_lock<T: LockProvider>(
 
 async fn a_foreign_or_stale_token_can_neither_release_nor_refresh<T: LockProvider>(
     i: &Instance<T>,
+    _: &LockSettings,
 ) -> Result<(), String> {
     let lock = &*i.driver;
     // A previous holder's token.
@@ -574,6 +376,7 @@ async fn a_foreign_or_stale_token_can_neither_release_nor_refresh<T: LockProvide
 
 async fn an_expired_lease_can_be_taken_over<T: LockProvider>(
     i: &Instance<T>,
+    _: &LockSettings,
 ) -> Result<(), String> {
     let lock = &*i.driver;
     let old = acquire_free(lock, "kit-expiring", SHORT).await?;
@@ -603,6 +406,7 @@ async fn an_expired_lease_can_be_taken_over<T: LockProvider>(
 
 async fn an_expired_lease_can_neither_be_released_nor_refreshed<T: LockProvider>(
     i: &Instance<T>,
+    _: &LockSettings,
 ) -> Result<(), String> {
     let lock = &*i.driver;
     let to_release = acquire_free(lock, "kit-expired-release", SHORT).await?;
@@ -621,7 +425,10 @@ async fn an_expired_lease_can_neither_be_released_nor_refreshed<T: LockProvider>
         .map(drop)
 }
 
-async fn refresh_extends_the_lease<T: LockProvider>(i: &Instance<T>) -> Result<(), String> {
+async fn refresh_extends_the_lease<T: LockProvider>(
+    i: &Instance<T>,
+    _: &LockSettings,
+) -> Result<(), String> {
     let lock = &*i.driver;
     let ttl = Duration::from_millis(400);
     // A machine too slow to refresh within 400 ms may see `Conflict`: try again, a few times.
@@ -659,6 +466,7 @@ async fn refresh_extends_the_lease<T: LockProvider>(i: &Instance<T>) -> Result<(
 
 async fn concurrent_acquirers_get_exactly_one_lease<T: LockProvider>(
     i: &Instance<T>,
+    _: &LockSettings,
 ) -> Result<(), String> {
     const TASKS: usize = 16;
     const RACING: usize = 4;
@@ -666,7 +474,7 @@ async fn concurrent_acquirers_get_exactly_one_lease<T: LockProvider>(
         let barrier = Arc::new(tokio::sync::Barrier::new(TASKS));
         let mut tasks = Vec::new();
         for _ in 0..TASKS {
-            let lock = Arc::clone(&i.driver);
+            let lock = i.shared();
             let barrier = Arc::clone(&barrier);
             tasks.push(tokio::spawn(async move {
                 barrier.wait().await;
@@ -697,6 +505,7 @@ async fn concurrent_acquirers_get_exactly_one_lease<T: LockProvider>(
 
 async fn empty_name_or_zero_ttl_is_invalid_input<T: LockProvider>(
     i: &Instance<T>,
+    _: &LockSettings,
 ) -> Result<(), String> {
     let lock = &*i.driver;
     expect_kind(
@@ -737,7 +546,10 @@ async fn empty_name_or_zero_ttl_is_invalid_input<T: LockProvider>(
     expect_release(lock, &lease, true, "refused calls must not touch it").await
 }
 
-async fn distinct_names_are_independent<T: LockProvider>(i: &Instance<T>) -> Result<(), String> {
+async fn distinct_names_are_independent<T: LockProvider>(
+    i: &Instance<T>,
+    _: &LockSettings,
+) -> Result<(), String> {
     let lock = &*i.driver;
     let long = format!("kit-{}", "n".repeat(196));
     let names = [
@@ -775,6 +587,7 @@ async fn distinct_names_are_independent<T: LockProvider>(i: &Instance<T>) -> Res
 
 async fn operations_after_stop_fail_with_stopped<T: LockProvider>(
     i: &Instance<T>,
+    _: &LockSettings,
 ) -> Result<(), String> {
     let lock = &*i.driver;
     let lease = acquire_free(lock, "kit-stop", LONG).await?;

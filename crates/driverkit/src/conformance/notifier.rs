@@ -49,71 +49,30 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use futures_util::future::BoxFuture;
 use sandloom_sdk_infra::notifier::{BATCH, Message, Notifier, Receipt};
 use sandloom_sdk_infra::{ErrorKind, InfraResult};
 
-use super::harness::{Factory, Instance, assert_names, assert_outcome, boxed};
-use super::{Failure, KitRequest, call, ensure, expect_kind, expect_unsupported};
+use super::harness::{Instance, Kit};
+use super::{KitRequest, call, ensure, expect_kind, expect_unsupported};
 use crate::notifier::NotifierProvider;
-
-/// Every obligation of the notifier contract, in the order the kit runs them.
-///
-/// "The valid recipient" is the one set with
-/// [`valid_recipient`](NotifierConformance::valid_recipient) (default `ops@example.com`).
-///
-/// - `send_returns_a_receipt_with_an_id`: `send` answers a receipt with a non-blank id, accepted
-///   within an hour of now.
-/// - `receipt_ids_are_distinct`: 20 sends, half of them of the same message, give 20 ids.
-/// - `concurrent_sends_get_distinct_receipts`: 16 tasks on several threads, each with 8 sends
-///   in flight at once, all succeed with 128 distinct ids.
-/// - `empty_body_is_invalid_input`: a message with an empty body (with or without a subject) is
-///   `InvalidInput`.
-/// - `blank_recipient_is_invalid_input`: recipients `""`, `"   "` and `"\t\n"` are
-///   `InvalidInput`.
-/// - `configured_invalid_recipient_is_invalid_input`: the recipient set with
-///   [`invalid_recipient`](NotifierConformance::invalid_recipient) is `InvalidInput` (nothing to
-///   check when none is set).
-/// - `subject_and_metadata_are_accepted`: a message with a subject and several metadata pairs
-///   is sent.
-/// - `unicode_and_multiline_text_is_accepted`: non-ASCII subjects and multi-line, non-ASCII
-///   bodies are sent.
-/// - `a_refused_message_does_not_break_the_driver`: after refusals, a valid message is sent.
-/// - `accepted_messages_are_delivered_as_sent`: with a
-///   [`delivered`](NotifierConformance::delivered) reader, exactly the accepted messages are
-///   delivered, unchanged and in order, and no refused one (nothing to check without a reader).
-/// - `batch_answers_one_result_per_message_in_order`: declared `batch`: an empty batch answers
-///   no results; a batch answers one result per message at its index, invalid ones fail alone
-///   with `InvalidInput`, receipt ids are distinct from each other and from `send`'s;
-///   undeclared: `send_batch` answers `Unsupported`.
-/// - `operations_after_stop_fail_with_stopped`: after `stop`, `send` answers `Stopped`, and so
-///   does `send_batch` as a whole call when `batch` is declared (`Unsupported` or `Stopped`
-///   when it is not).
-///
-/// ```
-/// use sandloom_driverkit::conformance::notifier::OBLIGATIONS;
-///
-/// assert_eq!(OBLIGATIONS.len(), 12);
-/// assert_eq!(OBLIGATIONS[0], "send_returns_a_receipt_with_an_id");
-/// assert_eq!(OBLIGATIONS.last(), Some(&"operations_after_stop_fail_with_stopped"));
-/// ```
-pub const OBLIGATIONS: &[&str] = &[
-    "send_returns_a_receipt_with_an_id",
-    "receipt_ids_are_distinct",
-    "concurrent_sends_get_distinct_receipts",
-    "empty_body_is_invalid_input",
-    "blank_recipient_is_invalid_input",
-    "configured_invalid_recipient_is_invalid_input",
-    "subject_and_metadata_are_accepted",
-    "unicode_and_multiline_text_is_accepted",
-    "a_refused_message_does_not_break_the_driver",
-    "accepted_messages_are_delivered_as_sent",
-    "batch_answers_one_result_per_message_in_order",
-    "operations_after_stop_fail_with_stopped",
-];
 
 /// Reads back what a driver delivered, oldest first (for drivers that can tell).
 type DeliveredFn<T> = dyn Fn(&T) -> Vec<Message> + Send + Sync;
+
+/// What the `notifier` kit's obligations are given besides the instance: the recipients and
+/// the reader set with the kit's builder methods.
+pub struct NotifierSettings<T> {
+    valid: String,
+    invalid: Option<String>,
+    delivered: Option<Arc<DeliveredFn<T>>>,
+}
+
+impl<T> NotifierSettings<T> {
+    /// A message to the valid recipient.
+    fn message(&self, body: impl Into<String>) -> Message {
+        Message::new(self.valid.clone(), body)
+    }
+}
 
 /// The conformance kit of the `notifier` contract. See [`OBLIGATIONS`] for what it holds a
 /// driver to; run it with [`notifier_conformance!`](crate::notifier_conformance).
@@ -135,36 +94,9 @@ type DeliveredFn<T> = dyn Fn(&T) -> Vec<Message> + Send + Sync;
 /// }
 /// # }
 /// ```
-pub struct NotifierConformance<T: NotifierProvider> {
-    factory: Factory<T>,
-    setup: Setup<T>,
-}
+pub type NotifierConformance<T> = Kit<T, NotifierSettings<T>>;
 
-/// What the obligations need besides the instance: owned, so each check's future can keep it.
-struct Setup<T> {
-    valid: String,
-    invalid: Option<String>,
-    delivered: Option<Arc<DeliveredFn<T>>>,
-}
-
-impl<T> Clone for Setup<T> {
-    fn clone(&self) -> Self {
-        Self {
-            valid: self.valid.clone(),
-            invalid: self.invalid.clone(),
-            delivered: self.delivered.clone(),
-        }
-    }
-}
-
-impl<T> Setup<T> {
-    /// A message to the valid recipient.
-    fn message(&self, body: impl Into<String>) -> Message {
-        Message::new(self.valid.clone(), body)
-    }
-}
-
-impl<T: NotifierProvider> NotifierConformance<T> {
+impl<T: NotifierProvider> Kit<T, NotifierSettings<T>> {
     /// A kit that builds each instance from the options `options` returns, given the
     /// [`KitRequest`] of that instance.
     ///
@@ -211,14 +143,15 @@ impl<T: NotifierProvider> NotifierConformance<T> {
     /// assert!(kit.check("send_returns_a_receipt_with_an_id").is_ok());
     /// ```
     pub fn new(options: impl Fn(&KitRequest) -> T::Options + Send + Sync + 'static) -> Self {
-        Self {
-            factory: Factory::new(options),
-            setup: Setup {
+        Kit::build::<crate::notifier::NotifierCapability>(
+            obligations::<T>(),
+            options,
+            NotifierSettings {
                 valid: "ops@example.com".to_owned(),
                 invalid: None,
                 delivered: None,
             },
-        }
+        )
     }
 
     /// A recipient the driver must accept (default `ops@example.com`).
@@ -261,7 +194,7 @@ impl<T: NotifierProvider> NotifierConformance<T> {
     /// ```
     #[must_use]
     pub fn valid_recipient(mut self, recipient: impl Into<String>) -> Self {
-        self.setup.valid = recipient.into();
+        self.settings_mut().valid = recipient.into();
         self
     }
 
@@ -309,7 +242,7 @@ impl<T: NotifierProvider> NotifierConformance<T> {
     /// ```
     #[must_use]
     pub fn invalid_recipient(mut self, recipient: impl Into<String>) -> Self {
-        self.setup.invalid = Some(recipient.into());
+        self.settings_mut().invalid = Some(recipient.into());
         self
     }
 
@@ -360,314 +293,124 @@ impl<T: NotifierProvider> NotifierConformance<T> {
         mut self,
         delivered: impl Fn(&T) -> Vec<Message> + Send + Sync + 'static,
     ) -> Self {
-        self.setup.delivered = Some(Arc::new(delivered));
+        self.settings_mut().delivered = Some(Arc::new(delivered));
         self
     }
-
-    /// Run one obligation on a fresh instance.
-    ///
-    /// ```
-    /// use sandloom_driverkit::conformance::notifier::NotifierConformance;
-    /// use sandloom_driverkit::NoOptions;
-    /// # use std::sync::Mutex;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-    /// # use sandloom_driverkit::notifier::{Message, Notifier, NotifierProvider, Receipt};
-    /// # use sandloom_driverkit::sdk::{InfraError, InfraResult};
-    /// # /// Keeps what it sends: a stand-in for a driver under test.
-    /// # #[derive(Default)]
-    /// # pub struct Outbox(Mutex<Vec<Message>>);
-    /// # impl Outbox {
-    /// #     pub fn sent(&self) -> Vec<Message> { self.0.lock().unwrap().clone() }
-    /// # }
-    /// # #[async_trait]
-    /// # impl Notifier for Outbox {
-    /// #     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
-    /// #         if message.body.is_empty() {
-    /// #             return Err(InfraError::invalid_input("notifier", "empty message body"));
-    /// #         }
-    /// #         let mut sent = self.0.lock().unwrap();
-    /// #         sent.push(message.clone());
-    /// #         Ok(Receipt::new(sent.len().to_string()))
-    /// #     }
-    /// # }
-    /// # impl Driver for Outbox {
-    /// #     type Options = sandloom_driverkit::NoOptions;
-    /// #     fn supported_features() -> &'static [&'static str] { &[] }
-    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(Outbox::default()) }
-    /// # }
-    /// # impl NotifierProvider for Outbox {
-    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
-    /// # }
-    ///
-    /// // `Outbox` (hidden) keeps what it sends and refuses empty bodies, but not blank
-    /// // recipients.
-    /// let kit = NotifierConformance::<Outbox>::new(|_request| NoOptions {});
-    /// assert_eq!(kit.check("send_returns_a_receipt_with_an_id"), Ok(()));
-    /// let failure = kit.check("blank_recipient_is_invalid_input").unwrap_err();
-    /// assert_eq!(failure.obligation, "blank_recipient_is_invalid_input");
-    /// let unknown = kit.check("no_such_obligation").unwrap_err();
-    /// assert!(unknown.message.contains("no such obligation"));
-    /// ```
-    ///
-    /// # Errors
-    /// The [`Failure`] of the obligation (an unknown name fails too).
-    pub fn check(&self, obligation: &str) -> Result<(), Failure> {
-        let Some(&name) = OBLIGATIONS.iter().find(|&&n| n == obligation) else {
-            return Err(Failure::new(
-                obligation,
-                "no such obligation in the notifier kit",
-            ));
-        };
-        let setup = self.setup.clone();
-        self.factory
-            .run(name, move |instance| dispatch(name, instance, setup))
-    }
-
-    /// Run every obligation; the failures, in order.
-    ///
-    /// ```
-    /// use sandloom_driverkit::conformance::notifier::NotifierConformance;
-    /// use sandloom_driverkit::NoOptions;
-    /// # use std::sync::Mutex;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-    /// # use sandloom_driverkit::notifier::{Message, Notifier, NotifierProvider, Receipt};
-    /// # use sandloom_driverkit::sdk::{InfraError, InfraResult};
-    /// # /// Keeps what it sends: a stand-in for a driver under test.
-    /// # #[derive(Default)]
-    /// # pub struct Outbox(Mutex<Vec<Message>>);
-    /// # impl Outbox {
-    /// #     pub fn sent(&self) -> Vec<Message> { self.0.lock().unwrap().clone() }
-    /// # }
-    /// # #[async_trait]
-    /// # impl Notifier for Outbox {
-    /// #     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
-    /// #         if message.body.is_empty() {
-    /// #             return Err(InfraError::invalid_input("notifier", "empty message body"));
-    /// #         }
-    /// #         let mut sent = self.0.lock().unwrap();
-    /// #         sent.push(message.clone());
-    /// #         Ok(Receipt::new(sent.len().to_string()))
-    /// #     }
-    /// # }
-    /// # impl Driver for Outbox {
-    /// #     type Options = sandloom_driverkit::NoOptions;
-    /// #     fn supported_features() -> &'static [&'static str] { &[] }
-    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(Outbox::default()) }
-    /// # }
-    /// # impl NotifierProvider for Outbox {
-    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
-    /// # }
-    ///
-    /// // `Outbox` (hidden) keeps what it sends and refuses empty bodies, but not blank
-    /// // recipients.
-    /// let kit = NotifierConformance::<Outbox>::new(|_request| NoOptions {});
-    /// let failures = kit.check_all();
-    /// for failure in &failures {
-    ///     eprintln!("{failure}");
-    /// }
-    /// assert!(failures.iter().any(|failure| failure.obligation == "blank_recipient_is_invalid_input"));
-    /// assert!(failures.iter().all(|failure| failure.obligation != "send_returns_a_receipt_with_an_id"));
-    /// ```
-    pub fn check_all(&self) -> Vec<Failure> {
-        OBLIGATIONS
-            .iter()
-            .filter_map(|name| self.check(name).err())
-            .collect()
-    }
-
-    /// Run one obligation and panic with its failure (what the generated tests call).
-    ///
-    /// ```
-    /// use sandloom_driverkit::conformance::notifier::NotifierConformance;
-    /// use sandloom_driverkit::NoOptions;
-    /// # use std::sync::Mutex;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-    /// # use sandloom_driverkit::notifier::{Message, Notifier, NotifierProvider, Receipt};
-    /// # use sandloom_driverkit::sdk::{InfraError, InfraResult};
-    /// # /// Keeps what it sends: a stand-in for a driver under test.
-    /// # #[derive(Default)]
-    /// # pub struct Outbox(Mutex<Vec<Message>>);
-    /// # impl Outbox {
-    /// #     pub fn sent(&self) -> Vec<Message> { self.0.lock().unwrap().clone() }
-    /// # }
-    /// # #[async_trait]
-    /// # impl Notifier for Outbox {
-    /// #     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
-    /// #         if message.body.is_empty() {
-    /// #             return Err(InfraError::invalid_input("notifier", "empty message body"));
-    /// #         }
-    /// #         let mut sent = self.0.lock().unwrap();
-    /// #         sent.push(message.clone());
-    /// #         Ok(Receipt::new(sent.len().to_string()))
-    /// #     }
-    /// # }
-    /// # impl Driver for Outbox {
-    /// #     type Options = sandloom_driverkit::NoOptions;
-    /// #     fn supported_features() -> &'static [&'static str] { &[] }
-    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(Outbox::default()) }
-    /// # }
-    /// # impl NotifierProvider for Outbox {
-    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
-    /// # }
-    ///
-    /// // `Outbox` (hidden) keeps what it sends and refuses empty bodies, but not blank
-    /// // recipients.
-    /// let kit = NotifierConformance::<Outbox>::new(|_request| NoOptions {});
-    /// kit.assert("send_returns_a_receipt_with_an_id"); // passes
-    /// // A failed obligation panics with its `Failure`, as a failed `#[test]` must.
-    /// let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| kit.assert("blank_recipient_is_invalid_input")));
-    /// assert!(outcome.is_err());
-    /// ```
-    ///
-    /// # Panics
-    /// When the obligation fails.
-    pub fn assert(&self, obligation: &str) {
-        assert_outcome(self.check(obligation));
-    }
-
-    #[doc(hidden)]
-    pub fn assert_names(&self, generated: &[&str]) {
-        assert_names("notifier kit", OBLIGATIONS, generated);
-    }
 }
 
-/// Run the whole `notifier` kit from a driver crate's tests: one `#[test]` per obligation, in a
-/// module `notifier_conformance`.
-///
-/// A leading `name:` puts that module inside a module `name`, so one file can run the kit for
-/// several drivers or configurations. Builder calls of
-/// [`NotifierConformance`](crate::conformance::notifier::NotifierConformance) may follow the
-/// options.
-///
-/// ```
-/// // tests/conformance.rs of a driver crate whose [dev-dependencies] turn on the
-/// // `conformance` feature of sandloom-driverkit.
-/// use sandloom_driverkit::NoOptions;
-/// # use std::sync::Mutex;
-/// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-/// # use sandloom_driverkit::notifier::{Message, Notifier, NotifierProvider, Receipt};
-/// # use sandloom_driverkit::sdk::{InfraError, InfraResult};
-/// # /// Keeps what it sends: a stand-in for a driver under test.
-/// # #[derive(Default)]
-/// # pub struct Outbox(Mutex<Vec<Message>>);
-/// # impl Outbox {
-/// #     pub fn sent(&self) -> Vec<Message> { self.0.lock().unwrap().clone() }
-/// # }
-/// # #[async_trait]
-/// # impl Notifier for Outbox {
-/// #     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
-/// #         if message.body.is_empty() {
-/// #             return Err(InfraError::invalid_input("notifier", "empty message body"));
-/// #         }
-/// #         let mut sent = self.0.lock().unwrap();
-/// #         sent.push(message.clone());
-/// #         Ok(Receipt::new(sent.len().to_string()))
-/// #     }
-/// # }
-/// # impl Driver for Outbox {
-/// #     type Options = sandloom_driverkit::NoOptions;
-/// #     fn supported_features() -> &'static [&'static str] { &[] }
-/// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(Outbox::default()) }
-/// # }
-/// # impl NotifierProvider for Outbox {
-/// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
-/// # }
-/// # pub type MyNotifier = Outbox;
-///
-/// sandloom_driverkit::notifier_conformance!(MyNotifier, |_request| NoOptions {});
-///
-/// // The same kit, told more about the driver, in a module `configured`:
-/// sandloom_driverkit::notifier_conformance!(
-///     configured: MyNotifier,
-///     |_request| NoOptions {},
-///     .valid_recipient("#ops")
-///     .delivered(|notifier: &MyNotifier| notifier.sent())
-/// );
-/// # fn main() {}
-/// ```
-#[macro_export]
-macro_rules! notifier_conformance {
-    ($(#[$attr:meta])* $module:ident : $driver:ty, $options:expr
-        $(, $(. $method:ident ( $($argument:expr),* $(,)? ))+ )? $(,)?) => {
-        #[allow(non_snake_case, clippy::pedantic)]
-        mod $module {
-            #[allow(unused_imports)]
-            use super::*;
-
-            $crate::notifier_conformance!(
-                $(#[$attr])* $driver, $options $(, $(. $method ( $($argument),* ))+ )?
-            );
-        }
-    };
-    ($(#[$attr:meta])* $driver:ty, $options:expr $(, $(. $method:ident ( $($argument:expr),* $(,)? ))+ )? $(,)?) => {
-        $crate::__conformance_tests!(
-            notifier_conformance,
-            [$(#[$attr])*],
-            $crate::conformance::notifier::NotifierConformance::<$driver>::new($options)
-                $($(. $method ( $($argument),* ))+)?,
-            [
-                send_returns_a_receipt_with_an_id,
-                receipt_ids_are_distinct,
-                concurrent_sends_get_distinct_receipts,
-                empty_body_is_invalid_input,
-                blank_recipient_is_invalid_input,
-                configured_invalid_recipient_is_invalid_input,
-                subject_and_metadata_are_accepted,
-                unicode_and_multiline_text_is_accepted,
-                a_refused_message_does_not_break_the_driver,
-                accepted_messages_are_delivered_as_sent,
-                batch_answers_one_result_per_message_in_order,
-                operations_after_stop_fail_with_stopped,
-            ]
-        );
-    };
-}
-
-fn dispatch<'a, T: NotifierProvider>(
-    name: &str,
-    i: &'a Instance<T>,
-    s: Setup<T>,
-) -> BoxFuture<'a, Result<(), String>> {
-    match name {
-        "send_returns_a_receipt_with_an_id" => {
-            boxed(async move { send_returns_a_receipt_with_an_id(i, &s).await })
-        }
-        "receipt_ids_are_distinct" => boxed(async move { receipt_ids_are_distinct(i, &s).await }),
-        "concurrent_sends_get_distinct_receipts" => {
-            boxed(async move { concurrent_sends_get_distinct_receipts(i, &s).await })
-        }
-        "empty_body_is_invalid_input" => {
-            boxed(async move { empty_body_is_invalid_input(i, &s).await })
-        }
-        "blank_recipient_is_invalid_input" => {
-            boxed(async move { blank_recipient_is_invalid_input(i).await })
-        }
-        "configured_invalid_recipient_is_invalid_input" => {
-            boxed(async move { configured_invalid_recipient_is_invalid_input(i, &s).await })
-        }
-        "subject_and_metadata_are_accepted" => {
-            boxed(async move { subject_and_metadata_are_accepted(i, &s).await })
-        }
-        "unicode_and_multiline_text_is_accepted" => {
-            boxed(async move { unicode_and_multiline_text_is_accepted(i, &s).await })
-        }
-        "a_refused_message_does_not_break_the_driver" => {
-            boxed(async move { a_refused_message_does_not_break_the_driver(i, &s).await })
-        }
-        "accepted_messages_are_delivered_as_sent" => {
-            boxed(async move { accepted_messages_are_delivered_as_sent(i, &s).await })
-        }
-        "batch_answers_one_result_per_message_in_order" => {
-            boxed(async move { batch_answers_one_result_per_message_in_order(i, &s).await })
-        }
-        "operations_after_stop_fail_with_stopped" => {
-            boxed(async move { operations_after_stop_fail_with_stopped(i, &s).await })
-        }
-        other => {
-            let message = format!("obligation `{other}` has no check");
-            boxed(async move { Err(message) })
-        }
-    }
+crate::define_kit! {
+    /// Run the whole `notifier` kit from a driver crate's tests: one `#[test]` per obligation, in a
+    /// module `notifier_conformance`.
+    ///
+    /// A leading `name:` puts that module inside a module `name`, so one file can run the kit for
+    /// several drivers or configurations. Builder calls of
+    /// [`NotifierConformance`](crate::conformance::notifier::NotifierConformance) may follow the
+    /// options.
+    ///
+    /// ```
+    /// // tests/conformance.rs of a driver crate whose [dev-dependencies] turn on the
+    /// // `conformance` feature of sandloom-driverkit.
+    /// use sandloom_driverkit::NoOptions;
+    /// # use std::sync::Mutex;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::notifier::{Message, Notifier, NotifierProvider, Receipt};
+    /// # use sandloom_driverkit::sdk::{InfraError, InfraResult};
+    /// # /// Keeps what it sends: a stand-in for a driver under test.
+    /// # #[derive(Default)]
+    /// # pub struct Outbox(Mutex<Vec<Message>>);
+    /// # impl Outbox {
+    /// #     pub fn sent(&self) -> Vec<Message> { self.0.lock().unwrap().clone() }
+    /// # }
+    /// # #[async_trait]
+    /// # impl Notifier for Outbox {
+    /// #     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
+    /// #         if message.body.is_empty() {
+    /// #             return Err(InfraError::invalid_input("notifier", "empty message body"));
+    /// #         }
+    /// #         let mut sent = self.0.lock().unwrap();
+    /// #         sent.push(message.clone());
+    /// #         Ok(Receipt::new(sent.len().to_string()))
+    /// #     }
+    /// # }
+    /// # impl Driver for Outbox {
+    /// #     type Options = sandloom_driverkit::NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(Outbox::default()) }
+    /// # }
+    /// # impl NotifierProvider for Outbox {
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+    /// # }
+    /// # pub type MyNotifier = Outbox;
+    ///
+    /// sandloom_driverkit::notifier_conformance!(MyNotifier, |_request| NoOptions {});
+    ///
+    /// // The same kit, told more about the driver, in a module `configured`:
+    /// sandloom_driverkit::notifier_conformance!(
+    ///     configured: MyNotifier,
+    ///     |_request| NoOptions {},
+    ///     .valid_recipient("#ops")
+    ///     .delivered(|notifier: &MyNotifier| notifier.sent())
+    /// );
+    /// # fn main() {}
+    /// ```
+    macro notifier_conformance;
+    kit crate::conformance::notifier::NotifierConformance::new;
+    provider NotifierProvider;
+    settings NotifierSettings<T>;
+    /// Every obligation of the notifier contract, in the order the kit runs them.
+    ///
+    /// "The valid recipient" is the one set with
+    /// [`valid_recipient`](NotifierConformance::valid_recipient) (default `ops@example.com`).
+    ///
+    /// - `send_returns_a_receipt_with_an_id`: `send` answers a receipt with a non-blank id, accepted
+    ///   within an hour of now.
+    /// - `receipt_ids_are_distinct`: 20 sends, half of them of the same message, give 20 ids.
+    /// - `concurrent_sends_get_distinct_receipts`: 16 tasks on several threads, each with 8 sends
+    ///   in flight at once, all succeed with 128 distinct ids.
+    /// - `empty_body_is_invalid_input`: a message with an empty body (with or without a subject) is
+    ///   `InvalidInput`.
+    /// - `blank_recipient_is_invalid_input`: recipients `""`, `"   "` and `"\t\n"` are
+    ///   `InvalidInput`.
+    /// - `configured_invalid_recipient_is_invalid_input`: the recipient set with
+    ///   [`invalid_recipient`](NotifierConformance::invalid_recipient) is `InvalidInput` (nothing to
+    ///   check when none is set).
+    /// - `subject_and_metadata_are_accepted`: a message with a subject and several metadata pairs
+    ///   is sent.
+    /// - `unicode_and_multiline_text_is_accepted`: non-ASCII subjects and multi-line, non-ASCII
+    ///   bodies are sent.
+    /// - `a_refused_message_does_not_break_the_driver`: after refusals, a valid message is sent.
+    /// - `accepted_messages_are_delivered_as_sent`: with a
+    ///   [`delivered`](NotifierConformance::delivered) reader, exactly the accepted messages are
+    ///   delivered, unchanged and in order, and no refused one (nothing to check without a reader).
+    /// - `batch_answers_one_result_per_message_in_order`: declared `batch`: an empty batch answers
+    ///   no results; a batch answers one result per message at its index, invalid ones fail alone
+    ///   with `InvalidInput`, receipt ids are distinct from each other and from `send`'s;
+    ///   undeclared: `send_batch` answers `Unsupported`.
+    /// - `operations_after_stop_fail_with_stopped`: after `stop`, `send` answers `Stopped`, and so
+    ///   does `send_batch` as a whole call when `batch` is declared (`Unsupported` or `Stopped`
+    ///   when it is not).
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::notifier::OBLIGATIONS;
+    ///
+    /// assert_eq!(OBLIGATIONS.len(), 12);
+    /// assert_eq!(OBLIGATIONS[0], "send_returns_a_receipt_with_an_id");
+    /// assert_eq!(OBLIGATIONS.last(), Some(&"operations_after_stop_fail_with_stopped"));
+    /// ```
+    obligations [
+        send_returns_a_receipt_with_an_id,
+        receipt_ids_are_distinct,
+        concurrent_sends_get_distinct_receipts,
+        empty_body_is_invalid_input,
+        blank_recipient_is_invalid_input,
+        configured_invalid_recipient_is_invalid_input,
+        subject_and_metadata_are_accepted,
+        unicode_and_multiline_text_is_accepted,
+        a_refused_message_does_not_break_the_driver,
+        accepted_messages_are_delivered_as_sent,
+        batch_answers_one_result_per_message_in_order,
+        operations_after_stop_fail_with_stopped,
+    ];
 }
 
 /// Send `message`, which must be accepted with a usable receipt.
@@ -714,7 +457,7 @@ fn distinct(seen: &mut HashSet<String>, id: String, what: &str) -> Result<(), St
 
 async fn send_returns_a_receipt_with_an_id<T: NotifierProvider>(
     i: &Instance<T>,
-    s: &Setup<T>,
+    s: &NotifierSettings<T>,
 ) -> Result<(), String> {
     const SKEW: Duration = Duration::from_hours(1);
     let before = SystemTime::now();
@@ -730,7 +473,7 @@ async fn send_returns_a_receipt_with_an_id<T: NotifierProvider>(
 
 async fn receipt_ids_are_distinct<T: NotifierProvider>(
     i: &Instance<T>,
-    s: &Setup<T>,
+    s: &NotifierSettings<T>,
 ) -> Result<(), String> {
     let same = s.message("kit: the same message");
     let mut seen = HashSet::new();
@@ -745,14 +488,14 @@ async fn receipt_ids_are_distinct<T: NotifierProvider>(
 
 async fn concurrent_sends_get_distinct_receipts<T: NotifierProvider>(
     i: &Instance<T>,
-    s: &Setup<T>,
+    s: &NotifierSettings<T>,
 ) -> Result<(), String> {
     const TASKS: usize = 16;
     const IN_FLIGHT: usize = 8;
     let barrier = Arc::new(tokio::sync::Barrier::new(TASKS));
     let mut tasks = Vec::new();
     for task in 0..TASKS {
-        let notifier = Arc::clone(&i.driver);
+        let notifier = i.shared();
         let barrier = Arc::clone(&barrier);
         let messages: Vec<Message> = (0..IN_FLIGHT)
             .map(|n| s.message(format!("kit: task {task} message {n}")))
@@ -783,7 +526,7 @@ async fn concurrent_sends_get_distinct_receipts<T: NotifierProvider>(
 
 async fn empty_body_is_invalid_input<T: NotifierProvider>(
     i: &Instance<T>,
-    s: &Setup<T>,
+    s: &NotifierSettings<T>,
 ) -> Result<(), String> {
     send_invalid(&*i.driver, &s.message("")).await?;
     send_invalid(&*i.driver, &s.message("").with_subject("kit: subject only")).await
@@ -791,6 +534,7 @@ async fn empty_body_is_invalid_input<T: NotifierProvider>(
 
 async fn blank_recipient_is_invalid_input<T: NotifierProvider>(
     i: &Instance<T>,
+    _: &NotifierSettings<T>,
 ) -> Result<(), String> {
     for recipient in ["", "   ", "\t\n"] {
         send_invalid(&*i.driver, &Message::new(recipient, "kit: to nobody")).await?;
@@ -800,7 +544,7 @@ async fn blank_recipient_is_invalid_input<T: NotifierProvider>(
 
 async fn configured_invalid_recipient_is_invalid_input<T: NotifierProvider>(
     i: &Instance<T>,
-    s: &Setup<T>,
+    s: &NotifierSettings<T>,
 ) -> Result<(), String> {
     let Some(invalid) = &s.invalid else {
         return Ok(());
@@ -810,7 +554,7 @@ async fn configured_invalid_recipient_is_invalid_input<T: NotifierProvider>(
 
 async fn subject_and_metadata_are_accepted<T: NotifierProvider>(
     i: &Instance<T>,
-    s: &Setup<T>,
+    s: &NotifierSettings<T>,
 ) -> Result<(), String> {
     let message = s
         .message("kit: disk almost full")
@@ -834,7 +578,7 @@ async fn subject_and_metadata_are_accepted<T: NotifierProvider>(
 
 async fn unicode_and_multiline_text_is_accepted<T: NotifierProvider>(
     i: &Instance<T>,
-    s: &Setup<T>,
+    s: &NotifierSettings<T>,
 ) -> Result<(), String> {
     let messages = [
         s.message("kit: Größe überschritten ✓ — 日本語 🚀"),
@@ -849,7 +593,7 @@ async fn unicode_and_multiline_text_is_accepted<T: NotifierProvider>(
 
 async fn a_refused_message_does_not_break_the_driver<T: NotifierProvider>(
     i: &Instance<T>,
-    s: &Setup<T>,
+    s: &NotifierSettings<T>,
 ) -> Result<(), String> {
     send_invalid(&*i.driver, &s.message("")).await?;
     send_invalid(&*i.driver, &Message::new("  ", "kit: to nobody")).await?;
@@ -864,7 +608,7 @@ async fn a_refused_message_does_not_break_the_driver<T: NotifierProvider>(
 
 async fn accepted_messages_are_delivered_as_sent<T: NotifierProvider>(
     i: &Instance<T>,
-    s: &Setup<T>,
+    s: &NotifierSettings<T>,
 ) -> Result<(), String> {
     let Some(delivered) = &s.delivered else {
         return Ok(());
@@ -904,7 +648,7 @@ async fn accepted_messages_are_delivered_as_sent<T: NotifierProvider>(
 
 async fn batch_answers_one_result_per_message_in_order<T: NotifierProvider>(
     i: &Instance<T>,
-    s: &Setup<T>,
+    s: &NotifierSettings<T>,
 ) -> Result<(), String> {
     let notifier = &*i.driver;
     if !i.declares(BATCH) {
@@ -969,7 +713,7 @@ async fn batch_answers_one_result_per_message_in_order<T: NotifierProvider>(
 
 async fn operations_after_stop_fail_with_stopped<T: NotifierProvider>(
     i: &Instance<T>,
-    s: &Setup<T>,
+    s: &NotifierSettings<T>,
 ) -> Result<(), String> {
     let notifier = &*i.driver;
     send_ok(notifier, &s.message("kit: before stop")).await?;

@@ -62,116 +62,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use futures_util::TryStreamExt as _;
-use futures_util::future::BoxFuture;
 use sandloom_sdk_infra::bytes::Bytes;
 use sandloom_sdk_infra::objectstore::{
     CONDITIONAL_PUT, DEFAULT_PAGE_SIZE, ETAG, ListOptions, ObjectMeta, ObjectStore, PutCondition,
 };
 use sandloom_sdk_infra::{ErrorKind, InfraResult};
 
-use super::harness::{Factory, Instance, assert_names, assert_outcome, boxed};
-use super::{Failure, KitRequest, call, ensure, expect_kind, expect_unsupported};
+use super::harness::{Instance, Kit};
+use super::{KitRequest, call, ensure, expect_kind, expect_unsupported};
 use crate::objectstore::ObjectStoreProvider;
-
-/// Every obligation of the object store contract, in the order the kit runs them.
-///
-/// - `missing_object_is_not_found`: `get` and `head` of a key never written, of a key that is
-///   only the prefix of an object, of a key under an object and of a key that extends an
-///   object's name answer `NotFound`.
-/// - `binary_objects_round_trip_exactly`: every byte value 0..=255, NULs, `\r\n` and bytes that
-///   are not UTF-8 come back exactly as written.
-/// - `empty_object_round_trips`: an empty object is stored (not "missing"): `get` answers no
-///   bytes, `head` and `list` a size of 0.
-/// - `large_object_round_trips`: an object of 8 MiB and 13 bytes comes back intact, with its
-///   size in `put`'s and `head`'s metadata.
-/// - `put_overwrites`: a second `put` replaces the object, a shorter third leaves no tail of the
-///   longer one, and the key is listed once with the last size.
-/// - `put_is_atomic_for_readers`: while an object is overwritten again and again, readers in the
-///   same task and on other threads see the old or the new object, whole, never a part.
-/// - `metadata_reports_key_and_size`: the metadata of `put`, `head` and `list` name the key and
-///   its exact size.
-/// - `etag_tracks_content`: declared `etag`: `put`, `head` and `list` report the same non-empty
-///   etag, `head` reports it again unchanged, and a new content of the same size gets a new
-///   etag; undeclared: no etag anywhere.
-/// - `unusual_keys_round_trip`: keys with spaces, non-ASCII letters (NFC and NFD forms distinct),
-///   URL-special characters, dotted names that are not `.`/`..` segments, case-only differences,
-///   more than ten segments and 800+ bytes are distinct, exact, and listed as written.
-/// - `invalid_keys_are_refused`: empty, absolute, `.`/`..`-segment, empty-segment,
-///   trailing-slash, backslash and NUL keys answer `InvalidInput` from `put`, `get`, `head`,
-///   `delete` (and `put_if` when declared); a list prefix with a NUL too; afterwards the store
-///   holds only the object written before, unchanged, and nothing escaped the scratch directory.
-/// - `delete_removes_and_is_idempotent`: `delete` removes the object (`get`/`head` answer
-///   `NotFound`, `list` omits it) and nothing else (not keys it is a prefix of); deleting it
-///   again, a key never written, or a key that is only a prefix, succeeds; once every object
-///   under `p/` is deleted, `p` can be an object.
-/// - `list_filters_by_prefix`: a listing holds exactly the keys that start with the prefix, as
-///   strings: `a/b/` excludes `a/bc/1`, `a/b-c` and `a2/1`, `a/b` includes them, `a/b/2/de`
-///   reaches into a deeper segment, and prefixes are case-sensitive.
-/// - `list_is_in_ascending_byte_order`: keys come in ascending byte order (`-` < `.` < `/` < `0`
-///   < `9` < `B` < `a` < `z` < `ä`), within and across pages.
-/// - `list_pages_follow_next_to_the_end`: 25 objects listed with limits 1, 7, 10, 25 and 100:
-///   no page exceeds its limit, a page announcing more is not empty, and following `next` until
-///   `None` yields every object once.
-/// - `list_starts_strictly_after_start_after`: `start_after` is any key, present or not: only
-///   keys strictly greater are listed (none when it is beyond the last, all when it precedes
-///   the prefix).
-/// - `list_default_page_size_is_bounded`: with 1001 objects and no limit, no page exceeds
-///   `DEFAULT_PAGE_SIZE` (1000) and following `next` yields all 1001.
-/// - `concurrent_puts_lose_nothing`: 16 tasks on several threads each write 16 keys at once;
-///   every object is there with its content and listed once.
-/// - `concurrent_puts_and_deletes_lose_nothing`: 8 tasks each write a key, then delete it while
-///   writing a sibling, in 8 shared prefixes: every `put` and `delete` succeeds, and exactly the
-///   siblings remain (a store of directories must not lose a write to a directory that a
-///   concurrent `delete` removes as empty).
-/// - `put_if_absent_creates_only_once`: declared `conditional_put`: `IfAbsent` creates, then
-///   answers `Conflict` (after a plain `put` too) leaving the object as it was, and creates
-///   again after `delete`; undeclared: `put_if` answers `Unsupported` and writes nothing.
-/// - `put_if_match_compares_etags`: declared `conditional_put`: `IfMatch` of a missing key or of
-///   a wrong etag answers `Conflict` and writes nothing; with `etag` declared too, `IfMatch` of
-///   the current etag writes, reports the new etag, and the old one is then stale (`Conflict`);
-///   undeclared: `put_if` answers `Unsupported`.
-/// - `concurrent_put_if_absent_has_one_winner`: declared `conditional_put`: in each of 8 rounds,
-///   16 `IfAbsent` writes of one key from 4 tasks at once: exactly one succeeds, the others
-///   answer `Conflict`, and the object holds the winner's content; undeclared: `Unsupported`.
-/// - `operations_after_stop_fail_with_stopped`: after `stop`, `put`, `get`, `head`, `delete`,
-///   `list` (and `put_if` when declared) answer `Stopped`.
-///
-/// The concurrent obligations run writes at once both across threads and within one task, so a
-/// driver that checks then writes, or reads, modifies and writes back, fails every time, not by
-/// chance. Every listing an obligation makes is also held to the general listing rules (page
-/// size, prefix, strictly ascending keys, no empty page announcing more).
-///
-/// ```
-/// use sandloom_driverkit::conformance::objectstore::OBLIGATIONS;
-///
-/// assert_eq!(OBLIGATIONS.len(), 22);
-/// assert_eq!(OBLIGATIONS[0], "missing_object_is_not_found");
-/// assert_eq!(OBLIGATIONS.last(), Some(&"operations_after_stop_fail_with_stopped"));
-/// ```
-pub const OBLIGATIONS: &[&str] = &[
-    "missing_object_is_not_found",
-    "binary_objects_round_trip_exactly",
-    "empty_object_round_trips",
-    "large_object_round_trips",
-    "put_overwrites",
-    "put_is_atomic_for_readers",
-    "metadata_reports_key_and_size",
-    "etag_tracks_content",
-    "unusual_keys_round_trip",
-    "invalid_keys_are_refused",
-    "delete_removes_and_is_idempotent",
-    "list_filters_by_prefix",
-    "list_is_in_ascending_byte_order",
-    "list_pages_follow_next_to_the_end",
-    "list_starts_strictly_after_start_after",
-    "list_default_page_size_is_bounded",
-    "concurrent_puts_lose_nothing",
-    "concurrent_puts_and_deletes_lose_nothing",
-    "put_if_absent_creates_only_once",
-    "put_if_match_compares_etags",
-    "concurrent_put_if_absent_has_one_winner",
-    "operations_after_stop_fail_with_stopped",
-];
 
 /// The conformance kit of the `objectstore` contract. See [`OBLIGATIONS`] for what it holds a
 /// driver to; run it with [`objectstore_conformance!`](crate::objectstore_conformance).
@@ -200,11 +99,14 @@ pub const OBLIGATIONS: &[&str] = &[
 ///
 /// A file-backed driver takes its root from [`KitRequest::scratch_dir`] instead:
 /// `|request| FsObjectStoreOptions { root: request.scratch_dir.join("root") }`.
-pub struct ObjectStoreConformance<T: ObjectStoreProvider> {
-    factory: Factory<T>,
-}
+pub type ObjectStoreConformance<T> = Kit<T, ObjectStoreSettings>;
 
-impl<T: ObjectStoreProvider> ObjectStoreConformance<T> {
+/// What the `objectstore` kit's obligations are given besides the instance: nothing yet.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct ObjectStoreSettings {}
+
+impl<T: ObjectStoreProvider> Kit<T, ObjectStoreSettings> {
     /// A kit that builds each instance from the options `options` returns, given the
     /// [`KitRequest`] of that instance.
     ///
@@ -253,309 +155,164 @@ impl<T: ObjectStoreProvider> ObjectStoreConformance<T> {
     /// assert!(kit.check("missing_object_is_not_found").is_ok());
     /// ```
     pub fn new(options: impl Fn(&KitRequest) -> T::Options + Send + Sync + 'static) -> Self {
-        Self {
-            factory: Factory::new(options),
-        }
-    }
-
-    /// Run one obligation on a fresh instance.
-    ///
-    /// ```
-    /// use sandloom_driverkit::conformance::objectstore::ObjectStoreConformance;
-    /// use sandloom_driverkit::NoOptions;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-    /// # use sandloom_driverkit::objectstore::{validate_key, ListOptions, ListPage, ObjectMeta};
-    /// # use sandloom_driverkit::objectstore::{ObjectStore, ObjectStoreProvider};
-    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
-    /// # /// Stores nothing: a stand-in for a driver under test.
-    /// # pub struct VoidStore;
-    /// # #[async_trait]
-    /// # impl ObjectStore for VoidStore {
-    /// #     async fn put(&self, key: &str, data: Bytes) -> InfraResult<ObjectMeta> {
-    /// #         validate_key(key)?;
-    /// #         Ok(ObjectMeta::new(key, data.len() as u64))
-    /// #     }
-    /// #     async fn get(&self, key: &str) -> InfraResult<Bytes> {
-    /// #         validate_key(key)?;
-    /// #         Err(InfraError::not_found("objectstore", format!("no object {key:?}")))
-    /// #     }
-    /// #     async fn head(&self, key: &str) -> InfraResult<ObjectMeta> {
-    /// #         validate_key(key)?;
-    /// #         Err(InfraError::not_found("objectstore", format!("no object {key:?}")))
-    /// #     }
-    /// #     async fn delete(&self, key: &str) -> InfraResult<()> { validate_key(key) }
-    /// #     async fn list(&self, _: &str, _: ListOptions) -> InfraResult<ListPage> { Ok(ListPage::default()) }
-    /// # }
-    /// # impl Driver for VoidStore {
-    /// #     type Options = sandloom_driverkit::NoOptions;
-    /// #     fn supported_features() -> &'static [&'static str] { &[] }
-    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(VoidStore) }
-    /// # }
-    /// # impl ObjectStoreProvider for VoidStore {
-    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
-    /// # }
-    ///
-    /// // `VoidStore` (hidden) checks keys, accepts every `put` and stores nothing.
-    /// let kit = ObjectStoreConformance::<VoidStore>::new(|_request| NoOptions {});
-    /// assert_eq!(kit.check("missing_object_is_not_found"), Ok(()));
-    /// let failure = kit.check("binary_objects_round_trip_exactly").unwrap_err();
-    /// assert_eq!(failure.obligation, "binary_objects_round_trip_exactly");
-    /// let unknown = kit.check("no_such_obligation").unwrap_err();
-    /// assert!(unknown.message.contains("no such obligation"));
-    /// ```
-    ///
-    /// # Errors
-    /// The [`Failure`] of the obligation (an unknown name fails too).
-    pub fn check(&self, obligation: &str) -> Result<(), Failure> {
-        let Some(&name) = OBLIGATIONS.iter().find(|&&n| n == obligation) else {
-            return Err(Failure::new(
-                obligation,
-                "no such obligation in the objectstore kit",
-            ));
-        };
-        self.factory.run(name, |instance| dispatch(name, instance))
-    }
-
-    /// Run every obligation; the failures, in order.
-    ///
-    /// ```
-    /// use sandloom_driverkit::conformance::objectstore::ObjectStoreConformance;
-    /// use sandloom_driverkit::NoOptions;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-    /// # use sandloom_driverkit::objectstore::{validate_key, ListOptions, ListPage, ObjectMeta};
-    /// # use sandloom_driverkit::objectstore::{ObjectStore, ObjectStoreProvider};
-    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
-    /// # /// Stores nothing: a stand-in for a driver under test.
-    /// # pub struct VoidStore;
-    /// # #[async_trait]
-    /// # impl ObjectStore for VoidStore {
-    /// #     async fn put(&self, key: &str, data: Bytes) -> InfraResult<ObjectMeta> {
-    /// #         validate_key(key)?;
-    /// #         Ok(ObjectMeta::new(key, data.len() as u64))
-    /// #     }
-    /// #     async fn get(&self, key: &str) -> InfraResult<Bytes> {
-    /// #         validate_key(key)?;
-    /// #         Err(InfraError::not_found("objectstore", format!("no object {key:?}")))
-    /// #     }
-    /// #     async fn head(&self, key: &str) -> InfraResult<ObjectMeta> {
-    /// #         validate_key(key)?;
-    /// #         Err(InfraError::not_found("objectstore", format!("no object {key:?}")))
-    /// #     }
-    /// #     async fn delete(&self, key: &str) -> InfraResult<()> { validate_key(key) }
-    /// #     async fn list(&self, _: &str, _: ListOptions) -> InfraResult<ListPage> { Ok(ListPage::default()) }
-    /// # }
-    /// # impl Driver for VoidStore {
-    /// #     type Options = sandloom_driverkit::NoOptions;
-    /// #     fn supported_features() -> &'static [&'static str] { &[] }
-    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(VoidStore) }
-    /// # }
-    /// # impl ObjectStoreProvider for VoidStore {
-    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
-    /// # }
-    ///
-    /// // `VoidStore` (hidden) checks keys, accepts every `put` and stores nothing.
-    /// let kit = ObjectStoreConformance::<VoidStore>::new(|_request| NoOptions {});
-    /// let failures = kit.check_all();
-    /// for failure in &failures {
-    ///     eprintln!("{failure}");
-    /// }
-    /// assert!(failures.iter().any(|failure| failure.obligation == "binary_objects_round_trip_exactly"));
-    /// assert!(failures.iter().all(|failure| failure.obligation != "missing_object_is_not_found"));
-    /// ```
-    pub fn check_all(&self) -> Vec<Failure> {
-        OBLIGATIONS
-            .iter()
-            .filter_map(|name| self.check(name).err())
-            .collect()
-    }
-
-    /// Run one obligation and panic with its failure (what the generated tests call).
-    ///
-    /// ```
-    /// use sandloom_driverkit::conformance::objectstore::ObjectStoreConformance;
-    /// use sandloom_driverkit::NoOptions;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-    /// # use sandloom_driverkit::objectstore::{validate_key, ListOptions, ListPage, ObjectMeta};
-    /// # use sandloom_driverkit::objectstore::{ObjectStore, ObjectStoreProvider};
-    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
-    /// # /// Stores nothing: a stand-in for a driver under test.
-    /// # pub struct VoidStore;
-    /// # #[async_trait]
-    /// # impl ObjectStore for VoidStore {
-    /// #     async fn put(&self, key: &str, data: Bytes) -> InfraResult<ObjectMeta> {
-    /// #         validate_key(key)?;
-    /// #         Ok(ObjectMeta::new(key, data.len() as u64))
-    /// #     }
-    /// #     async fn get(&self, key: &str) -> InfraResult<Bytes> {
-    /// #         validate_key(key)?;
-    /// #         Err(InfraError::not_found("objectstore", format!("no object {key:?}")))
-    /// #     }
-    /// #     async fn head(&self, key: &str) -> InfraResult<ObjectMeta> {
-    /// #         validate_key(key)?;
-    /// #         Err(InfraError::not_found("objectstore", format!("no object {key:?}")))
-    /// #     }
-    /// #     async fn delete(&self, key: &str) -> InfraResult<()> { validate_key(key) }
-    /// #     async fn list(&self, _: &str, _: ListOptions) -> InfraResult<ListPage> { Ok(ListPage::default()) }
-    /// # }
-    /// # impl Driver for VoidStore {
-    /// #     type Options = sandloom_driverkit::NoOptions;
-    /// #     fn supported_features() -> &'static [&'static str] { &[] }
-    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(VoidStore) }
-    /// # }
-    /// # impl ObjectStoreProvider for VoidStore {
-    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
-    /// # }
-    ///
-    /// // `VoidStore` (hidden) checks keys, accepts every `put` and stores nothing.
-    /// let kit = ObjectStoreConformance::<VoidStore>::new(|_request| NoOptions {});
-    /// kit.assert("missing_object_is_not_found"); // passes
-    /// // A failed obligation panics with its `Failure`, as a failed `#[test]` must.
-    /// let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| kit.assert("binary_objects_round_trip_exactly")));
-    /// assert!(outcome.is_err());
-    /// ```
-    ///
-    /// # Panics
-    /// When the obligation fails.
-    pub fn assert(&self, obligation: &str) {
-        assert_outcome(self.check(obligation));
-    }
-
-    #[doc(hidden)]
-    pub fn assert_names(&self, generated: &[&str]) {
-        assert_names("objectstore kit", OBLIGATIONS, generated);
+        Kit::build::<crate::objectstore::ObjectStoreCapability>(
+            obligations::<T>(),
+            options,
+            ObjectStoreSettings::default(),
+        )
     }
 }
 
-/// Run the whole `objectstore` kit from a driver crate's tests: one `#[test]` per obligation,
-/// in a module `objectstore_conformance`, or in a module of the name given before a colon (to
-/// run the kit for several drivers or configurations in one file).
-///
-/// ```
-/// // tests/conformance.rs of a driver crate whose [dev-dependencies] turn on the
-/// // `conformance` feature of sandloom-driverkit.
-/// use sandloom_driverkit::NoOptions;
-/// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-/// # use sandloom_driverkit::objectstore::{validate_key, ListOptions, ListPage, ObjectMeta};
-/// # use sandloom_driverkit::objectstore::{ObjectStore, ObjectStoreProvider};
-/// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
-/// # /// Stores nothing: a stand-in for a driver under test.
-/// # pub struct VoidStore;
-/// # #[async_trait]
-/// # impl ObjectStore for VoidStore {
-/// #     async fn put(&self, key: &str, data: Bytes) -> InfraResult<ObjectMeta> {
-/// #         validate_key(key)?;
-/// #         Ok(ObjectMeta::new(key, data.len() as u64))
-/// #     }
-/// #     async fn get(&self, key: &str) -> InfraResult<Bytes> {
-/// #         validate_key(key)?;
-/// #         Err(InfraError::not_found("objectstore", format!("no object {key:?}")))
-/// #     }
-/// #     async fn head(&self, key: &str) -> InfraResult<ObjectMeta> {
-/// #         validate_key(key)?;
-/// #         Err(InfraError::not_found("objectstore", format!("no object {key:?}")))
-/// #     }
-/// #     async fn delete(&self, key: &str) -> InfraResult<()> { validate_key(key) }
-/// #     async fn list(&self, _: &str, _: ListOptions) -> InfraResult<ListPage> { Ok(ListPage::default()) }
-/// # }
-/// # impl Driver for VoidStore {
-/// #     type Options = sandloom_driverkit::NoOptions;
-/// #     fn supported_features() -> &'static [&'static str] { &[] }
-/// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(VoidStore) }
-/// # }
-/// # impl ObjectStoreProvider for VoidStore {
-/// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
-/// # }
-/// # pub type MyStore = VoidStore;
-///
-/// sandloom_driverkit::objectstore_conformance!(MyStore, |_request| NoOptions {});
-/// // Again, with its tests in a module `second_run` instead of `objectstore_conformance`:
-/// sandloom_driverkit::objectstore_conformance!(second_run: MyStore, |_request| NoOptions {});
-/// # fn main() {}
-/// ```
-#[macro_export]
-macro_rules! objectstore_conformance {
-    ($(#[$attr:meta])* $module:ident : $driver:ty, $options:expr $(,)?) => {
-        #[allow(non_snake_case, clippy::pedantic)]
-        mod $module {
-            #[allow(unused_imports)]
-            use super::*;
-
-            $crate::objectstore_conformance!($(#[$attr])* $driver, $options);
-        }
-    };
-    ($(#[$attr:meta])* $driver:ty, $options:expr $(,)?) => {
-        $crate::__conformance_tests!(
-            objectstore_conformance,
-            [$(#[$attr])*],
-            $crate::conformance::objectstore::ObjectStoreConformance::<$driver>::new($options),
-            [
-                missing_object_is_not_found,
-                binary_objects_round_trip_exactly,
-                empty_object_round_trips,
-                large_object_round_trips,
-                put_overwrites,
-                put_is_atomic_for_readers,
-                metadata_reports_key_and_size,
-                etag_tracks_content,
-                unusual_keys_round_trip,
-                invalid_keys_are_refused,
-                delete_removes_and_is_idempotent,
-                list_filters_by_prefix,
-                list_is_in_ascending_byte_order,
-                list_pages_follow_next_to_the_end,
-                list_starts_strictly_after_start_after,
-                list_default_page_size_is_bounded,
-                concurrent_puts_lose_nothing,
-                concurrent_puts_and_deletes_lose_nothing,
-                put_if_absent_creates_only_once,
-                put_if_match_compares_etags,
-                concurrent_put_if_absent_has_one_winner,
-                operations_after_stop_fail_with_stopped,
-            ]
-        );
-    };
-}
-
-fn dispatch<'a, T: ObjectStoreProvider>(
-    name: &str,
-    i: &'a Instance<T>,
-) -> BoxFuture<'a, Result<(), String>> {
-    match name {
-        "missing_object_is_not_found" => boxed(missing_object_is_not_found(i)),
-        "binary_objects_round_trip_exactly" => boxed(binary_objects_round_trip_exactly(i)),
-        "empty_object_round_trips" => boxed(empty_object_round_trips(i)),
-        "large_object_round_trips" => boxed(large_object_round_trips(i)),
-        "put_overwrites" => boxed(put_overwrites(i)),
-        "put_is_atomic_for_readers" => boxed(put_is_atomic_for_readers(i)),
-        "metadata_reports_key_and_size" => boxed(metadata_reports_key_and_size(i)),
-        "etag_tracks_content" => boxed(etag_tracks_content(i)),
-        "unusual_keys_round_trip" => boxed(unusual_keys_round_trip(i)),
-        "invalid_keys_are_refused" => boxed(invalid_keys_are_refused(i)),
-        "delete_removes_and_is_idempotent" => boxed(delete_removes_and_is_idempotent(i)),
-        "list_filters_by_prefix" => boxed(list_filters_by_prefix(i)),
-        "list_is_in_ascending_byte_order" => boxed(list_is_in_ascending_byte_order(i)),
-        "list_pages_follow_next_to_the_end" => boxed(list_pages_follow_next_to_the_end(i)),
-        "list_starts_strictly_after_start_after" => {
-            boxed(list_starts_strictly_after_start_after(i))
-        }
-        "list_default_page_size_is_bounded" => boxed(list_default_page_size_is_bounded(i)),
-        "concurrent_puts_lose_nothing" => boxed(concurrent_puts_lose_nothing(i)),
-        "concurrent_puts_and_deletes_lose_nothing" => {
-            boxed(concurrent_puts_and_deletes_lose_nothing(i))
-        }
-        "put_if_absent_creates_only_once" => boxed(put_if_absent_creates_only_once(i)),
-        "put_if_match_compares_etags" => boxed(put_if_match_compares_etags(i)),
-        "concurrent_put_if_absent_has_one_winner" => {
-            boxed(concurrent_put_if_absent_has_one_winner(i))
-        }
-        "operations_after_stop_fail_with_stopped" => {
-            boxed(operations_after_stop_fail_with_stopped(i))
-        }
-        other => {
-            let message = format!("obligation `{other}` has no check");
-            boxed(async move { Err(message) })
-        }
-    }
+crate::define_kit! {
+    /// Run the whole `objectstore` kit from a driver crate's tests: one `#[test]` per obligation,
+    /// in a module `objectstore_conformance`, or in a module of the name given before a colon (to
+    /// run the kit for several drivers or configurations in one file).
+    ///
+    /// ```
+    /// // tests/conformance.rs of a driver crate whose [dev-dependencies] turn on the
+    /// // `conformance` feature of sandloom-driverkit.
+    /// use sandloom_driverkit::NoOptions;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::objectstore::{validate_key, ListOptions, ListPage, ObjectMeta};
+    /// # use sandloom_driverkit::objectstore::{ObjectStore, ObjectStoreProvider};
+    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
+    /// # /// Stores nothing: a stand-in for a driver under test.
+    /// # pub struct VoidStore;
+    /// # #[async_trait]
+    /// # impl ObjectStore for VoidStore {
+    /// #     async fn put(&self, key: &str, data: Bytes) -> InfraResult<ObjectMeta> {
+    /// #         validate_key(key)?;
+    /// #         Ok(ObjectMeta::new(key, data.len() as u64))
+    /// #     }
+    /// #     async fn get(&self, key: &str) -> InfraResult<Bytes> {
+    /// #         validate_key(key)?;
+    /// #         Err(InfraError::not_found("objectstore", format!("no object {key:?}")))
+    /// #     }
+    /// #     async fn head(&self, key: &str) -> InfraResult<ObjectMeta> {
+    /// #         validate_key(key)?;
+    /// #         Err(InfraError::not_found("objectstore", format!("no object {key:?}")))
+    /// #     }
+    /// #     async fn delete(&self, key: &str) -> InfraResult<()> { validate_key(key) }
+    /// #     async fn list(&self, _: &str, _: ListOptions) -> InfraResult<ListPage> { Ok(ListPage::default()) }
+    /// # }
+    /// # impl Driver for VoidStore {
+    /// #     type Options = sandloom_driverkit::NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(VoidStore) }
+    /// # }
+    /// # impl ObjectStoreProvider for VoidStore {
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+    /// # }
+    /// # pub type MyStore = VoidStore;
+    ///
+    /// sandloom_driverkit::objectstore_conformance!(MyStore, |_request| NoOptions {});
+    /// // Again, with its tests in a module `second_run` instead of `objectstore_conformance`:
+    /// sandloom_driverkit::objectstore_conformance!(second_run: MyStore, |_request| NoOptions {});
+    /// # fn main() {}
+    /// ```
+    macro objectstore_conformance;
+    kit crate::conformance::objectstore::ObjectStoreConformance::new;
+    provider ObjectStoreProvider;
+    settings ObjectStoreSettings;
+    /// Every obligation of the object store contract, in the order the kit runs them.
+    ///
+    /// - `missing_object_is_not_found`: `get` and `head` of a key never written, of a key that is
+    ///   only the prefix of an object, of a key under an object and of a key that extends an
+    ///   object's name answer `NotFound`.
+    /// - `binary_objects_round_trip_exactly`: every byte value 0..=255, NULs, `\r\n` and bytes that
+    ///   are not UTF-8 come back exactly as written.
+    /// - `empty_object_round_trips`: an empty object is stored (not "missing"): `get` answers no
+    ///   bytes, `head` and `list` a size of 0.
+    /// - `large_object_round_trips`: an object of 8 MiB and 13 bytes comes back intact, with its
+    ///   size in `put`'s and `head`'s metadata.
+    /// - `put_overwrites`: a second `put` replaces the object, a shorter third leaves no tail of the
+    ///   longer one, and the key is listed once with the last size.
+    /// - `put_is_atomic_for_readers`: while an object is overwritten again and again, readers in the
+    ///   same task and on other threads see the old or the new object, whole, never a part.
+    /// - `metadata_reports_key_and_size`: the metadata of `put`, `head` and `list` name the key and
+    ///   its exact size.
+    /// - `etag_tracks_content`: declared `etag`: `put`, `head` and `list` report the same non-empty
+    ///   etag, `head` reports it again unchanged, and a new content of the same size gets a new
+    ///   etag; undeclared: no etag anywhere.
+    /// - `unusual_keys_round_trip`: keys with spaces, non-ASCII letters (NFC and NFD forms distinct),
+    ///   URL-special characters, dotted names that are not `.`/`..` segments, case-only differences,
+    ///   more than ten segments and 800+ bytes are distinct, exact, and listed as written.
+    /// - `invalid_keys_are_refused`: empty, absolute, `.`/`..`-segment, empty-segment,
+    ///   trailing-slash, backslash and NUL keys answer `InvalidInput` from `put`, `get`, `head`,
+    ///   `delete` (and `put_if` when declared); a list prefix with a NUL too; afterwards the store
+    ///   holds only the object written before, unchanged, and nothing escaped the scratch directory.
+    /// - `delete_removes_and_is_idempotent`: `delete` removes the object (`get`/`head` answer
+    ///   `NotFound`, `list` omits it) and nothing else (not keys it is a prefix of); deleting it
+    ///   again, a key never written, or a key that is only a prefix, succeeds; once every object
+    ///   under `p/` is deleted, `p` can be an object.
+    /// - `list_filters_by_prefix`: a listing holds exactly the keys that start with the prefix, as
+    ///   strings: `a/b/` excludes `a/bc/1`, `a/b-c` and `a2/1`, `a/b` includes them, `a/b/2/de`
+    ///   reaches into a deeper segment, and prefixes are case-sensitive.
+    /// - `list_is_in_ascending_byte_order`: keys come in ascending byte order (`-` < `.` < `/` < `0`
+    ///   < `9` < `B` < `a` < `z` < `ä`), within and across pages.
+    /// - `list_pages_follow_next_to_the_end`: 25 objects listed with limits 1, 7, 10, 25 and 100:
+    ///   no page exceeds its limit, a page announcing more is not empty, and following `next` until
+    ///   `None` yields every object once.
+    /// - `list_starts_strictly_after_start_after`: `start_after` is any key, present or not: only
+    ///   keys strictly greater are listed (none when it is beyond the last, all when it precedes
+    ///   the prefix).
+    /// - `list_default_page_size_is_bounded`: with 1001 objects and no limit, no page exceeds
+    ///   `DEFAULT_PAGE_SIZE` (1000) and following `next` yields all 1001.
+    /// - `concurrent_puts_lose_nothing`: 16 tasks on several threads each write 16 keys at once;
+    ///   every object is there with its content and listed once.
+    /// - `concurrent_puts_and_deletes_lose_nothing`: 8 tasks each write a key, then delete it while
+    ///   writing a sibling, in 8 shared prefixes: every `put` and `delete` succeeds, and exactly the
+    ///   siblings remain (a store of directories must not lose a write to a directory that a
+    ///   concurrent `delete` removes as empty).
+    /// - `put_if_absent_creates_only_once`: declared `conditional_put`: `IfAbsent` creates, then
+    ///   answers `Conflict` (after a plain `put` too) leaving the object as it was, and creates
+    ///   again after `delete`; undeclared: `put_if` answers `Unsupported` and writes nothing.
+    /// - `put_if_match_compares_etags`: declared `conditional_put`: `IfMatch` of a missing key or of
+    ///   a wrong etag answers `Conflict` and writes nothing; with `etag` declared too, `IfMatch` of
+    ///   the current etag writes, reports the new etag, and the old one is then stale (`Conflict`);
+    ///   undeclared: `put_if` answers `Unsupported`.
+    /// - `concurrent_put_if_absent_has_one_winner`: declared `conditional_put`: in each of 8 rounds,
+    ///   16 `IfAbsent` writes of one key from 4 tasks at once: exactly one succeeds, the others
+    ///   answer `Conflict`, and the object holds the winner's content; undeclared: `Unsupported`.
+    /// - `operations_after_stop_fail_with_stopped`: after `stop`, `put`, `get`, `head`, `delete`,
+    ///   `list` (and `put_if` when declared) answer `Stopped`.
+    ///
+    /// The concurrent obligations run writes at once both across threads and within one task, so a
+    /// driver that checks then writes, or reads, modifies and writes back, fails every time, not by
+    /// chance. Every listing an obligation makes is also held to the general listing rules (page
+    /// size, prefix, strictly ascending keys, no empty page announcing more).
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::objectstore::OBLIGATIONS;
+    ///
+    /// assert_eq!(OBLIGATIONS.len(), 22);
+    /// assert_eq!(OBLIGATIONS[0], "missing_object_is_not_found");
+    /// assert_eq!(OBLIGATIONS.last(), Some(&"operations_after_stop_fail_with_stopped"));
+    /// ```
+    obligations [
+        missing_object_is_not_found,
+        binary_objects_round_trip_exactly,
+        empty_object_round_trips,
+        large_object_round_trips,
+        put_overwrites,
+        put_is_atomic_for_readers,
+        metadata_reports_key_and_size,
+        etag_tracks_content,
+        unusual_keys_round_trip,
+        invalid_keys_are_refused,
+        delete_removes_and_is_idempotent,
+        list_filters_by_prefix,
+        list_is_in_ascending_byte_order,
+        list_pages_follow_next_to_the_end,
+        list_starts_strictly_after_start_after,
+        list_default_page_size_is_bounded,
+        concurrent_puts_lose_nothing,
+        concurrent_puts_and_deletes_lose_nothing,
+        put_if_absent_creates_only_once,
+        put_if_match_compares_etags,
+        concurrent_put_if_absent_has_one_winner,
+        operations_after_stop_fail_with_stopped,
+    ];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -772,6 +529,7 @@ async fn joined<R>(task: tokio::task::JoinHandle<Result<R, String>>) -> Result<R
 
 async fn missing_object_is_not_found<T: ObjectStoreProvider>(
     i: &Instance<T>,
+    _: &ObjectStoreSettings,
 ) -> Result<(), String> {
     let store = &*i.driver;
     for key in ["never/written", "never"] {
@@ -813,6 +571,7 @@ async fn missing_object_is_not_found<T: ObjectStoreProvider>(
 
 async fn binary_objects_round_trip_exactly<T: ObjectStoreProvider>(
     i: &Instance<T>,
+    _: &ObjectStoreSettings,
 ) -> Result<(), String> {
     let store = &*i.driver;
     let every_byte: Vec<u8> = (0..=255).collect();
@@ -822,7 +581,10 @@ async fn binary_objects_round_trip_exactly<T: ObjectStoreProvider>(
     round_trip(store, "binary/not-utf8", b"\xc3\x28\xfe\xff").await
 }
 
-async fn empty_object_round_trips<T: ObjectStoreProvider>(i: &Instance<T>) -> Result<(), String> {
+async fn empty_object_round_trips<T: ObjectStoreProvider>(
+    i: &Instance<T>,
+    _: &ObjectStoreSettings,
+) -> Result<(), String> {
     let store = &*i.driver;
     round_trip(store, "empty", b"").await?;
     let head = call!("head(\"empty\")", store.head("empty"));
@@ -840,7 +602,10 @@ async fn empty_object_round_trips<T: ObjectStoreProvider>(i: &Instance<T>) -> Re
     Ok(())
 }
 
-async fn large_object_round_trips<T: ObjectStoreProvider>(i: &Instance<T>) -> Result<(), String> {
+async fn large_object_round_trips<T: ObjectStoreProvider>(
+    i: &Instance<T>,
+    _: &ObjectStoreSettings,
+) -> Result<(), String> {
     let store = &*i.driver;
     let data: Vec<u8> = (0..LARGE_OBJECT_SIZE).map(|n| (n % 251) as u8).collect();
     let size = data.len() as u64;
@@ -863,7 +628,10 @@ async fn large_object_round_trips<T: ObjectStoreProvider>(i: &Instance<T>) -> Re
     Ok(())
 }
 
-async fn put_overwrites<T: ObjectStoreProvider>(i: &Instance<T>) -> Result<(), String> {
+async fn put_overwrites<T: ObjectStoreProvider>(
+    i: &Instance<T>,
+    _: &ObjectStoreSettings,
+) -> Result<(), String> {
     let store = &*i.driver;
     round_trip(store, "overwrite/key", b"first version").await?;
     round_trip(store, "overwrite/key", b"the second, longer version").await?;
@@ -929,7 +697,10 @@ fn during_put(
     whole_size("head during a put", head.size)
 }
 
-async fn put_is_atomic_for_readers<T: ObjectStoreProvider>(i: &Instance<T>) -> Result<(), String> {
+async fn put_is_atomic_for_readers<T: ObjectStoreProvider>(
+    i: &Instance<T>,
+    _: &ObjectStoreSettings,
+) -> Result<(), String> {
     const ROUNDS: usize = 16;
     const KEY: &str = "atomic/object";
     let version = |n: usize| {
@@ -940,7 +711,7 @@ async fn put_is_atomic_for_readers<T: ObjectStoreProvider>(i: &Instance<T>) -> R
     let writing = Arc::new(std::sync::atomic::AtomicBool::new(true));
     let mut readers = Vec::new();
     for _ in 0..2 {
-        let (store, writing) = (Arc::clone(&i.driver), Arc::clone(&writing));
+        let (store, writing) = (i.shared(), Arc::clone(&writing));
         readers.push(tokio::spawn(async move {
             // At least one read; then read for as long as the writer writes.
             loop {
@@ -981,6 +752,7 @@ async fn put_is_atomic_for_readers<T: ObjectStoreProvider>(i: &Instance<T>) -> R
 
 async fn metadata_reports_key_and_size<T: ObjectStoreProvider>(
     i: &Instance<T>,
+    _: &ObjectStoreSettings,
 ) -> Result<(), String> {
     let store = &*i.driver;
     let objects: [(&str, u64); 2] = [("meta/object.bin", 1234), ("meta/small", 1)];
@@ -1012,7 +784,10 @@ async fn metadata_reports_key_and_size<T: ObjectStoreProvider>(
     Ok(())
 }
 
-async fn etag_tracks_content<T: ObjectStoreProvider>(i: &Instance<T>) -> Result<(), String> {
+async fn etag_tracks_content<T: ObjectStoreProvider>(
+    i: &Instance<T>,
+    _: &ObjectStoreSettings,
+) -> Result<(), String> {
     let store = &*i.driver;
     let key = "etag/object";
     let put = call!("put", store.put(key, Bytes::from_static(b"aaaa")));
@@ -1093,7 +868,10 @@ fn unusual_keys() -> Vec<String> {
     keys
 }
 
-async fn unusual_keys_round_trip<T: ObjectStoreProvider>(i: &Instance<T>) -> Result<(), String> {
+async fn unusual_keys_round_trip<T: ObjectStoreProvider>(
+    i: &Instance<T>,
+    _: &ObjectStoreSettings,
+) -> Result<(), String> {
     let store = &*i.driver;
     let keys = unusual_keys();
     for (n, key) in keys.iter().enumerate() {
@@ -1149,7 +927,10 @@ const INVALID_KEYS: &[&str] = &[
 /// Keys that would leave the store's root if used as relative paths (`{}` is the marker).
 const ESCAPING_KEYS: &[&str] = &["../{}", "../../{}", "a/../../{}", "..\\{}"];
 
-async fn invalid_keys_are_refused<T: ObjectStoreProvider>(i: &Instance<T>) -> Result<(), String> {
+async fn invalid_keys_are_refused<T: ObjectStoreProvider>(
+    i: &Instance<T>,
+    _: &ObjectStoreSettings,
+) -> Result<(), String> {
     let store = &*i.driver;
     call!(
         "put(\"kept\")",
@@ -1231,6 +1012,7 @@ fn escaped_files(scratch: &Path, marker: &str) -> Vec<PathBuf> {
 
 async fn delete_removes_and_is_idempotent<T: ObjectStoreProvider>(
     i: &Instance<T>,
+    _: &ObjectStoreSettings,
 ) -> Result<(), String> {
     let store = &*i.driver;
     for key in ["del/a", "del/ab", "del/a-b", "del/sub/a"] {
@@ -1276,7 +1058,10 @@ async fn delete_removes_and_is_idempotent<T: ObjectStoreProvider>(
     get_exact(store, "del/sub", b"now an object").await
 }
 
-async fn list_filters_by_prefix<T: ObjectStoreProvider>(i: &Instance<T>) -> Result<(), String> {
+async fn list_filters_by_prefix<T: ObjectStoreProvider>(
+    i: &Instance<T>,
+    _: &ObjectStoreSettings,
+) -> Result<(), String> {
     let store = &*i.driver;
     let all = [
         "a.txt",
@@ -1314,6 +1099,7 @@ async fn list_filters_by_prefix<T: ObjectStoreProvider>(i: &Instance<T>) -> Resu
 
 async fn list_is_in_ascending_byte_order<T: ObjectStoreProvider>(
     i: &Instance<T>,
+    _: &ObjectStoreSettings,
 ) -> Result<(), String> {
     let store = &*i.driver;
     // Written out of order; `list_all` holds the listing to strictly ascending byte order.
@@ -1340,6 +1126,7 @@ async fn list_is_in_ascending_byte_order<T: ObjectStoreProvider>(
 
 async fn list_pages_follow_next_to_the_end<T: ObjectStoreProvider>(
     i: &Instance<T>,
+    _: &ObjectStoreSettings,
 ) -> Result<(), String> {
     let store = &*i.driver;
     let keys: Vec<String> = (0..25).map(|n| format!("page/{n:02}")).collect();
@@ -1370,6 +1157,7 @@ async fn list_pages_follow_next_to_the_end<T: ObjectStoreProvider>(
 
 async fn list_starts_strictly_after_start_after<T: ObjectStoreProvider>(
     i: &Instance<T>,
+    _: &ObjectStoreSettings,
 ) -> Result<(), String> {
     let store = &*i.driver;
     let keys = ["after/1", "after/2", "after/3", "after/4", "after/5"];
@@ -1397,12 +1185,13 @@ async fn list_starts_strictly_after_start_after<T: ObjectStoreProvider>(
 
 async fn list_default_page_size_is_bounded<T: ObjectStoreProvider>(
     i: &Instance<T>,
+    _: &ObjectStoreSettings,
 ) -> Result<(), String> {
     let count = DEFAULT_PAGE_SIZE + 1;
     let keys: Vec<String> = (0..count).map(|n| format!("bulk/{n:05}")).collect();
     futures_util::stream::iter(keys.iter().map(Ok))
         .try_for_each_concurrent(32, |key| {
-            let store = Arc::clone(&i.driver);
+            let store = i.shared();
             async move {
                 store
                     .put(key, Bytes::from_static(b"b"))
@@ -1420,18 +1209,19 @@ async fn list_default_page_size_is_bounded<T: ObjectStoreProvider>(
 
 async fn concurrent_puts_lose_nothing<T: ObjectStoreProvider>(
     i: &Instance<T>,
+    _: &ObjectStoreSettings,
 ) -> Result<(), String> {
     const TASKS: usize = 16;
     const PUTS: usize = 16;
     let key = |task: usize, n: usize| format!("concurrent/{task:02}/{n:02}");
     let mut tasks = Vec::new();
     for task in 0..TASKS {
-        let store = Arc::clone(&i.driver);
+        let store = i.shared();
         tasks.push(tokio::spawn(async move {
             // Within a task the writes are concurrent too: a driver that reads, modifies and
             // writes back shared state loses all but one of them.
             let puts = (0..PUTS).map(|n| {
-                let store = Arc::clone(&store);
+                let store = store.clone();
                 async move {
                     let key = key(task, n);
                     store
@@ -1460,13 +1250,14 @@ async fn concurrent_puts_lose_nothing<T: ObjectStoreProvider>(
 
 async fn concurrent_puts_and_deletes_lose_nothing<T: ObjectStoreProvider>(
     i: &Instance<T>,
+    _: &ObjectStoreSettings,
 ) -> Result<(), String> {
     const TASKS: usize = 8;
     const ROUNDS: usize = 8;
     let key = |round: usize, task: usize, which: &str| format!("churn/{round}/{task}-{which}");
     let mut tasks = Vec::new();
     for task in 0..TASKS {
-        let store = Arc::clone(&i.driver);
+        let store = i.shared();
         tasks.push(tokio::spawn(async move {
             for round in 0..ROUNDS {
                 let (doomed, kept) = (key(round, task, "a"), key(round, task, "b"));
@@ -1502,6 +1293,7 @@ async fn concurrent_puts_and_deletes_lose_nothing<T: ObjectStoreProvider>(
 
 async fn put_if_absent_creates_only_once<T: ObjectStoreProvider>(
     i: &Instance<T>,
+    _: &ObjectStoreSettings,
 ) -> Result<(), String> {
     let store = &*i.driver;
     let key = "if-absent/key";
@@ -1555,6 +1347,7 @@ async fn put_if_absent_creates_only_once<T: ObjectStoreProvider>(
 
 async fn put_if_match_compares_etags<T: ObjectStoreProvider>(
     i: &Instance<T>,
+    _: &ObjectStoreSettings,
 ) -> Result<(), String> {
     let store = &*i.driver;
     let key = "if-match/key";
@@ -1626,6 +1419,7 @@ async fn put_if_match_compares_etags<T: ObjectStoreProvider>(
 
 async fn concurrent_put_if_absent_has_one_winner<T: ObjectStoreProvider>(
     i: &Instance<T>,
+    _: &ObjectStoreSettings,
 ) -> Result<(), String> {
     const ROUNDS: usize = 8;
     const TASKS: usize = 4;
@@ -1642,7 +1436,7 @@ async fn concurrent_put_if_absent_has_one_winner<T: ObjectStoreProvider>(
         let key = format!("race/{round}");
         let mut tasks = Vec::new();
         for task in 0..TASKS {
-            let store = Arc::clone(&i.driver);
+            let store = i.shared();
             let key = key.clone();
             tasks.push(tokio::spawn(async move {
                 // All attempts of a task start before any finishes: a driver that checks, then
@@ -1691,6 +1485,7 @@ async fn concurrent_put_if_absent_has_one_winner<T: ObjectStoreProvider>(
 
 async fn operations_after_stop_fail_with_stopped<T: ObjectStoreProvider>(
     i: &Instance<T>,
+    _: &ObjectStoreSettings,
 ) -> Result<(), String> {
     let store = &*i.driver;
     call!("put", store.put("stop/object", Bytes::from_static(b"v")));

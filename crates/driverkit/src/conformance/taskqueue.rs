@@ -61,92 +61,15 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use futures_util::future::BoxFuture;
 use sandloom_sdk_infra::ErrorKind;
 use sandloom_sdk_infra::bytes::Bytes;
 use sandloom_sdk_infra::taskqueue::{
     DEAD_LETTER, DELAY, EnqueueOptions, FIFO, Reservation, Task, TaskQueue,
 };
 
-use super::harness::{Factory, Instance, assert_names, assert_outcome, boxed};
-use super::{Failure, KitRequest, call, ensure, expect_kind, expect_unsupported};
+use super::harness::{Instance, Kit};
+use super::{KitRequest, call, ensure, expect_kind, expect_unsupported};
 use crate::taskqueue::TaskQueueProvider;
-
-/// Every obligation of the task queue contract, in the order the kit runs them.
-///
-/// - `enqueue_reserve_ack_round_trips`: a reserved task carries the id `enqueue` returned, its
-///   queue, its payload, `attempts == 1` and a receipt; after `ack` it is gone for good (`reserve`
-///   waiting past the visibility timeout answers `None`).
-/// - `payloads_round_trip_exactly`: every byte value 0..=255, NUL bytes, an empty payload and a
-///   payload of 64 KiB come back exactly.
-/// - `task_ids_are_unique`: 50 enqueues of the same payload give 50 distinct ids, and exactly those
-///   50 tasks are delivered.
-/// - `reserve_on_an_empty_queue_waits_then_answers_none`: `reserve` of an empty queue answers
-///   `None`, not before half of `wait` and within `wait` plus slack; a zero `wait` answers `None`
-///   promptly.
-/// - `reserve_wakes_for_a_task_enqueued_while_waiting`: a `reserve` waiting 5 s delivers a task
-///   enqueued 200 ms into its wait, well before the wait ends.
-/// - `reserved_task_is_invisible_to_other_consumers`: while a task is reserved, 8 other consumers
-///   get nothing; 8 consumers racing for one task get it exactly once.
-/// - `nack_redelivers_with_a_new_receipt`: after `nack(None)` the task is delivered again with
-///   `attempts == 2`, the same id and payload, and a new receipt.
-/// - `nack_retry_after_postpones_redelivery`: a task nacked with `retry_after` is not delivered
-///   before it, and is delivered after it.
-/// - `unacked_task_is_redelivered_after_visibility_timeout`: a task neither acked nor nacked is
-///   hidden for the visibility timeout, then delivered again with `attempts == 2` and a new
-///   receipt.
-/// - `stale_receipt_is_conflict_and_changes_nothing`: once a receipt is stale (its visibility
-///   timeout passed, even before any redelivery; or the task was redelivered after a timeout or a
-///   nack), `ack` and `nack` with it answer `Conflict`, and the task stays with its current
-///   delivery.
-/// - `delay_is_respected`: declared `delay`: a delayed task is not delivered before its delay (a
-///   later undelayed task is), and is delivered after it; undeclared: an enqueue with a delay
-///   answers `Unsupported` and enqueues nothing.
-/// - `retry_limit_stops_redelivery`: a task is delivered exactly `max_attempts` times (attempts 1,
-///   2, …); a further nack, and separately a further visibility timeout, does not redeliver it.
-/// - `dead_letters_list_exhausted_tasks_oldest_first`: declared `dead_letter`: exhausted tasks (by
-///   nack and by timeout) are listed per queue, oldest first, with their payload and attempts,
-///   `limit` respected; undeclared: `dead_letters` answers `Unsupported`.
-/// - `concurrent_consumers_lose_nothing_and_never_share_a_task`: 200 tasks enqueued concurrently,
-///   taken by 8 concurrent consumers: every task is acked exactly once, none is lost, and no task
-///   is held by two consumers at once.
-/// - `fifo_order_where_declared`: declared `fifo`: ready tasks are reserved in enqueue order;
-///   undeclared: every task is delivered once, in any order.
-/// - `queues_are_isolated`: a task is delivered only from its own queue (also when one name is a
-///   prefix of another), and a consumer waiting on one queue is not handed another queue's
-///   task.
-/// - `empty_queue_name_is_invalid_input`: `enqueue` and `reserve` of the queue `""` answer
-///   `InvalidInput`.
-/// - `operations_after_stop_fail_with_stopped`: after `stop`, `enqueue`, `reserve`, `ack`, `nack`
-///   (and `dead_letters` when declared) answer `Stopped`.
-///
-/// ```
-/// use sandloom_driverkit::conformance::taskqueue::OBLIGATIONS;
-///
-/// assert_eq!(OBLIGATIONS.len(), 18);
-/// assert_eq!(OBLIGATIONS[0], "enqueue_reserve_ack_round_trips");
-/// assert_eq!(OBLIGATIONS.last(), Some(&"operations_after_stop_fail_with_stopped"));
-/// ```
-pub const OBLIGATIONS: &[&str] = &[
-    "enqueue_reserve_ack_round_trips",
-    "payloads_round_trip_exactly",
-    "task_ids_are_unique",
-    "reserve_on_an_empty_queue_waits_then_answers_none",
-    "reserve_wakes_for_a_task_enqueued_while_waiting",
-    "reserved_task_is_invisible_to_other_consumers",
-    "nack_redelivers_with_a_new_receipt",
-    "nack_retry_after_postpones_redelivery",
-    "unacked_task_is_redelivered_after_visibility_timeout",
-    "stale_receipt_is_conflict_and_changes_nothing",
-    "delay_is_respected",
-    "retry_limit_stops_redelivery",
-    "dead_letters_list_exhausted_tasks_oldest_first",
-    "concurrent_consumers_lose_nothing_and_never_share_a_task",
-    "fifo_order_where_declared",
-    "queues_are_isolated",
-    "empty_queue_name_is_invalid_input",
-    "operations_after_stop_fail_with_stopped",
-];
 
 /// The conformance kit of the `taskqueue` contract. See [`OBLIGATIONS`] for what it holds a
 /// driver to; run it with [`taskqueue_conformance!`](crate::taskqueue_conformance).
@@ -167,11 +90,14 @@ pub const OBLIGATIONS: &[&str] = &[
 /// }
 /// # }
 /// ```
-pub struct TaskQueueConformance<T: TaskQueueProvider> {
-    factory: Factory<T>,
-}
+pub type TaskQueueConformance<T> = Kit<T, TaskQueueSettings>;
 
-impl<T: TaskQueueProvider> TaskQueueConformance<T> {
+/// What the `taskqueue` kit's obligations are given besides the instance: nothing yet.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct TaskQueueSettings {}
+
+impl<T: TaskQueueProvider> Kit<T, TaskQueueSettings> {
     /// A kit that builds each instance from the options `options` returns, given the
     /// [`KitRequest`] of that instance.
     ///
@@ -222,314 +148,139 @@ impl<T: TaskQueueProvider> TaskQueueConformance<T> {
     /// assert!(kit.check("empty_queue_name_is_invalid_input").is_ok());
     /// ```
     pub fn new(options: impl Fn(&KitRequest) -> T::Options + Send + Sync + 'static) -> Self {
-        Self {
-            factory: Factory::new(options),
-        }
-    }
-
-    /// Run one obligation on a fresh instance.
-    ///
-    /// ```
-    /// use sandloom_driverkit::conformance::taskqueue::TaskQueueConformance;
-    /// # use std::time::Duration;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-    /// # use sandloom_driverkit::taskqueue::{EnqueueOptions, Reservation, TaskQueue, TaskQueueProvider};
-    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
-    /// # #[derive(Debug, serde::Deserialize)]
-    /// # #[serde(deny_unknown_fields)]
-    /// # pub struct DrainOptions { pub visibility_timeout_ms: u64, pub max_attempts: u32 }
-    /// # /// Delivers nothing: a stand-in for a driver under test.
-    /// # pub struct DrainQueue;
-    /// # fn named(queue: &str) -> InfraResult<()> {
-    /// #     if queue.is_empty() { Err(InfraError::invalid_input("taskqueue", "empty queue name")) } else { Ok(()) }
-    /// # }
-    /// # #[async_trait]
-    /// # impl TaskQueue for DrainQueue {
-    /// #     async fn enqueue(&self, queue: &str, _: Bytes, _: EnqueueOptions) -> InfraResult<String> {
-    /// #         named(queue).map(|()| "1".to_owned())
-    /// #     }
-    /// #     async fn reserve(&self, queue: &str, _: Duration) -> InfraResult<Option<Reservation>> {
-    /// #         named(queue).map(|()| None)
-    /// #     }
-    /// #     async fn ack(&self, _: &Reservation) -> InfraResult<()> { Ok(()) }
-    /// #     async fn nack(&self, _: &Reservation, _: Option<Duration>) -> InfraResult<()> { Ok(()) }
-    /// # }
-    /// # impl Driver for DrainQueue {
-    /// #     type Options = DrainOptions;
-    /// #     fn supported_features() -> &'static [&'static str] { &[] }
-    /// #     fn from_options(_: DrainOptions) -> Result<Self, DriverError> { Ok(DrainQueue) }
-    /// # }
-    /// # impl TaskQueueProvider for DrainQueue {
-    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
-    /// # }
-    ///
-    /// // `DrainQueue` (hidden) checks queue names, accepts every task and delivers none.
-    /// let kit = TaskQueueConformance::<DrainQueue>::new(|request| DrainOptions {
-    ///     visibility_timeout_ms: request.visibility_timeout.as_millis() as u64,
-    ///     max_attempts: request.max_attempts,
-    /// });
-    /// assert_eq!(kit.check("empty_queue_name_is_invalid_input"), Ok(()));
-    /// let failure = kit.check("enqueue_reserve_ack_round_trips").unwrap_err();
-    /// assert_eq!(failure.obligation, "enqueue_reserve_ack_round_trips");
-    /// let unknown = kit.check("no_such_obligation").unwrap_err();
-    /// assert!(unknown.message.contains("no such obligation"));
-    /// ```
-    ///
-    /// # Errors
-    /// The [`Failure`] of the obligation (an unknown name fails too).
-    pub fn check(&self, obligation: &str) -> Result<(), Failure> {
-        let Some(&name) = OBLIGATIONS.iter().find(|&&n| n == obligation) else {
-            return Err(Failure::new(
-                obligation,
-                "no such obligation in the taskqueue kit",
-            ));
-        };
-        self.factory.run(name, |instance| dispatch(name, instance))
-    }
-
-    /// Run every obligation; the failures, in order.
-    ///
-    /// ```
-    /// use sandloom_driverkit::conformance::taskqueue::TaskQueueConformance;
-    /// # use std::time::Duration;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-    /// # use sandloom_driverkit::taskqueue::{EnqueueOptions, Reservation, TaskQueue, TaskQueueProvider};
-    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
-    /// # #[derive(Debug, serde::Deserialize)]
-    /// # #[serde(deny_unknown_fields)]
-    /// # pub struct DrainOptions { pub visibility_timeout_ms: u64, pub max_attempts: u32 }
-    /// # /// Delivers nothing: a stand-in for a driver under test.
-    /// # pub struct DrainQueue;
-    /// # fn named(queue: &str) -> InfraResult<()> {
-    /// #     if queue.is_empty() { Err(InfraError::invalid_input("taskqueue", "empty queue name")) } else { Ok(()) }
-    /// # }
-    /// # #[async_trait]
-    /// # impl TaskQueue for DrainQueue {
-    /// #     async fn enqueue(&self, queue: &str, _: Bytes, _: EnqueueOptions) -> InfraResult<String> {
-    /// #         named(queue).map(|()| "1".to_owned())
-    /// #     }
-    /// #     async fn reserve(&self, queue: &str, _: Duration) -> InfraResult<Option<Reservation>> {
-    /// #         named(queue).map(|()| None)
-    /// #     }
-    /// #     async fn ack(&self, _: &Reservation) -> InfraResult<()> { Ok(()) }
-    /// #     async fn nack(&self, _: &Reservation, _: Option<Duration>) -> InfraResult<()> { Ok(()) }
-    /// # }
-    /// # impl Driver for DrainQueue {
-    /// #     type Options = DrainOptions;
-    /// #     fn supported_features() -> &'static [&'static str] { &[] }
-    /// #     fn from_options(_: DrainOptions) -> Result<Self, DriverError> { Ok(DrainQueue) }
-    /// # }
-    /// # impl TaskQueueProvider for DrainQueue {
-    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
-    /// # }
-    ///
-    /// // `DrainQueue` (hidden) checks queue names, accepts every task and delivers none.
-    /// let kit = TaskQueueConformance::<DrainQueue>::new(|request| DrainOptions {
-    ///     visibility_timeout_ms: request.visibility_timeout.as_millis() as u64,
-    ///     max_attempts: request.max_attempts,
-    /// });
-    /// let failures = kit.check_all();
-    /// for failure in &failures {
-    ///     eprintln!("{failure}");
-    /// }
-    /// assert!(failures.iter().any(|failure| failure.obligation == "enqueue_reserve_ack_round_trips"));
-    /// assert!(failures.iter().all(|failure| failure.obligation != "empty_queue_name_is_invalid_input"));
-    /// ```
-    pub fn check_all(&self) -> Vec<Failure> {
-        OBLIGATIONS
-            .iter()
-            .filter_map(|name| self.check(name).err())
-            .collect()
-    }
-
-    /// Run one obligation and panic with its failure (what the generated tests call).
-    ///
-    /// ```
-    /// use sandloom_driverkit::conformance::taskqueue::TaskQueueConformance;
-    /// # use std::time::Duration;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-    /// # use sandloom_driverkit::taskqueue::{EnqueueOptions, Reservation, TaskQueue, TaskQueueProvider};
-    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
-    /// # #[derive(Debug, serde::Deserialize)]
-    /// # #[serde(deny_unknown_fields)]
-    /// # pub struct DrainOptions { pub visibility_timeout_ms: u64, pub max_attempts: u32 }
-    /// # /// Delivers nothing: a stand-in for a driver under test.
-    /// # pub struct DrainQueue;
-    /// # fn named(queue: &str) -> InfraResult<()> {
-    /// #     if queue.is_empty() { Err(InfraError::invalid_input("taskqueue", "empty queue name")) } else { Ok(()) }
-    /// # }
-    /// # #[async_trait]
-    /// # impl TaskQueue for DrainQueue {
-    /// #     async fn enqueue(&self, queue: &str, _: Bytes, _: EnqueueOptions) -> InfraResult<String> {
-    /// #         named(queue).map(|()| "1".to_owned())
-    /// #     }
-    /// #     async fn reserve(&self, queue: &str, _: Duration) -> InfraResult<Option<Reservation>> {
-    /// #         named(queue).map(|()| None)
-    /// #     }
-    /// #     async fn ack(&self, _: &Reservation) -> InfraResult<()> { Ok(()) }
-    /// #     async fn nack(&self, _: &Reservation, _: Option<Duration>) -> InfraResult<()> { Ok(()) }
-    /// # }
-    /// # impl Driver for DrainQueue {
-    /// #     type Options = DrainOptions;
-    /// #     fn supported_features() -> &'static [&'static str] { &[] }
-    /// #     fn from_options(_: DrainOptions) -> Result<Self, DriverError> { Ok(DrainQueue) }
-    /// # }
-    /// # impl TaskQueueProvider for DrainQueue {
-    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
-    /// # }
-    ///
-    /// // `DrainQueue` (hidden) checks queue names, accepts every task and delivers none.
-    /// let kit = TaskQueueConformance::<DrainQueue>::new(|request| DrainOptions {
-    ///     visibility_timeout_ms: request.visibility_timeout.as_millis() as u64,
-    ///     max_attempts: request.max_attempts,
-    /// });
-    /// kit.assert("empty_queue_name_is_invalid_input"); // passes
-    /// // A failed obligation panics with its `Failure`, as a failed `#[test]` must.
-    /// let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| kit.assert("enqueue_reserve_ack_round_trips")));
-    /// assert!(outcome.is_err());
-    /// ```
-    ///
-    /// # Panics
-    /// When the obligation fails.
-    pub fn assert(&self, obligation: &str) {
-        assert_outcome(self.check(obligation));
-    }
-
-    #[doc(hidden)]
-    pub fn assert_names(&self, generated: &[&str]) {
-        assert_names("taskqueue kit", OBLIGATIONS, generated);
+        Kit::build::<crate::taskqueue::TaskQueueCapability>(
+            obligations::<T>(),
+            options,
+            TaskQueueSettings::default(),
+        )
     }
 }
 
-/// Run the whole `taskqueue` kit from a driver crate's tests: one `#[test]` per obligation, in a
-/// module `taskqueue_conformance`.
-///
-/// ```
-/// // tests/conformance.rs of a driver crate whose [dev-dependencies] turn on the
-/// // `conformance` feature of sandloom-driverkit.
-/// # use std::time::Duration;
-/// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-/// # use sandloom_driverkit::taskqueue::{EnqueueOptions, Reservation, TaskQueue, TaskQueueProvider};
-/// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
-/// # #[derive(Debug, serde::Deserialize)]
-/// # #[serde(deny_unknown_fields)]
-/// # pub struct DrainOptions { pub visibility_timeout_ms: u64, pub max_attempts: u32 }
-/// # /// Delivers nothing: a stand-in for a driver under test.
-/// # pub struct DrainQueue;
-/// # fn named(queue: &str) -> InfraResult<()> {
-/// #     if queue.is_empty() { Err(InfraError::invalid_input("taskqueue", "empty queue name")) } else { Ok(()) }
-/// # }
-/// # #[async_trait]
-/// # impl TaskQueue for DrainQueue {
-/// #     async fn enqueue(&self, queue: &str, _: Bytes, _: EnqueueOptions) -> InfraResult<String> {
-/// #         named(queue).map(|()| "1".to_owned())
-/// #     }
-/// #     async fn reserve(&self, queue: &str, _: Duration) -> InfraResult<Option<Reservation>> {
-/// #         named(queue).map(|()| None)
-/// #     }
-/// #     async fn ack(&self, _: &Reservation) -> InfraResult<()> { Ok(()) }
-/// #     async fn nack(&self, _: &Reservation, _: Option<Duration>) -> InfraResult<()> { Ok(()) }
-/// # }
-/// # impl Driver for DrainQueue {
-/// #     type Options = DrainOptions;
-/// #     fn supported_features() -> &'static [&'static str] { &[] }
-/// #     fn from_options(_: DrainOptions) -> Result<Self, DriverError> { Ok(DrainQueue) }
-/// # }
-/// # impl TaskQueueProvider for DrainQueue {
-/// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
-/// # }
-/// # pub type MyQueue = DrainQueue;
-///
-/// sandloom_driverkit::taskqueue_conformance!(MyQueue, |request| DrainOptions {
-///     visibility_timeout_ms: request.visibility_timeout.as_millis() as u64,
-///     max_attempts: request.max_attempts,
-/// });
-/// # fn main() {}
-/// ```
-#[macro_export]
-macro_rules! taskqueue_conformance {
-    ($(#[$attr:meta])* $module:ident : $driver:ty, $options:expr $(,)?) => {
-        #[allow(non_snake_case, clippy::pedantic)]
-        mod $module {
-            #[allow(unused_imports)]
-            use super::*;
-
-            $crate::taskqueue_conformance!($(#[$attr])* $driver, $options);
-        }
-    };
-    ($(#[$attr:meta])* $driver:ty, $options:expr $(,)?) => {
-        $crate::__conformance_tests!(
-            taskqueue_conformance,
-            [$(#[$attr])*],
-            $crate::conformance::taskqueue::TaskQueueConformance::<$driver>::new($options),
-            [
-                enqueue_reserve_ack_round_trips,
-                payloads_round_trip_exactly,
-                task_ids_are_unique,
-                reserve_on_an_empty_queue_waits_then_answers_none,
-                reserve_wakes_for_a_task_enqueued_while_waiting,
-                reserved_task_is_invisible_to_other_consumers,
-                nack_redelivers_with_a_new_receipt,
-                nack_retry_after_postpones_redelivery,
-                unacked_task_is_redelivered_after_visibility_timeout,
-                stale_receipt_is_conflict_and_changes_nothing,
-                delay_is_respected,
-                retry_limit_stops_redelivery,
-                dead_letters_list_exhausted_tasks_oldest_first,
-                concurrent_consumers_lose_nothing_and_never_share_a_task,
-                fifo_order_where_declared,
-                queues_are_isolated,
-                empty_queue_name_is_invalid_input,
-                operations_after_stop_fail_with_stopped,
-            ]
-        );
-    };
-}
-
-fn dispatch<'a, T: TaskQueueProvider>(
-    name: &str,
-    i: &'a Instance<T>,
-) -> BoxFuture<'a, Result<(), String>> {
-    match name {
-        "enqueue_reserve_ack_round_trips" => boxed(enqueue_reserve_ack_round_trips(i)),
-        "payloads_round_trip_exactly" => boxed(payloads_round_trip_exactly(i)),
-        "task_ids_are_unique" => boxed(task_ids_are_unique(i)),
-        "reserve_on_an_empty_queue_waits_then_answers_none" => {
-            boxed(reserve_on_an_empty_queue_waits_then_answers_none(i))
-        }
-        "reserve_wakes_for_a_task_enqueued_while_waiting" => {
-            boxed(reserve_wakes_for_a_task_enqueued_while_waiting(i))
-        }
-        "reserved_task_is_invisible_to_other_consumers" => {
-            boxed(reserved_task_is_invisible_to_other_consumers(i))
-        }
-        "nack_redelivers_with_a_new_receipt" => boxed(nack_redelivers_with_a_new_receipt(i)),
-        "nack_retry_after_postpones_redelivery" => boxed(nack_retry_after_postpones_redelivery(i)),
-        "unacked_task_is_redelivered_after_visibility_timeout" => {
-            boxed(unacked_task_is_redelivered_after_visibility_timeout(i))
-        }
-        "stale_receipt_is_conflict_and_changes_nothing" => {
-            boxed(stale_receipt_is_conflict_and_changes_nothing(i))
-        }
-        "delay_is_respected" => boxed(delay_is_respected(i)),
-        "retry_limit_stops_redelivery" => boxed(retry_limit_stops_redelivery(i)),
-        "dead_letters_list_exhausted_tasks_oldest_first" => {
-            boxed(dead_letters_list_exhausted_tasks_oldest_first(i))
-        }
-        "concurrent_consumers_lose_nothing_and_never_share_a_task" => {
-            boxed(concurrent_consumers_lose_nothing_and_never_share_a_task(i))
-        }
-        "fifo_order_where_declared" => boxed(fifo_order_where_declared(i)),
-        "queues_are_isolated" => boxed(queues_are_isolated(i)),
-        "empty_queue_name_is_invalid_input" => boxed(empty_queue_name_is_invalid_input(i)),
-        "operations_after_stop_fail_with_stopped" => {
-            boxed(operations_after_stop_fail_with_stopped(i))
-        }
-        other => {
-            let message = format!("obligation `{other}` has no check");
-            boxed(async move { Err(message) })
-        }
-    }
+crate::define_kit! {
+    /// Run the whole `taskqueue` kit from a driver crate's tests: one `#[test]` per obligation, in a
+    /// module `taskqueue_conformance`.
+    ///
+    /// ```
+    /// // tests/conformance.rs of a driver crate whose [dev-dependencies] turn on the
+    /// // `conformance` feature of sandloom-driverkit.
+    /// # use std::time::Duration;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::taskqueue::{EnqueueOptions, Reservation, TaskQueue, TaskQueueProvider};
+    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
+    /// # #[derive(Debug, serde::Deserialize)]
+    /// # #[serde(deny_unknown_fields)]
+    /// # pub struct DrainOptions { pub visibility_timeout_ms: u64, pub max_attempts: u32 }
+    /// # /// Delivers nothing: a stand-in for a driver under test.
+    /// # pub struct DrainQueue;
+    /// # fn named(queue: &str) -> InfraResult<()> {
+    /// #     if queue.is_empty() { Err(InfraError::invalid_input("taskqueue", "empty queue name")) } else { Ok(()) }
+    /// # }
+    /// # #[async_trait]
+    /// # impl TaskQueue for DrainQueue {
+    /// #     async fn enqueue(&self, queue: &str, _: Bytes, _: EnqueueOptions) -> InfraResult<String> {
+    /// #         named(queue).map(|()| "1".to_owned())
+    /// #     }
+    /// #     async fn reserve(&self, queue: &str, _: Duration) -> InfraResult<Option<Reservation>> {
+    /// #         named(queue).map(|()| None)
+    /// #     }
+    /// #     async fn ack(&self, _: &Reservation) -> InfraResult<()> { Ok(()) }
+    /// #     async fn nack(&self, _: &Reservation, _: Option<Duration>) -> InfraResult<()> { Ok(()) }
+    /// # }
+    /// # impl Driver for DrainQueue {
+    /// #     type Options = DrainOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: DrainOptions) -> Result<Self, DriverError> { Ok(DrainQueue) }
+    /// # }
+    /// # impl TaskQueueProvider for DrainQueue {
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+    /// # }
+    /// # pub type MyQueue = DrainQueue;
+    ///
+    /// sandloom_driverkit::taskqueue_conformance!(MyQueue, |request| DrainOptions {
+    ///     visibility_timeout_ms: request.visibility_timeout.as_millis() as u64,
+    ///     max_attempts: request.max_attempts,
+    /// });
+    /// # fn main() {}
+    /// ```
+    macro taskqueue_conformance;
+    kit crate::conformance::taskqueue::TaskQueueConformance::new;
+    provider TaskQueueProvider;
+    settings TaskQueueSettings;
+    /// Every obligation of the task queue contract, in the order the kit runs them.
+    ///
+    /// - `enqueue_reserve_ack_round_trips`: a reserved task carries the id `enqueue` returned, its
+    ///   queue, its payload, `attempts == 1` and a receipt; after `ack` it is gone for good (`reserve`
+    ///   waiting past the visibility timeout answers `None`).
+    /// - `payloads_round_trip_exactly`: every byte value 0..=255, NUL bytes, an empty payload and a
+    ///   payload of 64 KiB come back exactly.
+    /// - `task_ids_are_unique`: 50 enqueues of the same payload give 50 distinct ids, and exactly those
+    ///   50 tasks are delivered.
+    /// - `reserve_on_an_empty_queue_waits_then_answers_none`: `reserve` of an empty queue answers
+    ///   `None`, not before half of `wait` and within `wait` plus slack; a zero `wait` answers `None`
+    ///   promptly.
+    /// - `reserve_wakes_for_a_task_enqueued_while_waiting`: a `reserve` waiting 5 s delivers a task
+    ///   enqueued 200 ms into its wait, well before the wait ends.
+    /// - `reserved_task_is_invisible_to_other_consumers`: while a task is reserved, 8 other consumers
+    ///   get nothing; 8 consumers racing for one task get it exactly once.
+    /// - `nack_redelivers_with_a_new_receipt`: after `nack(None)` the task is delivered again with
+    ///   `attempts == 2`, the same id and payload, and a new receipt.
+    /// - `nack_retry_after_postpones_redelivery`: a task nacked with `retry_after` is not delivered
+    ///   before it, and is delivered after it.
+    /// - `unacked_task_is_redelivered_after_visibility_timeout`: a task neither acked nor nacked is
+    ///   hidden for the visibility timeout, then delivered again with `attempts == 2` and a new
+    ///   receipt.
+    /// - `stale_receipt_is_conflict_and_changes_nothing`: once a receipt is stale (its visibility
+    ///   timeout passed, even before any redelivery; or the task was redelivered after a timeout or a
+    ///   nack), `ack` and `nack` with it answer `Conflict`, and the task stays with its current
+    ///   delivery.
+    /// - `delay_is_respected`: declared `delay`: a delayed task is not delivered before its delay (a
+    ///   later undelayed task is), and is delivered after it; undeclared: an enqueue with a delay
+    ///   answers `Unsupported` and enqueues nothing.
+    /// - `retry_limit_stops_redelivery`: a task is delivered exactly `max_attempts` times (attempts 1,
+    ///   2, …); a further nack, and separately a further visibility timeout, does not redeliver it.
+    /// - `dead_letters_list_exhausted_tasks_oldest_first`: declared `dead_letter`: exhausted tasks (by
+    ///   nack and by timeout) are listed per queue, oldest first, with their payload and attempts,
+    ///   `limit` respected; undeclared: `dead_letters` answers `Unsupported`.
+    /// - `concurrent_consumers_lose_nothing_and_never_share_a_task`: 200 tasks enqueued concurrently,
+    ///   taken by 8 concurrent consumers: every task is acked exactly once, none is lost, and no task
+    ///   is held by two consumers at once.
+    /// - `fifo_order_where_declared`: declared `fifo`: ready tasks are reserved in enqueue order;
+    ///   undeclared: every task is delivered once, in any order.
+    /// - `queues_are_isolated`: a task is delivered only from its own queue (also when one name is a
+    ///   prefix of another), and a consumer waiting on one queue is not handed another queue's
+    ///   task.
+    /// - `empty_queue_name_is_invalid_input`: `enqueue` and `reserve` of the queue `""` answer
+    ///   `InvalidInput`.
+    /// - `operations_after_stop_fail_with_stopped`: after `stop`, `enqueue`, `reserve`, `ack`, `nack`
+    ///   (and `dead_letters` when declared) answer `Stopped`.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::taskqueue::OBLIGATIONS;
+    ///
+    /// assert_eq!(OBLIGATIONS.len(), 18);
+    /// assert_eq!(OBLIGATIONS[0], "enqueue_reserve_ack_round_trips");
+    /// assert_eq!(OBLIGATIONS.last(), Some(&"operations_after_stop_fail_with_stopped"));
+    /// ```
+    obligations [
+        enqueue_reserve_ack_round_trips,
+        payloads_round_trip_exactly,
+        task_ids_are_unique,
+        reserve_on_an_empty_queue_waits_then_answers_none,
+        reserve_wakes_for_a_task_enqueued_while_waiting,
+        reserved_task_is_invisible_to_other_consumers,
+        nack_redelivers_with_a_new_receipt,
+        nack_retry_after_postpones_redelivery,
+        unacked_task_is_redelivered_after_visibility_timeout,
+        stale_receipt_is_conflict_and_changes_nothing,
+        delay_is_respected,
+        retry_limit_stops_redelivery,
+        dead_letters_list_exhausted_tasks_oldest_first,
+        concurrent_consumers_lose_nothing_and_never_share_a_task,
+        fifo_order_where_declared,
+        queues_are_isolated,
+        empty_queue_name_is_invalid_input,
+        operations_after_stop_fail_with_stopped,
+    ];
 }
 
 /// Generous slack for "answers within" bounds: the kit checks behaviour, not speed.
@@ -629,6 +380,7 @@ fn ids(tasks: &[Task]) -> Vec<&str> {
 
 async fn enqueue_reserve_ack_round_trips<T: TaskQueueProvider>(
     i: &Instance<T>,
+    _: &TaskQueueSettings,
 ) -> Result<(), String> {
     let q: &dyn TaskQueue = &*i.driver;
     let name = queue_name(&i.request, "basic");
@@ -670,7 +422,10 @@ async fn enqueue_reserve_ack_round_trips<T: TaskQueueProvider>(
     .await
 }
 
-async fn payloads_round_trip_exactly<T: TaskQueueProvider>(i: &Instance<T>) -> Result<(), String> {
+async fn payloads_round_trip_exactly<T: TaskQueueProvider>(
+    i: &Instance<T>,
+    _: &TaskQueueSettings,
+) -> Result<(), String> {
     let q: &dyn TaskQueue = &*i.driver;
     let name = queue_name(&i.request, "payloads");
     let payloads: Vec<(&str, Bytes)> = vec![
@@ -714,7 +469,10 @@ async fn payloads_round_trip_exactly<T: TaskQueueProvider>(i: &Instance<T>) -> R
     Ok(())
 }
 
-async fn task_ids_are_unique<T: TaskQueueProvider>(i: &Instance<T>) -> Result<(), String> {
+async fn task_ids_are_unique<T: TaskQueueProvider>(
+    i: &Instance<T>,
+    _: &TaskQueueSettings,
+) -> Result<(), String> {
     let q: &dyn TaskQueue = &*i.driver;
     let name = queue_name(&i.request, "ids");
     let mut enqueued = HashSet::new();
@@ -740,6 +498,7 @@ async fn task_ids_are_unique<T: TaskQueueProvider>(i: &Instance<T>) -> Result<()
 
 async fn reserve_on_an_empty_queue_waits_then_answers_none<T: TaskQueueProvider>(
     i: &Instance<T>,
+    _: &TaskQueueSettings,
 ) -> Result<(), String> {
     let q: &dyn TaskQueue = &*i.driver;
     let name = queue_name(&i.request, "empty");
@@ -775,6 +534,7 @@ async fn reserve_on_an_empty_queue_waits_then_answers_none<T: TaskQueueProvider>
 
 async fn reserve_wakes_for_a_task_enqueued_while_waiting<T: TaskQueueProvider>(
     i: &Instance<T>,
+    _: &TaskQueueSettings,
 ) -> Result<(), String> {
     let q: &dyn TaskQueue = &*i.driver;
     let name = queue_name(&i.request, "wake");
@@ -807,6 +567,7 @@ async fn reserve_wakes_for_a_task_enqueued_while_waiting<T: TaskQueueProvider>(
 
 async fn reserved_task_is_invisible_to_other_consumers<T: TaskQueueProvider>(
     i: &Instance<T>,
+    _: &TaskQueueSettings,
 ) -> Result<(), String> {
     let q: &dyn TaskQueue = &*i.driver;
     let vt = i.request.visibility_timeout;
@@ -855,6 +616,7 @@ async fn reserved_task_is_invisible_to_other_consumers<T: TaskQueueProvider>(
 
 async fn nack_redelivers_with_a_new_receipt<T: TaskQueueProvider>(
     i: &Instance<T>,
+    _: &TaskQueueSettings,
 ) -> Result<(), String> {
     let q: &dyn TaskQueue = &*i.driver;
     let vt = i.request.visibility_timeout;
@@ -876,6 +638,7 @@ async fn nack_redelivers_with_a_new_receipt<T: TaskQueueProvider>(
 
 async fn nack_retry_after_postpones_redelivery<T: TaskQueueProvider>(
     i: &Instance<T>,
+    _: &TaskQueueSettings,
 ) -> Result<(), String> {
     let q: &dyn TaskQueue = &*i.driver;
     let name = queue_name(&i.request, "retry-after");
@@ -909,6 +672,7 @@ async fn nack_retry_after_postpones_redelivery<T: TaskQueueProvider>(
 
 async fn unacked_task_is_redelivered_after_visibility_timeout<T: TaskQueueProvider>(
     i: &Instance<T>,
+    _: &TaskQueueSettings,
 ) -> Result<(), String> {
     let q: &dyn TaskQueue = &*i.driver;
     let vt = i.request.visibility_timeout;
@@ -1031,6 +795,7 @@ async fn stale_receipt_case(
 
 async fn stale_receipt_is_conflict_and_changes_nothing<T: TaskQueueProvider>(
     i: &Instance<T>,
+    _: &TaskQueueSettings,
 ) -> Result<(), String> {
     let q: &dyn TaskQueue = &*i.driver;
     let vt = i.request.visibility_timeout;
@@ -1050,7 +815,10 @@ async fn stale_receipt_is_conflict_and_changes_nothing<T: TaskQueueProvider>(
     Ok(())
 }
 
-async fn delay_is_respected<T: TaskQueueProvider>(i: &Instance<T>) -> Result<(), String> {
+async fn delay_is_respected<T: TaskQueueProvider>(
+    i: &Instance<T>,
+    _: &TaskQueueSettings,
+) -> Result<(), String> {
     let q: &dyn TaskQueue = &*i.driver;
     let vt = i.request.visibility_timeout;
     let name = queue_name(&i.request, "delay");
@@ -1159,7 +927,10 @@ async fn exhaust(
     Ok(id)
 }
 
-async fn retry_limit_stops_redelivery<T: TaskQueueProvider>(i: &Instance<T>) -> Result<(), String> {
+async fn retry_limit_stops_redelivery<T: TaskQueueProvider>(
+    i: &Instance<T>,
+    _: &TaskQueueSettings,
+) -> Result<(), String> {
     let q: &dyn TaskQueue = &*i.driver;
     let (vt, max) = (i.request.visibility_timeout, i.request.max_attempts);
     let by_nack = queue_name(&i.request, "limit-nack");
@@ -1192,6 +963,7 @@ async fn retry_limit_stops_redelivery<T: TaskQueueProvider>(i: &Instance<T>) -> 
 
 async fn dead_letters_list_exhausted_tasks_oldest_first<T: TaskQueueProvider>(
     i: &Instance<T>,
+    _: &TaskQueueSettings,
 ) -> Result<(), String> {
     let q: &dyn TaskQueue = &*i.driver;
     let name = queue_name(&i.request, "dead");
@@ -1302,8 +1074,8 @@ struct Ledger {
 
 /// Take and ack tasks until every task is acked or the queue stays empty for twice the
 /// visibility timeout.
-async fn consume<T: TaskQueue + ?Sized>(
-    q: Arc<T>,
+async fn consume<T: TaskQueue + 'static>(
+    q: super::harness::Shared<T>,
     name: Arc<str>,
     expected: Arc<HashMap<String, Bytes>>,
     ledger: Arc<Mutex<Ledger>>,
@@ -1359,6 +1131,7 @@ async fn consume<T: TaskQueue + ?Sized>(
 
 async fn concurrent_consumers_lose_nothing_and_never_share_a_task<T: TaskQueueProvider>(
     i: &Instance<T>,
+    _: &TaskQueueSettings,
 ) -> Result<(), String> {
     const PRODUCERS: u32 = 4;
     const PER_PRODUCER: u32 = 50;
@@ -1368,7 +1141,7 @@ async fn concurrent_consumers_lose_nothing_and_never_share_a_task<T: TaskQueuePr
     // Producers on several threads, each with concurrent enqueues.
     let mut producers = Vec::new();
     for p in 0..PRODUCERS {
-        let (q, name) = (Arc::clone(&i.driver), Arc::clone(&name));
+        let (q, name) = (i.shared(), Arc::clone(&name));
         producers.push(tokio::spawn(async move {
             let enqueues = (0..PER_PRODUCER).map(|n| {
                 let (q, name) = (&q, &name);
@@ -1400,7 +1173,7 @@ async fn concurrent_consumers_lose_nothing_and_never_share_a_task<T: TaskQueuePr
     for _ in 0..CONSUMER_PAIRS {
         let consumer = || {
             consume(
-                Arc::clone(&i.driver),
+                i.shared(),
                 Arc::clone(&name),
                 Arc::clone(&expected),
                 Arc::clone(&ledger),
@@ -1451,7 +1224,10 @@ fn verify_every_task_acked_once(
     Ok(())
 }
 
-async fn fifo_order_where_declared<T: TaskQueueProvider>(i: &Instance<T>) -> Result<(), String> {
+async fn fifo_order_where_declared<T: TaskQueueProvider>(
+    i: &Instance<T>,
+    _: &TaskQueueSettings,
+) -> Result<(), String> {
     let q: &dyn TaskQueue = &*i.driver;
     let name = queue_name(&i.request, "order");
     let mut enqueued = Vec::new();
@@ -1487,7 +1263,10 @@ async fn fifo_order_where_declared<T: TaskQueueProvider>(i: &Instance<T>) -> Res
     Ok(())
 }
 
-async fn queues_are_isolated<T: TaskQueueProvider>(i: &Instance<T>) -> Result<(), String> {
+async fn queues_are_isolated<T: TaskQueueProvider>(
+    i: &Instance<T>,
+    _: &TaskQueueSettings,
+) -> Result<(), String> {
     let q: &dyn TaskQueue = &*i.driver;
     let vt = i.request.visibility_timeout;
     let first = queue_name(&i.request, "iso");
@@ -1545,6 +1324,7 @@ async fn queues_are_isolated<T: TaskQueueProvider>(i: &Instance<T>) -> Result<()
 
 async fn empty_queue_name_is_invalid_input<T: TaskQueueProvider>(
     i: &Instance<T>,
+    _: &TaskQueueSettings,
 ) -> Result<(), String> {
     let q = &*i.driver;
     expect_kind(
@@ -1562,6 +1342,7 @@ async fn empty_queue_name_is_invalid_input<T: TaskQueueProvider>(
 
 async fn operations_after_stop_fail_with_stopped<T: TaskQueueProvider>(
     i: &Instance<T>,
+    _: &TaskQueueSettings,
 ) -> Result<(), String> {
     let q = &*i.driver;
     let name = queue_name(&i.request, "stop");

@@ -31,11 +31,35 @@ impl sandloom_driverkit::cache::CacheProvider for MyCache {
 sandloom_driverkit::register_driver!(cache, "strict", MyCache);
 
 sandloom_driverkit::define_capability! {
-    name: "strict_capability",
-    stability: Experimental,
-    contract_version: (0, 1, 0),
-    required_operations: ["run"],
-    features: ["fast"],
+    /// A capability of this package.
+    pub capability StrictCapability {
+        name: "strict_capability",
+        stability: Experimental,
+        contract_version: (0, 1, 0),
+        features: ["fast"],
+        key: STRICT,
+        provider: StrictProvider,
+        gate: StrictGate,
+    }
+    /// Its operations.
+    pub trait Strict {
+        /// Run.
+        async fn run(&self, input: &str, count: u32) -> InfraResult<String>;
+        /// Run fast.
+        #[feature = "fast"]
+        async fn run_fast(&self, input: &str) -> InfraResult<String>;
+    }
 }
+
+#[async_trait]
+impl Strict for MyCache {
+    async fn run(&self, input: &str, _count: u32) -> InfraResult<String> { Ok(input.to_owned()) }
+}
+
+impl StrictProvider for MyCache {
+    const CONTRACT_VERSION: sandloom_driverkit::Version = sandloom_driverkit::Version::new(0, 1, 0);
+}
+
+sandloom_driverkit::register_driver!(capability = StrictCapability, driver = "strict", provider = MyCache);
 
 fn main() {}

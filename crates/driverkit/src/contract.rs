@@ -1,0 +1,256 @@
+//! What a capability is to driverkit: a marker type per contract, and which drivers serve it.
+//!
+//! Every capability, built-in or defined by another package with
+//! [`define_capability!`](crate::define_capability), gets the same three things from one macro
+//! path: a provider trait whose `CONTRACT_VERSION` is checked against the contract's version at
+//! compile time, a feature gate, and a marker type implementing [`Contract`] and [`ProvidedBy`].
+//! [`register_driver!`](crate::register_driver) only ever goes through the marker, so there is no
+//! second, unchecked way in.
+
+use std::sync::Arc;
+
+use crate::gate::Gate;
+use crate::{Driver, Version};
+
+/// A capability contract: its name, its current version and its operation trait.
+///
+/// Implemented by [`define_capability!`](crate::define_capability) on the marker type it
+/// declares (and by driverkit on [`cache::CacheCapability`](crate::cache::CacheCapability) and
+/// the other built-ins). Never implement it by hand.
+///
+/// ```
+/// use sandloom_driverkit::cache::CacheCapability;
+/// use sandloom_driverkit::Contract;
+///
+/// assert_eq!(CacheCapability::NAME, "cache");
+/// assert_eq!(CacheCapability::VERSION.major, 1);
+/// assert_eq!(CacheCapability::FEATURES, ["ttl", "increment", "bulk"]);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a capability contract",
+    note = "name the marker type a package declares with `define_capability!` \
+            (e.g. `my_contracts::FulltextCapability`), or a built-in one such as \
+            `sandloom_driverkit::cache::CacheCapability`"
+)]
+pub trait Contract: 'static {
+    /// The name used in `INFRA` (`cache`).
+    const NAME: &'static str;
+    /// The contract's current version. A driver must target the same major.
+    const VERSION: Version;
+    /// Every optional feature a driver of this contract may declare.
+    const FEATURES: &'static [&'static str];
+    /// The operation trait object modules call (`dyn Cache`).
+    type Operations: ?Sized + Send + Sync + 'static;
+}
+
+/// The driver type `T` serves the contract: implemented by the contract's macro for every type
+/// that implements its provider trait, so "does not implement `CacheProvider`" is the compile
+/// error for a driver registered under the wrong capability.
+///
+/// ```
+/// use sandloom_driverkit::{Contract, ProvidedBy, Version};
+///
+/// // What `register_driver!` asks of a driver type and a contract.
+/// fn contract_of<T: sandloom_driverkit::Driver, C: ProvidedBy<T>>() -> (&'static str, Version) {
+///     (C::NAME, C::DRIVER_CONTRACT)
+/// }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{T}` does not serve the contract `{Self}`: it does not implement its provider trait",
+    label = "registered for `{Self}`",
+    note = "implement the contract's provider trait (e.g. `CacheProvider` for `cache`) for `{T}`, \
+            or register it under the capability whose provider trait it implements"
+)]
+pub trait ProvidedBy<T: Driver>: Contract {
+    /// `T` behind the contract's feature gate.
+    #[doc(hidden)]
+    type Gate: Gate<T>;
+    /// The contract version `T` declares (its provider trait's `CONTRACT_VERSION`), checked at
+    /// compile time to have the contract's major.
+    const DRIVER_CONTRACT: Version;
+    /// The gated driver as the operation trait object modules get.
+    #[doc(hidden)]
+    fn upcast(gated: Arc<Self::Gate>) -> Arc<Self::Operations>;
+}
+
+/// Names the runtime defines. A package may not define a capability under one of them.
+///
+/// ```
+/// use sandloom_driverkit::RESERVED_CAPABILITIES;
+///
+/// let search = RESERVED_CAPABILITIES.iter().find(|r| r.name == "search").unwrap();
+/// assert!(!search.has_operations); // defined, not public: no driver can serve it yet
+/// ```
+pub const RESERVED_CAPABILITIES: &[ReservedCapability] = &[
+    ReservedCapability::public("cache"),
+    ReservedCapability::public("notifier"),
+    ReservedCapability::public("objectstore"),
+    ReservedCapability::public("taskqueue"),
+    ReservedCapability {
+        name: "lock",
+        has_operations: true,
+        state: "experimental: operation trait and kit, not yet public",
+    },
+    ReservedCapability::not_public("graph_store"),
+    ReservedCapability::not_public("workflow"),
+    ReservedCapability::not_public("search"),
+    ReservedCapability::not_public("secrets"),
+];
+
+/// A capability name the runtime defines, and how far it is.
+///
+/// ```
+/// use sandloom_driverkit::RESERVED_CAPABILITIES;
+/// assert!(RESERVED_CAPABILITIES.iter().any(|r| r.name == "cache" && r.has_operations));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReservedCapability {
+    /// The name.
+    pub name: &'static str,
+    /// Whether it has an operation trait, so drivers can be registered for it.
+    pub has_operations: bool,
+    /// Its state, for people.
+    pub state: &'static str,
+}
+
+impl ReservedCapability {
+    const fn public(name: &'static str) -> Self {
+        Self {
+            name,
+            has_operations: true,
+            state: "public: operation trait, provider trait and conformance kit",
+        }
+    }
+
+    const fn not_public(name: &'static str) -> Self {
+        Self {
+            name,
+            has_operations: false,
+            state: "defined, not public: no operation trait yet, so no driver can serve it",
+        }
+    }
+}
+
+/// Whether `name` is one the runtime defines.
+#[doc(hidden)]
+#[must_use]
+pub const fn is_reserved(name: &str) -> bool {
+    let mut i = 0;
+    while i < RESERVED_CAPABILITIES.len() {
+        if str_eq(RESERVED_CAPABILITIES[i].name, name) {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// `driver` when it has the contract's major; a compile error otherwise (evaluated when
+/// `register_driver!` reads [`ProvidedBy::DRIVER_CONTRACT`]).
+#[doc(hidden)]
+#[must_use]
+pub const fn checked_contract(driver: Version, contract: Version) -> Version {
+    let same_major = driver.major == contract.major;
+    // `Version` owns (empty) pre-release and build strings, which a const fn may not drop.
+    std::mem::forget(contract);
+    assert!(
+        same_major,
+        "the driver's CONTRACT_VERSION has another major than the contract it is compiled \
+         against: implement the contract's current major, and write its version there"
+    );
+    driver
+}
+
+/// The bit of `feature` in a gate's set of declared features: its index in `features`. A
+/// compile error when the feature is not one of the contract's.
+#[doc(hidden)]
+#[must_use]
+pub const fn feature_bit(features: &[&str], feature: &str) -> u64 {
+    assert!(
+        features.len() <= 64,
+        "a contract has at most 64 optional features"
+    );
+    let mut i = 0;
+    while i < features.len() {
+        if str_eq(features[i], feature) {
+            return 1 << i;
+        }
+        i += 1;
+    }
+    panic!("an operation is gated on a feature the contract does not list in `features`")
+}
+
+/// The set of `declared` features, as bits of `features`; unknown names are ignored (the kernel
+/// refuses them before anything is built).
+#[doc(hidden)]
+#[must_use]
+pub fn declared_bits(features: &[&str], declared: &[&'static str]) -> u64 {
+    features
+        .iter()
+        .enumerate()
+        .filter(|(_, feature)| declared.contains(feature))
+        .fold(0, |bits, (i, _)| bits | (1 << i))
+}
+
+pub(crate) const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn feature_bits_follow_the_contract_order() {
+        let features = ["ttl", "increment", "bulk"];
+        assert_eq!(feature_bit(&features, "ttl"), 0b001);
+        assert_eq!(feature_bit(&features, "bulk"), 0b100);
+        assert_eq!(declared_bits(&features, &["bulk", "ttl"]), 0b101);
+        assert_eq!(declared_bits(&features, &[]), 0);
+        assert_eq!(declared_bits(&features, &["other"]), 0);
+    }
+
+    #[test]
+    fn reserved_names_are_the_runtime_s() {
+        for name in [
+            "cache",
+            "notifier",
+            "objectstore",
+            "taskqueue",
+            "lock",
+            "graph_store",
+            "workflow",
+            "search",
+            "secrets",
+        ] {
+            assert!(is_reserved(name), "{name}");
+        }
+        assert!(!is_reserved("fulltext"));
+        assert!(!is_reserved("cach"));
+    }
+
+    #[test]
+    fn a_contract_of_the_same_major_is_kept() {
+        assert_eq!(
+            checked_contract(Version::new(1, 4, 0), Version::new(1, 2, 3)),
+            Version::new(1, 4, 0)
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "another major")]
+    fn another_major_is_refused() {
+        let _ = checked_contract(Version::new(2, 0, 0), Version::new(1, 0, 0));
+    }
+}
