@@ -45,8 +45,8 @@ pub fn refuse<V>(capability: &'static str, operation: &str, feature: &str) -> In
 //
 // Each operation is `async fn name(&self, arg: Type, …) -> Result;`, optionally preceded by
 // `#[feature = "f"]` (the whole operation is optional) or by
-// `#[feature = "f", when = condition, operation = "what"]` (a required operation whose use with
-// some arguments is optional, such as `enqueue` with a delay).
+// one or more `#[feature = "f", when = condition, operation = "what"]` (a required operation
+// whose use with some arguments is optional, such as `enqueue` with a delay).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __gate {
@@ -112,23 +112,25 @@ macro_rules! __gate {
     };
     (@impl [$gate:ident, $contract:ty, $ops:path] [$($done:tt)*]
         $(#[doc = $d:literal])*
-        #[feature = $feature:literal, when = $when:expr, operation = $what:literal]
+        $(#[feature = $feature:literal, when = $when:expr, operation = $what:literal])+
         async fn $method:ident(&self $(, $arg:ident : $ty:ty)* $(,)?) -> $ret:ty;
         $($rest:tt)*
     ) => {
         $crate::__gate!(@impl [$gate, $contract, $ops] [$($done)*
             async fn $method(&self $(, $arg: $ty)*) -> $ret {
-                const BIT: u64 = $crate::__private::feature_bit(
-                    <$contract as $crate::Contract>::FEATURES,
-                    $feature,
-                );
-                if self.declared & BIT == 0 && $when {
-                    return $crate::__private::refuse(
-                        <$contract as $crate::Contract>::NAME,
-                        $what,
+                $({
+                    const BIT: u64 = $crate::__private::feature_bit(
+                        <$contract as $crate::Contract>::FEATURES,
                         $feature,
                     );
-                }
+                    if self.declared & BIT == 0 && $when {
+                        return $crate::__private::refuse(
+                            <$contract as $crate::Contract>::NAME,
+                            $what,
+                            $feature,
+                        );
+                    }
+                })+
                 self.driver.$method($($arg),*).await
             }
         ] $($rest)*);

@@ -223,7 +223,7 @@ macro_rules! register_driver {
 /// An optional argument rather than an optional operation (a task queue's `enqueue` with a
 /// delay) is written `#[feature = "delay", when = options.delay.is_some(), operation = "enqueue
 /// with a delay"]`: the operation is required, and the gate refuses the call when the condition
-/// holds and the feature is not declared.
+/// holds and the feature is not declared. An operation may carry several such attributes.
 #[macro_export]
 macro_rules! define_capability {
     (
@@ -376,16 +376,16 @@ macro_rules! __operations {
     };
     (@munch $name:literal, $header:tt, [$($items:tt)*], [$($required:expr,)*]
         $(#[doc = $doc:literal])*
-        #[feature = $feature:literal, when = $when:expr, operation = $what:literal]
+        $(#[feature = $feature:literal, when = $when:expr, operation = $what:literal])+
         async fn $method:ident(&self $(, $arg:ident : $ty:ty)* $(,)?) -> $ret:ty;
         $($rest:tt)*
     ) => {
         $crate::__operations!(@munch $name, $header, [$($items)*
             $(#[doc = $doc])*
             #[doc = ""]
-            #[doc = ::core::concat!(
+            $(#[doc = ::core::concat!(
                 "Required; ", $what, " is optional: feature `", $feature, "`."
-            )]
+            )])+
             async fn $method(&self $(, $arg: $ty)*) -> $ret;
         ], [$($required,)* ::core::stringify!($method),] $($rest)*);
     };

@@ -36,7 +36,7 @@ sandloom_driverkit::define_capability! {
         name: "strict_capability",
         stability: Experimental,
         contract_version: (0, 1, 0),
-        features: ["fast"],
+        features: ["fast", "wide"],
         key: STRICT,
         provider: StrictProvider,
         gate: StrictGate,
@@ -44,6 +44,8 @@ sandloom_driverkit::define_capability! {
     /// Its operations.
     pub trait Strict {
         /// Run.
+        #[feature = "wide", when = count > 10, operation = "run more than 10 times"]
+        #[feature = "fast", when = input.is_empty(), operation = "run on nothing"]
         async fn run(&self, input: &str, count: u32) -> InfraResult<String>;
         /// Run fast.
         #[feature = "fast"]
