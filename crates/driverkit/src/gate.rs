@@ -193,6 +193,7 @@ crate::__gate! {
     /// A task queue behind its feature gate.
     pub struct TaskQueueGate for TaskQueueCapability, trait TaskQueue {
         #[feature = "delay", when = options.delay.is_some(), operation = "enqueue with a delay"]
+        #[feature = "dedupe", when = options.idempotency_key.is_some(), operation = "enqueue with an idempotency key"]
         async fn enqueue(&self, queue: &str, payload: Bytes, options: EnqueueOptions) -> InfraResult<String>;
         async fn reserve(&self, queue: &str, wait: Duration) -> InfraResult<Option<Reservation>>;
         async fn ack(&self, reservation: &Reservation) -> InfraResult<()>;

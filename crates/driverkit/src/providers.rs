@@ -194,7 +194,10 @@ provider_module!(
     ///
     /// assert_eq!(<MyQueue as TaskQueueProvider>::CONTRACT_VERSION, Version::new(1, 0, 0));
     /// assert_eq!(taskqueue::NAME, "taskqueue");
-    /// assert_eq!(taskqueue::FEATURES, [taskqueue::DELAY, taskqueue::DEAD_LETTER, taskqueue::FIFO]);
+    /// assert_eq!(
+    ///     taskqueue::FEATURES,
+    ///     [taskqueue::DELAY, taskqueue::DEAD_LETTER, taskqueue::FIFO, taskqueue::DEDUPE]
+    /// );
     /// ```
     taskqueue, TaskQueue, TaskQueueProvider, TaskQueueCapability, TaskQueueGate, (1, 0, 0)
 );

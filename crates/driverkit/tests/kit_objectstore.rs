@@ -9,8 +9,9 @@ use std::sync::{Mutex, MutexGuard};
 
 use sandloom_driverkit::conformance::objectstore::{OBLIGATIONS, ObjectStoreConformance};
 use sandloom_driverkit::objectstore::{
-    CONDITIONAL_PUT, DEFAULT_PAGE_SIZE, ETAG, ListOptions, ListPage, NAME, ObjectMeta, ObjectStore,
-    ObjectStoreProvider, PutCondition, validate_key,
+    CONDITIONAL_PUT, DEFAULT_PAGE_SIZE, ETAG, ListOptions, ListPage, MAX_KEY_BYTES,
+    MAX_SEGMENT_BYTES, NAME, ObjectMeta, ObjectStore, ObjectStoreProvider, PutCondition,
+    validate_key, validate_prefix,
 };
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{ErrorKind, InfraError, InfraResult};
@@ -37,6 +38,8 @@ enum Flaw {
     FoldsNonAsciiKeys,
     RefusesDotsInNames,
     AcceptsDotDotKeys,
+    OnlyPutChecksLength,
+    ListAcceptsAnyPrefix,
     DeleteOfMissingFails,
     DeleteByPrefix,
     DeleteLeavesDirectories,
@@ -94,7 +97,22 @@ impl Reference {
     /// The key as stored, or why it is refused.
     fn key(&self, key: &str) -> InfraResult<String> {
         self.running()?;
+        self.key_checked(key, true)
+    }
+
+    /// The key of a read or a delete: as [`Self::key`], except that `OnlyPutChecksLength`
+    /// does not check the length here (as a file store that only fails where its file system
+    /// does: `NotFound` for `get`, fine for `delete`).
+    fn read_key(&self, key: &str) -> InfraResult<String> {
+        self.running()?;
+        self.key_checked(key, false)
+    }
+
+    fn key_checked(&self, key: &str, writing: bool) -> InfraResult<String> {
+        let too_long =
+            key.len() > MAX_KEY_BYTES || key.split('/').any(|s| s.len() > MAX_SEGMENT_BYTES);
         match self.flaw {
+            Flaw::OnlyPutChecksLength if !writing && too_long => {}
             Flaw::AcceptsDotDotKeys if key.contains("..") => {}
             Flaw::RefusesDotsInNames if key.contains("..") => {
                 return Err(InfraError::invalid_input(NAME, "no `..` in keys"));
@@ -236,7 +254,7 @@ impl ObjectStore for Reference {
     }
 
     async fn get(&self, key: &str) -> InfraResult<Bytes> {
-        let key = self.key(key)?;
+        let key = self.read_key(key)?;
         match self.map().get(&key) {
             Some(data) => Ok(data.clone()),
             None if self.flaw == Flaw::MissingIsEmpty => Ok(Bytes::new()),
@@ -245,7 +263,7 @@ impl ObjectStore for Reference {
     }
 
     async fn head(&self, key: &str) -> InfraResult<ObjectMeta> {
-        let key = self.key(key)?;
+        let key = self.read_key(key)?;
         match self.map().get(&key) {
             Some(data) => {
                 let mut meta = self.meta(&key, data);
@@ -260,7 +278,7 @@ impl ObjectStore for Reference {
     }
 
     async fn delete(&self, key: &str) -> InfraResult<()> {
-        let key = self.key(key)?;
+        let key = self.read_key(key)?;
         if self.flaw == Flaw::PutFailsBesideDelete {
             self.deleting.fetch_add(1, Ordering::AcqRel);
             tokio::task::yield_now().await;
@@ -289,8 +307,13 @@ impl ObjectStore for Reference {
 
     async fn list(&self, prefix: &str, options: ListOptions) -> InfraResult<ListPage> {
         self.running()?;
-        if prefix.contains('\0') {
-            return Err(InfraError::invalid_input(NAME, "NUL in the prefix"));
+        if self.flaw == Flaw::ListAcceptsAnyPrefix {
+            // Only what the store cannot hold; `../` or `/` list as empty pages.
+            if prefix.contains('\0') {
+                return Err(InfraError::invalid_input(NAME, "NUL in the prefix"));
+            }
+        } else {
+            validate_prefix(prefix)?;
         }
         let limit = self.page_limit(&options)?;
         let map = self.map();
@@ -405,6 +428,14 @@ const CASES: &[(Flaw, &str)] = &[
     (Flaw::RefusesDotsInNames, "unusual_keys_round_trip"),
     (Flaw::AcceptsDotDotKeys, "invalid_keys_are_refused"),
     (
+        Flaw::OnlyPutChecksLength,
+        "one_key_rule_for_every_operation",
+    ),
+    (
+        Flaw::ListAcceptsAnyPrefix,
+        "one_key_rule_for_every_operation",
+    ),
+    (
         Flaw::DeleteOfMissingFails,
         "delete_removes_and_is_idempotent",
     ),
@@ -495,6 +526,8 @@ fn every_flaw_is_tried() {
         Flaw::FoldsNonAsciiKeys,
         Flaw::RefusesDotsInNames,
         Flaw::AcceptsDotDotKeys,
+        Flaw::OnlyPutChecksLength,
+        Flaw::ListAcceptsAnyPrefix,
         Flaw::DeleteOfMissingFails,
         Flaw::DeleteByPrefix,
         Flaw::DeleteLeavesDirectories,
@@ -549,6 +582,15 @@ fn a_failure_names_what_went_wrong() {
     assert!(failure.message.contains("must answer"), "{failure}");
     let kind = ErrorKind::InvalidInput.to_string();
     assert!(failure.message.contains(&kind), "{failure}");
+    let failure = kit(Flaw::OnlyPutChecksLength)
+        .check("one_key_rule_for_every_operation")
+        .unwrap_err();
+    assert!(failure.message.starts_with("get("), "{failure}");
+    assert!(failure.message.contains("in every operation"), "{failure}");
+    let failure = kit(Flaw::ListAcceptsAnyPrefix)
+        .check("one_key_rule_for_every_operation")
+        .unwrap_err();
+    assert!(failure.message.starts_with("list(\"/\")"), "{failure}");
 }
 
 #[test]

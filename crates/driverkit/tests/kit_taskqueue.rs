@@ -12,7 +12,8 @@ use sandloom_driverkit::conformance::taskqueue::{OBLIGATIONS, TaskQueueConforman
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
 use sandloom_driverkit::taskqueue::{
-    DEAD_LETTER, DELAY, EnqueueOptions, FIFO, NAME, Reservation, Task, TaskQueue, TaskQueueProvider,
+    DEAD_LETTER, DEDUPE, DELAY, EnqueueOptions, FIFO, NAME, Reservation, Task, TaskQueue,
+    TaskQueueProvider,
 };
 use sandloom_driverkit::{Driver, DriverError, Version, async_trait};
 use tokio::sync::Notify;
@@ -47,6 +48,13 @@ enum Flaw {
     LosesConcurrentEnqueues,
     LifoWhileFifo,
     SharedQueue,
+    IgnoresKey,
+    KeyWithoutDeclaring,
+    DedupesAcrossQueues,
+    ComparesKeyPrefix,
+    CopiesUnderConcurrency,
+    ForgetsKeyOnAck,
+    AcceptsBadKeys,
     AcceptsEmptyQueueName,
     WorksAfterStop,
 }
@@ -54,7 +62,8 @@ enum Flaw {
 #[derive(Debug, Clone, serde::Deserialize)]
 struct Options {
     flaw: Flaw,
-    /// Declare no feature: no delay, no dead letters, and LIFO order (allowed without `fifo`).
+    /// Declare no feature: no delay, no dead letters, no keys, and LIFO order (allowed without
+    /// `fifo`).
     minimal: bool,
     visibility_timeout: Duration,
     max_attempts: u32,
@@ -70,6 +79,8 @@ struct Entry {
     visible_at: Instant,
     /// The current reservation's receipt, while reserved.
     receipt: Option<String>,
+    /// Its idempotency key, as remembered in `State::keys`.
+    key: Option<(String, String)>,
 }
 
 #[derive(Debug, Default)]
@@ -77,6 +88,9 @@ struct State {
     /// Queue key → its tasks in enqueue order.
     queues: HashMap<String, Vec<Entry>>,
     dead: HashMap<String, Vec<Task>>,
+    /// (queue key, idempotency key) → the id of the task it names; kept after ack (a window
+    /// longer than any test).
+    keys: HashMap<(String, String), String>,
     enqueued: u64,
     deliveries: u64,
 }
@@ -123,6 +137,38 @@ impl Reference {
             String::new()
         } else {
             queue.to_owned()
+        }
+    }
+
+    /// Where an idempotency key of `queue` is remembered.
+    fn key_slot(&self, queue: &str, key: &str) -> (String, String) {
+        let queue = match self.flaw() {
+            Flaw::DedupesAcrossQueues => String::new(),
+            _ => self.key(queue),
+        };
+        let key = match self.flaw() {
+            Flaw::ComparesKeyPrefix => key.chars().take(8).collect(),
+            _ => key.to_owned(),
+        };
+        (queue, key)
+    }
+
+    /// The key of `options` checked: `Unsupported` without the feature, `InvalidInput` when it
+    /// breaks the rules.
+    fn idempotency_key<'a>(&self, options: &'a EnqueueOptions) -> InfraResult<Option<&'a str>> {
+        if options.idempotency_key.is_none() || self.flaw() == Flaw::IgnoresKey {
+            return Ok(None);
+        }
+        if !self.features.contains(&DEDUPE) && self.flaw() != Flaw::KeyWithoutDeclaring {
+            return Err(InfraError::unsupported(
+                NAME,
+                "enqueue with an idempotency key",
+                DEDUPE,
+            ));
+        }
+        match self.flaw() {
+            Flaw::AcceptsBadKeys => Ok(options.idempotency_key.as_deref()),
+            _ => options.checked_idempotency_key(),
         }
     }
 
@@ -298,13 +344,36 @@ impl TaskQueue for Reference {
             _ => now,
         };
         let key = self.key(queue);
+        let slot = self
+            .idempotency_key(&options)?
+            .map(|k| self.key_slot(queue, k));
+        if let Some(slot) = &slot {
+            let known = self.state().keys.get(slot).cloned();
+            if let Some(first) = known {
+                return Ok(first);
+            }
+            if self.flaw() == Flaw::CopiesUnderConcurrency {
+                // Looks, lets others run, then records: concurrent enqueues each create a task.
+                tokio::task::yield_now().await;
+            }
+        }
         let id = {
             let mut state = self.state();
+            if let Some(slot) = &slot
+                && self.flaw() != Flaw::CopiesUnderConcurrency
+                && let Some(first) = state.keys.get(slot)
+            {
+                return Ok(first.clone());
+            }
             state.enqueued += 1;
-            match self.flaw() {
+            let id = match self.flaw() {
                 Flaw::IdFromPayload => format!("t-{}-{:?}", payload.len(), payload.first()),
                 _ => format!("t-{}", state.enqueued),
+            };
+            if let Some(slot) = &slot {
+                state.keys.insert(slot.clone(), id.clone());
             }
+            id
         };
         let entry = Entry {
             id: id.clone(),
@@ -313,6 +382,7 @@ impl TaskQueue for Reference {
             attempts: 0,
             visible_at,
             receipt: None,
+            key: slot,
         };
         if self.flaw() == Flaw::LosesConcurrentEnqueues {
             // Read, let others run, write back: concurrent enqueues overwrite each other.
@@ -364,7 +434,12 @@ impl TaskQueue for Reference {
         let mut state = self.state();
         let index = self.current(&state, &key, reservation)?;
         if self.flaw() != Flaw::AckKeepsTask {
-            state.queues.get_mut(&key).unwrap().remove(index);
+            let entry = state.queues.get_mut(&key).unwrap().remove(index);
+            if let Some(slot) = entry.key
+                && self.flaw() == Flaw::ForgetsKeyOnAck
+            {
+                state.keys.remove(&slot);
+            }
         }
         Ok(())
     }
@@ -424,17 +499,18 @@ impl Driver for Reference {
     type Options = Options;
 
     fn supported_features() -> &'static [&'static str] {
-        &[DELAY, DEAD_LETTER, FIFO]
+        &[DELAY, DEAD_LETTER, FIFO, DEDUPE]
     }
 
     fn features_for(options: &Options) -> Vec<&'static str> {
         if options.minimal {
             return Vec::new();
         }
-        let mut features = vec![DELAY, DEAD_LETTER, FIFO];
+        let mut features = vec![DELAY, DEAD_LETTER, FIFO, DEDUPE];
         features.retain(|feature| match options.flaw {
             Flaw::DelayWithoutDeclaring => *feature != DELAY,
             Flaw::DeadLettersWithoutDeclaring => *feature != DEAD_LETTER,
+            Flaw::KeyWithoutDeclaring => *feature != DEDUPE,
             _ => true,
         });
         features
@@ -571,6 +647,25 @@ const CASES: &[(Flaw, &str)] = &[
         "concurrent_consumers_lose_nothing_and_never_share_a_task",
     ),
     (Flaw::LifoWhileFifo, "fifo_order_where_declared"),
+    (
+        Flaw::IgnoresKey,
+        "dedupe_returns_the_first_id_and_creates_nothing",
+    ),
+    (
+        Flaw::KeyWithoutDeclaring,
+        "dedupe_returns_the_first_id_and_creates_nothing",
+    ),
+    (Flaw::DedupesAcrossQueues, "dedupe_is_per_queue_and_per_key"),
+    (Flaw::ComparesKeyPrefix, "dedupe_is_per_queue_and_per_key"),
+    (
+        Flaw::CopiesUnderConcurrency,
+        "dedupe_holds_under_concurrent_enqueues",
+    ),
+    (
+        Flaw::ForgetsKeyOnAck,
+        "dedupe_remembers_the_key_after_ack_and_as_a_dead_letter",
+    ),
+    (Flaw::AcceptsBadKeys, "dedupe_key_rules_are_invalid_input"),
     (Flaw::SharedQueue, "queues_are_isolated"),
     (
         Flaw::AcceptsEmptyQueueName,

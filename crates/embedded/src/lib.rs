@@ -7,11 +7,11 @@
 //! | name | features | options |
 //! |---|---|---|
 //! | `cache.memory` | `ttl`, `increment`, `bulk` | `capacity` (entries, default 10 000), `default_ttl_ms` |
-//! | `objectstore.fs` | `etag`, `conditional_put` | `root` (directory, required) |
+//! | `objectstore.fs` (Unix) | `etag`, `conditional_put` | `root` (directory, required) |
 //! | `objectstore.memory` | `etag`, `conditional_put` | none |
 //! | `notifier.log` | `batch` | `level` (`info` default, `warn`, `debug`) |
 //! | `notifier.memory` | `batch` | `capacity` (messages kept, default 1000), `outbox` (a name tests read with [`MemoryNotifier::outbox`]) |
-//! | `taskqueue.memory` | `delay`, `dead_letter`, `fifo` | `visibility_timeout_ms` (30 000), `max_attempts` (5) |
+//! | `taskqueue.memory` | `delay`, `dead_letter`, `fifo`, `dedupe` | `visibility_timeout_ms` (30 000), `max_attempts` (5), `dedupe_window_ms` (24 h) |
 //! | `lock.memory` (experimental) | none | none |
 //!
 //! They run on Tokio and need a runtime with timers (`#[tokio::main]` has one; the kernel refuses
@@ -32,6 +32,7 @@ mod cache_memory;
 mod lock_memory;
 mod notifier_log;
 mod notifier_memory;
+#[cfg(unix)]
 mod objectstore_fs;
 mod objectstore_memory;
 mod running;
@@ -41,6 +42,7 @@ pub use cache_memory::{MemoryCache, MemoryCacheOptions};
 pub use lock_memory::MemoryLock;
 pub use notifier_log::{LogLevel, LogNotifier, LogNotifierOptions};
 pub use notifier_memory::{MemoryNotifier, MemoryNotifierOptions};
+#[cfg(unix)]
 pub use objectstore_fs::{FsObjectStore, FsObjectStoreOptions};
 pub use objectstore_memory::MemoryObjectStore;
 pub use taskqueue_memory::{MemoryTaskQueue, MemoryTaskQueueOptions};
@@ -49,6 +51,7 @@ sandloom_driverkit::register_driver!(cache, "memory", MemoryCache);
 sandloom_driverkit::register_driver!(lock, "memory", MemoryLock);
 sandloom_driverkit::register_driver!(notifier, "log", LogNotifier);
 sandloom_driverkit::register_driver!(notifier, "memory", MemoryNotifier);
+#[cfg(unix)]
 sandloom_driverkit::register_driver!(objectstore, "fs", FsObjectStore);
 sandloom_driverkit::register_driver!(objectstore, "memory", MemoryObjectStore);
 sandloom_driverkit::register_driver!(taskqueue, "memory", MemoryTaskQueue);

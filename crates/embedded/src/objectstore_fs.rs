@@ -18,6 +18,7 @@ use tokio::sync::RwLock;
 use crate::objectstore_memory::{check_prefix, page_limit};
 use crate::running::Running;
 
+mod beneath;
 mod blocking;
 mod list;
 
@@ -51,11 +52,24 @@ pub struct FsObjectStoreOptions {
 /// The `objectstore.fs` driver: each object is a file under `root`, its key the `/`-separated
 /// path relative to `root`.
 ///
-/// - **Keys** follow [`validate_key`](sandloom_driverkit::objectstore::validate_key); keys
-///   whose first segment is `.sandloom-tmp` are refused too (that directory stages writes), and
-///   so is any key whose path under `root` passes through a symbolic link. Because objects are
-///   files, `a` cannot be an object while `a/b` is one: such a `put` answers `Conflict`, and
+/// - **Keys** follow [`validate_key`](sandloom_driverkit::objectstore::validate_key). Besides,
+///   every operation (`put`, `put_if`, `get`, `head`, `delete`) refuses with `InvalidInput` a
+///   key whose first segment is `.sandloom-tmp` (that directory stages writes) and a key with a
+///   segment longer than the longest file name of the root's file system (255 bytes on most).
+///   A list prefix is refused with `InvalidInput` when no key this store accepts starts with it
+///   (see [`ObjectStore::list`]): `../`, `/`, `.sandloom-tmp/`, …. Because objects are files,
+///   `a` cannot be an object while `a/b` is one: such a `put` answers `Conflict`, and
 ///   `get`/`head` of a directory answer `NotFound`.
+/// - **Symbolic links are never followed**, on Unix (the only platforms this driver is built
+///   for). Every path beneath `root` is resolved at the moment of use, relative to directory
+///   handles, without following links (`openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`
+///   on Linux, a walk by handles opened with `O_NOFOLLOW | O_DIRECTORY` where that call is
+///   missing and on other Unix systems): staging, the rename into place, unlinking, reading,
+///   metadata and directory listings never go through a path. A key whose path passes
+///   through a link at that moment answers `InvalidInput` in `put`, `put_if`, `get`, `head`
+///   and `delete`, whatever the link points to; `list` skips links. A link swapped in while an
+///   operation runs cannot redirect it outside `root`. (`root` itself may be or contain a link:
+///   it is the operator's configuration.)
 /// - **Writes are atomic**: the data goes to a new file in `root/.sandloom-tmp/`, is synced,
 ///   then renamed over the key's path; readers see the old or the new object, never a part.
 ///   `delete` removes the file, then the directories it leaves empty (up to `root`).
@@ -67,7 +81,9 @@ pub struct FsObjectStoreOptions {
 ///   respect to every other operation of this driver instance; another process writing the
 ///   same directory is not excluded.
 /// - **Listing** walks the tree in ascending byte order of keys and stops once the page is
-///   full, skipping the staging directory, symbolic links and names that are not UTF-8.
+///   full, skipping the staging directory, symbolic links, FIFOs, sockets and devices, and
+///   names no key can have (not UTF-8, a backslash, a key too long). `get` and `head` of a
+///   FIFO, socket or device answer `NotFound` (a FIFO never blocks them), `put` `Conflict`.
 ///
 /// ```
 /// use sandloom_driverkit::Driver;
@@ -182,7 +198,7 @@ impl ObjectStore for FsObjectStore {
 
     async fn list(&self, prefix: &str, options: ListOptions) -> InfraResult<ListPage> {
         self.running.check(NAME)?;
-        check_prefix(prefix)?;
+        check_prefix(prefix, |key| self.paths.check_key(key))?;
         let limit = page_limit(&options)?;
         let prefix = prefix.to_owned();
         self.blocking(move |paths| {

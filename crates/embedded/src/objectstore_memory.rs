@@ -9,7 +9,7 @@ use std::time::SystemTime;
 
 use sandloom_driverkit::objectstore::{
     CONDITIONAL_PUT, DEFAULT_PAGE_SIZE, ETAG, ListOptions, ListPage, NAME, ObjectMeta, ObjectStore,
-    ObjectStoreProvider, PutCondition, validate_key,
+    ObjectStoreProvider, PutCondition, validate_key, validate_prefix,
 };
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{ErrorKind, InfraError, InfraResult};
@@ -74,16 +74,27 @@ pub(crate) fn page_limit(options: &ListOptions) -> InfraResult<usize> {
     }
 }
 
-/// `InvalidInput` for a list prefix no key could have.
-pub(crate) fn check_prefix(prefix: &str) -> InfraResult<()> {
-    if prefix.contains('\0') {
-        Err(InfraError::invalid_input(
-            NAME,
-            "the list prefix contains a NUL byte",
-        ))
-    } else {
-        Ok(())
+/// `InvalidInput` for a list prefix that no key a store accepts can start with: one
+/// [`validate_prefix`] refuses, or one that neither is a key `check` accepts nor becomes one with
+/// one more character (`check` is the store's key rule, [`validate_key`] and what else the
+/// store refuses in every operation).
+pub(crate) fn check_prefix(
+    prefix: &str,
+    check: impl Fn(&str) -> InfraResult<()>,
+) -> InfraResult<()> {
+    validate_prefix(prefix)?;
+    if prefix.is_empty() || check(prefix).is_ok() {
+        return Ok(());
     }
+    check(&format!("{prefix}x")).map_err(|err| {
+        InfraError::invalid_input(
+            NAME,
+            format!(
+                "no key this store accepts starts with the list prefix {prefix:?}: {}",
+                err.message()
+            ),
+        )
+    })
 }
 
 /// `Conflict` when `current` (the etag of the object under `key`, if any) fails `condition`.
@@ -132,7 +143,8 @@ impl Stored {
 
 /// The `objectstore.memory` driver: objects kept in memory, lost when the process exits.
 ///
-/// Keys follow [`validate_key`]; listing is in ascending byte order of keys, paged with
+/// Keys follow [`validate_key`] in every operation, and list prefixes [`validate_prefix`]
+/// (`InvalidInput` otherwise); listing is in ascending byte order of keys, paged with
 /// [`ListOptions`]; `delete` of a missing key succeeds. Unlike `objectstore.fs`, a key may be
 /// both an object and the prefix of others (`a` and `a/b`). Features: `etag` (see
 /// [`FsObjectStore`](crate::FsObjectStore) for the format, which both stores share) and
@@ -224,7 +236,7 @@ impl ObjectStore for MemoryObjectStore {
 
     async fn list(&self, prefix: &str, options: ListOptions) -> InfraResult<ListPage> {
         self.running.check(NAME)?;
-        check_prefix(prefix)?;
+        check_prefix(prefix, validate_key)?;
         let limit = page_limit(&options)?;
         // Keys with `prefix` are one contiguous run in byte order; start at the later of the
         // prefix and `start_after`, stop at the first key without the prefix.

@@ -1,4 +1,5 @@
-//! `taskqueue.memory`: named in-process queues with visibility timeouts and dead letters.
+//! `taskqueue.memory`: named in-process queues with visibility timeouts, dead letters and
+//! idempotency keys.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::hash::{BuildHasher, RandomState};
@@ -8,7 +9,8 @@ use std::time::{Duration, SystemTime};
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
 use sandloom_driverkit::taskqueue::{
-    DEAD_LETTER, DELAY, EnqueueOptions, FIFO, NAME, Reservation, Task, TaskQueue, TaskQueueProvider,
+    DEAD_LETTER, DEDUPE, DELAY, EnqueueOptions, FIFO, NAME, Reservation, Task, TaskQueue,
+    TaskQueueProvider,
 };
 use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
 use serde::Deserialize;
@@ -27,11 +29,13 @@ const FAR_FUTURE: Duration = Duration::from_hours(24 * 365 * 30);
 /// driver = "memory"
 /// visibility_timeout_ms = 30000   # default 30 000
 /// max_attempts = 5                # default 5
+/// dedupe_window_ms = 86400000     # default 86 400 000 (24 hours)
 /// ```
 ///
 /// ```
 /// let options = sandloom_embedded::MemoryTaskQueueOptions::default();
 /// assert_eq!((options.visibility_timeout_ms, options.max_attempts), (30_000, 5));
+/// assert_eq!(options.dedupe_window_ms, 24 * 3600 * 1000);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -42,6 +46,11 @@ pub struct MemoryTaskQueueOptions {
     /// How many deliveries a task gets: after the last one is nacked or times out, the task
     /// is dead-lettered. At least 1.
     pub max_attempts: u32,
+    /// How long the idempotency key of an acked task is remembered (feature `dedupe`), in
+    /// milliseconds: until then an enqueue with the key returns the acked task's id and creates
+    /// nothing; afterwards it creates a new task. 0 forgets the key as soon as the task is
+    /// acked. Keys of tasks still in the queue, dead letters included, are always remembered.
+    pub dedupe_window_ms: u64,
 }
 
 impl Default for MemoryTaskQueueOptions {
@@ -49,6 +58,7 @@ impl Default for MemoryTaskQueueOptions {
         Self {
             visibility_timeout_ms: 30_000,
             max_attempts: 5,
+            dedupe_window_ms: 24 * 3600 * 1000,
         }
     }
 }
@@ -73,6 +83,8 @@ struct Entry {
     payload: Bytes,
     attempts: u32,
     status: Status,
+    /// Its idempotency key, if it was enqueued with one.
+    key: Option<String>,
 }
 
 /// One named queue. Every task is in `tasks` and in exactly one of `ready`, `delayed` and
@@ -84,10 +96,44 @@ struct Queue {
     delayed: BTreeSet<(Instant, u64)>,
     reserved: BTreeSet<(Instant, u64)>,
     dead: VecDeque<Task>,
+    /// Idempotency key → the id of the task it names: while the task is in the queue (dead
+    /// letters included), then until the key's turn comes in `forgetting`.
+    keys: HashMap<String, String>,
+    /// Keys of acked tasks in the order they are forgotten (the window is the same for all):
+    /// when, the key, and the id it named then (the key may name a newer task by now).
+    forgetting: VecDeque<(Instant, String, String)>,
     notify: Arc<Notify>,
 }
 
 impl Queue {
+    /// Forget the keys of acked tasks whose dedupe window has passed.
+    fn forget_keys(&mut self, now: Instant) {
+        while let Some((until, _, _)) = self.forgetting.front() {
+            if *until > now {
+                break;
+            }
+            let Some((_, key, id)) = self.forgetting.pop_front() else {
+                break;
+            };
+            if self.keys.get(&key) == Some(&id) {
+                self.keys.remove(&key);
+            }
+        }
+    }
+
+    /// Task `seq` was acked: it leaves the queue, and its key starts its dedupe window.
+    fn remove_acked(&mut self, seq: u64, now: Instant, window: Duration) {
+        let Some(entry) = self.tasks.remove(&seq) else {
+            return;
+        };
+        let Some(key) = entry.key else {
+            return;
+        };
+        self.forgetting
+            .push_back((after(now, window), key, entry.id));
+        self.forget_keys(now);
+    }
+
     /// Make due delayed tasks ready, and expired reservations ready again or dead.
     fn promote(&mut self, name: &str, now: Instant, max_attempts: u32) {
         while let Some(&(at, seq)) = self.delayed.first() {
@@ -203,6 +249,12 @@ impl State {
 /// (feature `dead_letter`), kept until the driver stops. `reserve` waits on a notification,
 /// waking as soon as a task is enqueued, nacked, or becomes due.
 ///
+/// Feature `dedupe`: an idempotency key names its task for as long as the task is in the queue
+/// (dead letters included) and for `dedupe_window_ms` after it is acked (24 hours by default);
+/// meanwhile an enqueue with the key returns that task's id and creates nothing. Keys are
+/// checked and recorded under the same lock as the task, so concurrent enqueues with one key
+/// create one task. Remembered keys of acked tasks cost memory until their window ends.
+///
 /// ```
 /// use std::time::Duration;
 /// use sandloom_driverkit::Driver;
@@ -223,6 +275,7 @@ impl State {
 pub struct MemoryTaskQueue {
     visibility: Duration,
     max_attempts: u32,
+    dedupe_window: Duration,
     salt: u64,
     state: Mutex<State>,
     running: Running,
@@ -288,8 +341,16 @@ impl TaskQueue for MemoryTaskQueue {
     ) -> InfraResult<String> {
         self.running.check(NAME)?;
         check_queue(queue)?;
+        let key = options.checked_idempotency_key()?;
         let now = Instant::now();
         let mut state = self.state();
+        if let Some(key) = key {
+            let q = state.queue(queue);
+            q.forget_keys(now);
+            if let Some(first) = q.keys.get(key) {
+                return Ok(first.clone());
+            }
+        }
         state.enqueued += 1;
         let seq = state.enqueued;
         let id = format!("task-{seq}");
@@ -301,7 +362,11 @@ impl TaskQueue for MemoryTaskQueue {
             payload,
             attempts: 0,
             status,
+            key: key.map(str::to_owned),
         };
+        if let Some(key) = key {
+            q.keys.insert(key.to_owned(), id.clone());
+        }
         q.tasks.insert(seq, entry);
         q.notify.notify_waiters();
         Ok(id)
@@ -344,7 +409,7 @@ impl TaskQueue for MemoryTaskQueue {
             .get_mut(&reservation.task.queue)
             .ok_or_else(|| stale(reservation))?;
         let seq = queue.settle(reservation, now)?;
-        queue.tasks.remove(&seq);
+        queue.remove_acked(seq, now, self.dedupe_window);
         Ok(())
     }
 
@@ -397,7 +462,7 @@ impl Driver for MemoryTaskQueue {
     type Options = MemoryTaskQueueOptions;
 
     fn supported_features() -> &'static [&'static str] {
-        &[DELAY, DEAD_LETTER, FIFO]
+        &[DELAY, DEAD_LETTER, FIFO, DEDUPE]
     }
 
     fn validate(options: &MemoryTaskQueueOptions) -> Result<(), DriverError> {
@@ -417,6 +482,7 @@ impl Driver for MemoryTaskQueue {
         Ok(Self {
             visibility: Duration::from_millis(options.visibility_timeout_ms),
             max_attempts: options.max_attempts,
+            dedupe_window: Duration::from_millis(options.dedupe_window_ms),
             salt: RandomState::new().hash_one(SystemTime::now()),
             state: Mutex::new(State::default()),
             running: Running::default(),

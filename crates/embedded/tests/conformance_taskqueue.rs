@@ -6,4 +6,5 @@ sandloom_driverkit::taskqueue_conformance!(MemoryTaskQueue, |request| MemoryTask
     visibility_timeout_ms: u64::try_from(request.visibility_timeout.as_millis())
         .unwrap_or(u64::MAX),
     max_attempts: request.max_attempts,
+    ..MemoryTaskQueueOptions::default()
 });

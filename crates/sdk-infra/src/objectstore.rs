@@ -4,10 +4,13 @@
 //! [`head`](ObjectStore::head), [`delete`](ObjectStore::delete), [`list`](ObjectStore::list).
 //! Optional features: [`ETAG`], [`CONDITIONAL_PUT`].
 //!
-//! Keys are relative, `/`-separated, non-empty UTF-8 paths. A key that is absolute, contains a
-//! `..` or `.` segment, an empty segment, a backslash or a NUL is refused with
-//! [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) by every driver;
-//! [`validate_key`] is the rule.
+//! Keys are relative, `/`-separated, non-empty UTF-8 paths of at most [`MAX_KEY_BYTES`] bytes,
+//! each segment at most [`MAX_SEGMENT_BYTES`]. A key that is absolute, contains a `..` or `.`
+//! segment, an empty segment, a backslash or a NUL, or is too long, is refused with
+//! [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) by every driver and by every
+//! operation alike (`put`, `get`, `head`, `delete`, `put_if`); [`validate_key`] is the rule. A
+//! driver may refuse more keys (a name its backend reserves, characters it cannot store), but
+//! then in every operation too. List prefixes follow [`validate_prefix`].
 //!
 //! The constants are the names drivers declare and modules require:
 //!
@@ -55,42 +58,112 @@ pub const REQUIRED_OPERATIONS: &[&str] = &["put", "get", "head", "delete", "list
 /// ```
 pub const DEFAULT_PAGE_SIZE: usize = 1000;
 
-/// Check `key` against the object-key rule.
+/// The longest object key, in bytes (UTF-8): S3's limit, which most object stores share.
+pub const MAX_KEY_BYTES: usize = 1024;
+
+/// The longest segment of an object key (the text between two `/`), in bytes (UTF-8): the
+/// longest file name most file systems hold.
+pub const MAX_SEGMENT_BYTES: usize = 255;
+
+/// What is wrong with `text` as a key (`prefix` false) or as a list prefix (`prefix` true):
+/// a prefix is held to the key rule except that its last segment may still grow into a valid
+/// one (so it may be empty, `.` or `..`), and that it then needs room for one more byte.
+fn problem(text: &str, prefix: bool) -> Option<&'static str> {
+    if text.is_empty() {
+        return (!prefix).then_some("is empty");
+    }
+    if text.contains('\0') {
+        return Some("contains a NUL byte");
+    }
+    if text.contains('\\') {
+        return Some("contains a backslash");
+    }
+    if text.starts_with('/') {
+        return Some("is absolute");
+    }
+    let segments: Vec<&str> = text.split('/').collect();
+    let (last, before) = segments.split_last()?;
+    let complete: &[&str] = if prefix { before } else { &segments };
+    if complete.contains(&"..") {
+        return Some("contains a `..` segment");
+    }
+    if complete.contains(&".") {
+        return Some("contains a `.` segment");
+    }
+    if complete.iter().any(|segment| segment.is_empty()) {
+        return Some("contains an empty segment");
+    }
+    if segments
+        .iter()
+        .any(|segment| segment.len() > MAX_SEGMENT_BYTES)
+    {
+        return Some("has a segment longer than 255 bytes");
+    }
+    // A prefix whose last segment is not yet a valid one is not a key: keys extend it by a byte.
+    let room = usize::from(prefix && matches!(*last, "" | "." | ".."));
+    if text.len() + room > MAX_KEY_BYTES {
+        return Some("is longer than 1024 bytes");
+    }
+    None
+}
+
+/// Check `key` against the object-key rule: a relative, `/`-separated, non-empty path of at
+/// most [`MAX_KEY_BYTES`] bytes, whose segments are non-empty, not `.` or `..`, at most
+/// [`MAX_SEGMENT_BYTES`] bytes, and hold no backslash or NUL.
 ///
 /// ```
 /// use sandloom_sdk_infra::objectstore::validate_key;
 ///
 /// assert!(validate_key("reports/2026/11.csv").is_ok());
-/// for bad in ["", "/etc/passwd", "a/../b", "./a", "a//b", "a\0b", "a\\b", "a/"] {
+/// assert!(validate_key(&"x".repeat(255)).is_ok());
+/// let too_long = "a/".repeat(3000) + "a"; // 3,001 segments, 6,001 bytes
+/// for bad in ["", "/etc/passwd", "a/../b", "./a", "a//b", "a\0b", "a\\b", "a/", &too_long] {
 ///     assert!(validate_key(bad).is_err(), "{bad:?}");
 /// }
+/// assert!(validate_key(&"x".repeat(256)).is_err()); // a segment longer than 255 bytes
 /// ```
 ///
 /// # Errors
 /// `InvalidInput`, naming what is wrong with the key.
 pub fn validate_key(key: &str) -> InfraResult<()> {
-    let reason = if key.is_empty() {
-        Some("is empty")
-    } else if key.contains('\0') {
-        Some("contains a NUL byte")
-    } else if key.contains('\\') {
-        Some("contains a backslash")
-    } else if key.starts_with('/') {
-        Some("is absolute")
-    } else if key.split('/').any(|segment| segment == "..") {
-        Some("contains a `..` segment")
-    } else if key.split('/').any(|segment| segment == ".") {
-        Some("contains a `.` segment")
-    } else if key.split('/').any(str::is_empty) {
-        Some("contains an empty segment")
-    } else {
-        None
-    };
-    match reason {
+    match problem(key, false) {
         None => Ok(()),
         Some(reason) => Err(InfraError::invalid_input(
             NAME,
             format!("object key {key:?} {reason}; keys are relative `/`-separated paths"),
+        )),
+    }
+}
+
+/// Check a list prefix: it is valid when it is empty or when at least one valid key (one
+/// [`validate_key`] accepts) starts with it. Exactly: `prefix` is valid when it is empty, is
+/// itself a valid key, or becomes one with one more character (`{prefix}x`).
+///
+/// So a valid prefix is a key, or a key cut short: every segment before its last `/` is a valid
+/// segment, its last segment may be empty (`reports/`), `.` or `..` (they can still grow into
+/// `.x`, `..x`), and it leaves room for the rest within [`MAX_KEY_BYTES`]. `../`, `/`, `a//`,
+/// `./a` and anything with a NUL or backslash can start no key, and every store answers
+/// `InvalidInput` for them rather than an empty page.
+///
+/// ```
+/// use sandloom_sdk_infra::objectstore::validate_prefix;
+///
+/// for good in ["", "reports/", "reports/2026-", ".", "..", "a/..", "a/."] {
+///     assert!(validate_prefix(good).is_ok(), "{good:?}");
+/// }
+/// for bad in ["../", "/", "/a", "a//", "./a", "a/../", "a\0", "a\\"] {
+///     assert!(validate_prefix(bad).is_err(), "{bad:?}");
+/// }
+/// ```
+///
+/// # Errors
+/// `InvalidInput`, naming what is wrong with the prefix.
+pub fn validate_prefix(prefix: &str) -> InfraResult<()> {
+    match problem(prefix, true) {
+        None => Ok(()),
+        Some(reason) => Err(InfraError::invalid_input(
+            NAME,
+            format!("the list prefix {prefix:?} {reason}, so no valid key starts with it"),
         )),
     }
 }
@@ -288,7 +361,8 @@ pub trait ObjectStore: Send + Sync {
     /// ```
     ///
     /// # Errors
-    /// `InvalidInput` for a key [`validate_key`] refuses; `Unavailable` when the backend fails.
+    /// `InvalidInput` for a key [`validate_key`] refuses (and for a key the driver refuses in
+    /// every operation, as its documentation says); `Unavailable` when the backend fails.
     async fn put(&self, key: &str, data: Bytes) -> InfraResult<ObjectMeta>;
 
     /// The object's bytes.
@@ -357,8 +431,14 @@ pub trait ObjectStore: Send + Sync {
     /// }
     /// ```
     ///
+    /// A prefix is valid when it is empty or some valid key starts with it ([`validate_prefix`]
+    /// is the rule: `prefix`, or `prefix` and one more character, is a valid key). A driver that
+    /// refuses more keys than [`validate_key`] also refuses the prefixes that only such keys
+    /// could start with.
+    ///
     /// # Errors
-    /// `InvalidInput` for a prefix with a NUL; else as `put`.
+    /// `InvalidInput` for a prefix no valid key starts with (`../`, `/`, `a//`, a NUL, …) and
+    /// for a limit of zero where the driver refuses it; else as `put`.
     async fn list(&self, prefix: &str, options: ListOptions) -> InfraResult<ListPage>;
 
     /// Write only when `condition` holds. Feature [`CONDITIONAL_PUT`].

@@ -2,7 +2,7 @@
 //!
 //! Required operations: [`enqueue`](TaskQueue::enqueue), [`reserve`](TaskQueue::reserve),
 //! [`ack`](TaskQueue::ack), [`nack`](TaskQueue::nack). Optional features: [`DELAY`],
-//! [`DEAD_LETTER`], [`FIFO`].
+//! [`DEAD_LETTER`], [`FIFO`], [`DEDUPE`].
 //!
 //! # Delivery
 //! A reserved task is invisible to other consumers for the driver's visibility timeout. If it is
@@ -11,11 +11,20 @@
 //! the driver's retry limit of times and is nacked or times out again moves to the dead-letter
 //! list (feature [`DEAD_LETTER`]) instead of being retried.
 //!
+//! # Enqueueing exactly once
+//! An `enqueue` that answers `Unavailable` or `Timeout` may have committed before its answer was
+//! lost, so retrying it can create a second copy of the task. With feature [`DEDUPE`] the
+//! producer names the task with an idempotency key
+//! ([`EnqueueOptions::with_idempotency_key`]) and retries freely: every enqueue with that key
+//! returns the first task's id and creates nothing more. [`DEDUPE`] states the whole rule.
+//!
 //! # Names
 //! The constants are the names drivers declare and modules require:
 //!
 //! ```
-//! use sandloom_sdk_infra::taskqueue::{DEAD_LETTER, DELAY, FEATURES, FIFO, NAME, REQUIRED_OPERATIONS};
+//! use sandloom_sdk_infra::taskqueue::{
+//!     DEAD_LETTER, DEDUPE, DELAY, FEATURES, FIFO, NAME, REQUIRED_OPERATIONS,
+//! };
 //! use sandloom_sdk_infra::{requires, TASK_QUEUE};
 //!
 //! // Startup refuses a `taskqueue.mail` whose driver cannot delay tasks.
@@ -23,8 +32,8 @@
 //!
 //! # fn main() {
 //! assert_eq!(NAME, TASK_QUEUE.name());
-//! assert_eq!((DELAY, DEAD_LETTER, FIFO), ("delay", "dead_letter", "fifo"));
-//! assert_eq!(FEATURES, [DELAY, DEAD_LETTER, FIFO]);
+//! assert_eq!((DELAY, DEAD_LETTER, FIFO, DEDUPE), ("delay", "dead_letter", "fifo", "dedupe"));
+//! assert_eq!(FEATURES, [DELAY, DEAD_LETTER, FIFO, DEDUPE]);
 //! assert_eq!(REQUIRED_OPERATIONS, ["enqueue", "reserve", "ack", "nack"]);
 //! # }
 //! ```
@@ -46,9 +55,57 @@ pub const DELAY: &str = "delay";
 pub const DEAD_LETTER: &str = "dead_letter";
 /// Feature: tasks of one queue that are ready are reserved in the order they were enqueued.
 pub const FIFO: &str = "fifo";
+/// Feature: [`EnqueueOptions::idempotency_key`] is honoured, so a retried `enqueue` never
+/// creates a second task.
+///
+/// # The contract
+/// - **Same key, same queue: one task.** An enqueue with the key of a task that the queue still
+///   remembers creates nothing and returns that first task's id.
+/// - **The key identifies the task.** The later enqueue's payload and delay are not compared
+///   and change nothing: it returns the first id even when they differ.
+/// - **Per queue.** The same key in another queue (or another instance's namespace) names
+///   another task.
+/// - **Concurrency included.** Any number of enqueues with one key, at the same time, from any
+///   number of threads, processes or instances on the same backend, create exactly one task and
+///   all return its id. A retry after a lost answer is just another such enqueue.
+/// - **The window.** The key is remembered for as long as its task is in the queue (ready,
+///   delayed, reserved, nacked, or dead-lettered, until the dead letter is removed) and then
+///   for at least the driver's *dedupe window* after it left the queue (acked, or dropped after
+///   its last delivery by a driver without [`DEAD_LETTER`]). The built-in drivers take the
+///   window from the option `dedupe_window_ms`, 24 hours by default. Once the window has passed
+///   the key is free again: an enqueue with it creates a new task, with a new id.
+/// - **Keys.** 1 to [`IDEMPOTENCY_KEY_MAX_LEN`] bytes of UTF-8 without NUL characters;
+///   anything else answers `InvalidInput` (see [`EnqueueOptions::checked_idempotency_key`]).
+/// - **Without the feature** an enqueue with a key answers `Unsupported` and enqueues nothing:
+///   a module that needs the promise requires the feature, and startup refuses a driver that
+///   cannot keep it.
+///
+/// ```
+/// use sandloom_sdk_infra::taskqueue::{DEDUPE, EnqueueOptions, TaskQueue};
+/// use sandloom_sdk_infra::{requires, InfraResult, TASK_QUEUE};
+///
+/// // Startup refuses a `taskqueue.billing` whose driver cannot deduplicate.
+/// requires!(TASK_QUEUE, "billing", features = [DEDUPE]);
+///
+/// /// Charge an invoice once, however often this is retried.
+/// async fn charge(queue: &dyn TaskQueue, invoice: u64) -> InfraResult<String> {
+///     let once = EnqueueOptions::default().with_idempotency_key(format!("charge-{invoice}"));
+///     queue.enqueue("billing", invoice.to_string().into(), once).await
+/// }
+/// # fn main() {}
+/// ```
+pub const DEDUPE: &str = "dedupe";
 /// Every optional feature a task queue driver may declare: [`DELAY`], [`DEAD_LETTER`],
-/// [`FIFO`].
-pub const FEATURES: &[&str] = &[DELAY, DEAD_LETTER, FIFO];
+/// [`FIFO`], [`DEDUPE`].
+pub const FEATURES: &[&str] = &[DELAY, DEAD_LETTER, FIFO, DEDUPE];
+/// Longest idempotency key, in bytes (feature [`DEDUPE`]).
+///
+/// ```
+/// use sandloom_sdk_infra::taskqueue::{EnqueueOptions, IDEMPOTENCY_KEY_MAX_LEN};
+/// let longest = EnqueueOptions::default().with_idempotency_key("k".repeat(IDEMPOTENCY_KEY_MAX_LEN));
+/// assert!(longest.checked_idempotency_key().is_ok());
+/// ```
+pub const IDEMPOTENCY_KEY_MAX_LEN: usize = 255;
 /// Every required operation: never a feature.
 pub const REQUIRED_OPERATIONS: &[&str] = &["enqueue", "reserve", "ack", "nack"];
 
@@ -59,12 +116,25 @@ pub const REQUIRED_OPERATIONS: &[&str] = &["enqueue", "reserve", "ack", "nack"];
 /// use sandloom_sdk_infra::taskqueue::EnqueueOptions;
 /// let later = EnqueueOptions::default().with_delay(Duration::from_secs(60));
 /// assert_eq!(later.delay, Some(Duration::from_secs(60)));
+/// let once = EnqueueOptions::default().with_idempotency_key("order-42-receipt");
+/// assert_eq!(once.idempotency_key.as_deref(), Some("order-42-receipt"));
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct EnqueueOptions {
     /// Do not deliver before this much time has passed (feature [`DELAY`]).
     pub delay: Option<Duration>,
+    /// Names the task, so that enqueueing it again creates nothing (feature [`DEDUPE`]).
+    ///
+    /// While the queue remembers the key (as long as its task is in the queue, ready, delayed,
+    /// reserved or dead-lettered, and for at least the driver's dedupe window after the task
+    /// left it: 24 hours by default for the built-in drivers), an enqueue with the same key in
+    /// the same queue returns the first task's id and creates nothing, whatever its payload and
+    /// delay; concurrent enqueues with one key create exactly one task. 1 to
+    /// [`IDEMPOTENCY_KEY_MAX_LEN`] bytes without NUL characters, or `InvalidInput`. Without the
+    /// feature, an enqueue with a key answers `Unsupported`. [`DEDUPE`] states the contract in
+    /// full.
+    pub idempotency_key: Option<String>,
 }
 
 impl EnqueueOptions {
@@ -79,6 +149,67 @@ impl EnqueueOptions {
     pub fn with_delay(mut self, delay: Duration) -> Self {
         self.delay = Some(delay);
         self
+    }
+
+    /// Set the idempotency key (feature [`DEDUPE`]): retrying this enqueue, even after an
+    /// `Unavailable` or `Timeout` answer that may have committed, never creates a second task.
+    ///
+    /// ```
+    /// use sandloom_sdk_infra::taskqueue::{EnqueueOptions, TaskQueue};
+    /// use sandloom_sdk_infra::InfraResult;
+    ///
+    /// /// Enqueue the welcome mail of `user` once, retrying while the backend is away.
+    /// async fn welcome(queue: &dyn TaskQueue, user: u64) -> InfraResult<String> {
+    ///     let mut tries = 0;
+    ///     loop {
+    ///         let once = EnqueueOptions::default().with_idempotency_key(format!("welcome-{user}"));
+    ///         match queue.enqueue("mail", user.to_string().into(), once).await {
+    ///             // Unavailable or Timeout: it may have committed; the retry cannot copy it.
+    ///             Err(e) if e.kind().is_retryable() && tries < 5 => tries += 1,
+    ///             result => return result, // the same id, whichever try committed
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    #[must_use]
+    pub fn with_idempotency_key(mut self, key: impl Into<String>) -> Self {
+        self.idempotency_key = Some(key.into());
+        self
+    }
+
+    /// The idempotency key, checked against the key rules of [`DEDUPE`]: `None` without one.
+    /// For drivers, which must refuse a key that breaks the rules.
+    ///
+    /// ```
+    /// use sandloom_sdk_infra::taskqueue::EnqueueOptions;
+    /// use sandloom_sdk_infra::ErrorKind;
+    ///
+    /// let key = |k: &str| EnqueueOptions::default().with_idempotency_key(k);
+    /// assert_eq!(key("welcome-7").checked_idempotency_key().unwrap(), Some("welcome-7"));
+    /// assert_eq!(EnqueueOptions::default().checked_idempotency_key().unwrap(), None);
+    /// for bad in [String::new(), "a\0b".to_owned(), "k".repeat(256)] {
+    ///     let err = key(&bad).checked_idempotency_key().unwrap_err();
+    ///     assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    /// }
+    /// ```
+    ///
+    /// # Errors
+    /// `InvalidInput` for an empty key, a key longer than [`IDEMPOTENCY_KEY_MAX_LEN`] bytes, or
+    /// one with a NUL character.
+    pub fn checked_idempotency_key(&self) -> InfraResult<Option<&str>> {
+        let Some(key) = self.idempotency_key.as_deref() else {
+            return Ok(None);
+        };
+        if key.is_empty() || key.len() > IDEMPOTENCY_KEY_MAX_LEN || key.contains('\0') {
+            return Err(InfraError::invalid_input(
+                NAME,
+                format!(
+                    "an idempotency key must be 1 to {IDEMPOTENCY_KEY_MAX_LEN} bytes without NUL characters, not {} bytes",
+                    key.len()
+                ),
+            ));
+        }
+        Ok(Some(key))
     }
 }
 
@@ -208,8 +339,31 @@ pub trait TaskQueue: Send + Sync {
     /// }
     /// ```
     ///
+    /// With an [idempotency key](EnqueueOptions::idempotency_key) (feature [`DEDUPE`]), an
+    /// enqueue whose key the queue still remembers creates nothing and returns the first task's
+    /// id, whatever its payload and delay. The queue remembers a key as long as its task is in
+    /// the queue (ready, delayed, reserved or dead-lettered) and for at least the driver's dedupe
+    /// window after the task left it (24 hours by default for the built-in drivers);
+    /// concurrent enqueues with one key create exactly one task. Without a key, every enqueue
+    /// creates a task, so retrying one that answered `Unavailable` or `Timeout` (which may have
+    /// committed) can create a copy.
+    ///
+    /// ```
+    /// use sandloom_sdk_infra::taskqueue::{EnqueueOptions, TaskQueue};
+    /// use sandloom_sdk_infra::InfraResult;
+    ///
+    /// /// Both calls answer the same id; the queue holds one task.
+    /// async fn twice(queue: &dyn TaskQueue) -> InfraResult<bool> {
+    ///     let once = || EnqueueOptions::default().with_idempotency_key("invoice-7");
+    ///     let first = queue.enqueue("billing", "7".into(), once()).await?;
+    ///     let again = queue.enqueue("billing", "7".into(), once()).await?;
+    ///     Ok(first == again)
+    /// }
+    /// ```
+    ///
     /// # Errors
-    /// `InvalidInput` for an empty queue name; `Unsupported` for a delay without [`DELAY`];
+    /// `InvalidInput` for an empty queue name or an idempotency key that breaks the key rules of
+    /// [`DEDUPE`]; `Unsupported` for a delay without [`DELAY`] or a key without [`DEDUPE`];
     /// `Unavailable` when the backend fails; `Stopped` after the driver stopped.
     async fn enqueue(
         &self,

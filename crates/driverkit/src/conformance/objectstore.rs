@@ -72,6 +72,10 @@ use super::harness::{Instance, Kit};
 use super::{KitRequest, call, ensure, expect_kind, expect_unsupported};
 use crate::objectstore::ObjectStoreProvider;
 
+mod key_rule;
+
+use key_rule::one_key_rule_for_every_operation;
+
 /// The conformance kit of the `objectstore` contract. See [`OBLIGATIONS`] for what it holds a
 /// driver to; run it with [`objectstore_conformance!`](crate::objectstore_conformance).
 ///
@@ -241,6 +245,14 @@ crate::define_kit! {
     ///   trailing-slash, backslash and NUL keys answer `InvalidInput` from `put`, `get`, `head`,
     ///   `delete` (and `put_if` when declared); a list prefix with a NUL too; afterwards the store
     ///   holds only the object written before, unchanged, and nothing escaped the scratch directory.
+    /// - `one_key_rule_for_every_operation`: keys `validate_key` refuses for their length alone (a
+    ///   3,000-segment key, a 256-byte segment, 1,025+ bytes) answer `InvalidInput` from `put`,
+    ///   `get`, `head`, `delete` (and `put_if` when declared); keys at the edge of what backends
+    ///   hold (the longest key and segment, control characters, reserved names) are refused by
+    ///   every operation or by none, and given back exactly when accepted; list prefixes that
+    ///   start no valid key (`/`, `../`, `a//`, `a/./`, a backslash, too long, …) answer
+    ///   `InvalidInput`, while `.`, `..`, `dots/..` and other prefixes that are no key but start
+    ///   one list exactly the keys that start with them.
     /// - `delete_removes_and_is_idempotent`: `delete` removes the object (`get`/`head` answer
     ///   `NotFound`, `list` omits it) and nothing else (not keys it is a prefix of); deleting it
     ///   again, a key never written, or a key that is only a prefix, succeeds; once every object
@@ -285,7 +297,7 @@ crate::define_kit! {
     /// ```
     /// use sandloom_driverkit::conformance::objectstore::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 22);
+    /// assert_eq!(OBLIGATIONS.len(), 23);
     /// assert_eq!(OBLIGATIONS[0], "missing_object_is_not_found");
     /// assert_eq!(OBLIGATIONS.last(), Some(&"operations_after_stop_fail_with_stopped"));
     /// ```
@@ -300,6 +312,7 @@ crate::define_kit! {
         etag_tracks_content,
         unusual_keys_round_trip,
         invalid_keys_are_refused,
+        one_key_rule_for_every_operation,
         delete_removes_and_is_idempotent,
         list_filters_by_prefix,
         list_is_in_ascending_byte_order,
@@ -1537,6 +1550,23 @@ mod tests {
         for key in unusual_keys() {
             assert!(validate_key(&key).is_ok(), "{key:?}");
             assert!(key.len() < 1024, "{key:?}");
+        }
+    }
+
+    #[test]
+    fn the_key_rule_probes_are_what_they_claim() {
+        use sandloom_sdk_infra::objectstore::{validate_key, validate_prefix};
+        for key in key_rule::too_long_keys() {
+            assert!(validate_key(&key).is_err(), "{} bytes", key.len());
+        }
+        for key in key_rule::edge_keys() {
+            assert!(validate_key(&key).is_ok(), "{key:?}");
+        }
+        for prefix in key_rule::invalid_prefixes() {
+            assert!(validate_prefix(&prefix).is_err(), "{prefix:?}");
+        }
+        for prefix in key_rule::VALID_PREFIXES {
+            assert!(validate_prefix(prefix).is_ok(), "{prefix:?}");
         }
     }
 

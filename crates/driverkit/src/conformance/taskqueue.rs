@@ -3,7 +3,9 @@
 //! The kit asks for a short visibility timeout and a small retry limit through the
 //! [`KitRequest`] (`visibility_timeout`, `max_attempts`) and relies on the driver honouring
 //! both. Every queue it uses is named after `request.namespace`, so drivers on a shared server
-//! never see another obligation's tasks.
+//! never see another obligation's tasks. The `dedupe` obligations assume the instance's dedupe
+//! window (how long the key of an acked task is remembered) is longer than an obligation takes:
+//! run them with the driver's default window, not with 0.
 //!
 //! Timing is checked as behaviour, not speed: "not before" bounds are measured from before the
 //! call that started the clock (less a small clock tolerance), "within" bounds carry generous
@@ -70,6 +72,14 @@ use sandloom_sdk_infra::taskqueue::{
 use super::harness::{Instance, Kit};
 use super::{KitRequest, call, ensure, expect_kind, expect_unsupported};
 use crate::taskqueue::TaskQueueProvider;
+
+mod dedupe;
+
+use dedupe::{
+    dedupe_holds_under_concurrent_enqueues, dedupe_is_per_queue_and_per_key,
+    dedupe_key_rules_are_invalid_input, dedupe_remembers_the_key_after_ack_and_as_a_dead_letter,
+    dedupe_returns_the_first_id_and_creates_nothing,
+};
 
 /// The conformance kit of the `taskqueue` contract. See [`OBLIGATIONS`] for what it holds a
 /// driver to; run it with [`taskqueue_conformance!`](crate::taskqueue_conformance).
@@ -246,6 +256,23 @@ crate::define_kit! {
     ///   is held by two consumers at once.
     /// - `fifo_order_where_declared`: declared `fifo`: ready tasks are reserved in enqueue order;
     ///   undeclared: every task is delivered once, in any order.
+    /// - `dedupe_returns_the_first_id_and_creates_nothing`: declared `dedupe`: a second enqueue with
+    ///   the same key (another payload, and a delay where declared) returns the first id, and so do
+    ///   enqueues while the task is reserved and after it was nacked; one task is delivered, with the
+    ///   first payload. Undeclared: an enqueue with a key answers `Unsupported`, from the driver and
+    ///   from the gate, and enqueues nothing (each `dedupe_` obligation checks the refusal).
+    /// - `dedupe_is_per_queue_and_per_key`: declared `dedupe`: the same key in another queue is
+    ///   another task; keys sharing a prefix or differing in case are different keys; a keyless
+    ///   enqueue is its own task.
+    /// - `dedupe_holds_under_concurrent_enqueues`: declared `dedupe`: 16 enqueues with one key at
+    ///   once, on several threads, all return one id, and exactly one task is delivered.
+    /// - `dedupe_remembers_the_key_after_ack_and_as_a_dead_letter`: declared `dedupe`: an enqueue
+    ///   with the key of a task acked moments ago (within the dedupe window) returns its id and
+    ///   creates nothing; so does one with the key of a dead letter (where `dead_letter` is
+    ///   declared).
+    /// - `dedupe_key_rules_are_invalid_input`: declared `dedupe`: an empty key, a key of 256 bytes
+    ///   and a key with a NUL character answer `InvalidInput` and enqueue nothing; a key of 255
+    ///   bytes, non-ASCII, blank or punctuated keys work.
     /// - `queues_are_isolated`: a task is delivered only from its own queue (also when one name is a
     ///   prefix of another), and a consumer waiting on one queue is not handed another queue's
     ///   task.
@@ -257,7 +284,7 @@ crate::define_kit! {
     /// ```
     /// use sandloom_driverkit::conformance::taskqueue::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 18);
+    /// assert_eq!(OBLIGATIONS.len(), 23);
     /// assert_eq!(OBLIGATIONS[0], "enqueue_reserve_ack_round_trips");
     /// assert_eq!(OBLIGATIONS.last(), Some(&"operations_after_stop_fail_with_stopped"));
     /// ```
@@ -277,6 +304,11 @@ crate::define_kit! {
         dead_letters_list_exhausted_tasks_oldest_first,
         concurrent_consumers_lose_nothing_and_never_share_a_task,
         fifo_order_where_declared,
+        dedupe_returns_the_first_id_and_creates_nothing,
+        dedupe_is_per_queue_and_per_key,
+        dedupe_holds_under_concurrent_enqueues,
+        dedupe_remembers_the_key_after_ack_and_as_a_dead_letter,
+        dedupe_key_rules_are_invalid_input,
         queues_are_isolated,
         empty_queue_name_is_invalid_input,
         operations_after_stop_fail_with_stopped,

@@ -10,7 +10,9 @@
 //! max_attempts = 5
 //! ```
 //!
-//! Features: `delay` and `dead_letter` (not `fifo`). Options: [`AmqpTaskQueueOptions`].
+//! Features: `delay` and `dead_letter` (not `fifo`; not `dedupe`: the broker cannot tell a
+//! retried publish from a new task, so an enqueue with an idempotency key answers
+//! `Unsupported`). Options: [`AmqpTaskQueueOptions`].
 //!
 //! # How tasks live on the broker
 //!

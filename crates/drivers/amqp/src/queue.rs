@@ -11,7 +11,8 @@ use lapin::types::FieldTable;
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
 use sandloom_driverkit::taskqueue::{
-    DEAD_LETTER, DELAY, EnqueueOptions, NAME, Reservation, Task, TaskQueue, TaskQueueProvider,
+    DEAD_LETTER, DEDUPE, DELAY, EnqueueOptions, NAME, Reservation, Task, TaskQueue,
+    TaskQueueProvider,
 };
 use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
 
@@ -32,6 +33,12 @@ use crate::naming;
 /// that used up `max_attempts` go to the task queue's dead-letter queue (feature
 /// `dead_letter`). Ready tasks come out in the order they entered the ready queue, but a task
 /// that is delivered again re-enters at the back, so the driver does not declare `fifo`.
+///
+/// Nor does it declare `dedupe`: RabbitMQ keeps no record of what was published, so a publish
+/// retried after a lost confirm is a second message, and nothing on the broker can answer "this
+/// key was enqueued already" atomically with the publish. An enqueue with an idempotency key
+/// answers `Unsupported`; a producer that needs the promise uses `taskqueue.postgres` or
+/// `taskqueue.memory`.
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -79,6 +86,13 @@ impl TaskQueue for AmqpTaskQueue {
         options: EnqueueOptions,
     ) -> InfraResult<String> {
         self.engine.running()?;
+        if options.idempotency_key.is_some() {
+            return Err(InfraError::unsupported(
+                NAME,
+                "enqueue with an idempotency key",
+                DEDUPE,
+            ));
+        }
         let names = self.engine.names(queue)?;
         let target = match options.delay {
             Some(delay) if !delay.is_zero() => Target::Delayed(naming::delay_ms(delay, "delay")?),

@@ -14,8 +14,8 @@
 //! ```
 //!
 //! Every option is described on [`PostgresTaskQueueOptions`]; how the queue works (one table,
-//! leases, dead letters, polling) on [`PostgresTaskQueue`]. Features: `delay`, `dead_letter`,
-//! `fifo`.
+//! leases, dead letters, polling, idempotency keys) on [`PostgresTaskQueue`]. Features: `delay`,
+//! `dead_letter`, `fifo`, `dedupe`.
 //!
 //! Errors: a lost or refused connection is `Unavailable`, a statement or connection past its
 //! budget `Timeout` (the connection is then dropped from the pool), a stale receipt
@@ -23,7 +23,9 @@
 //! everything after `stop` `Stopped`. Messages name the server as
 //! `postgres://user:***@host:port/database`: the password never appears in an error, a log
 //! line or `Debug` output. An `enqueue` that answered `Timeout` or `Unavailable` may still have
-//! committed: a retry can enqueue the task twice, which at-least-once handlers tolerate anyway.
+//! committed: a retry can enqueue the task twice, which at-least-once handlers tolerate anyway,
+//! unless the enqueue carries an idempotency key (feature `dedupe`): then every retry returns
+//! the id of the one task.
 //!
 //! ```
 //! use sandloom_driverkit::Driver;

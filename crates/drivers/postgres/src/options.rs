@@ -15,6 +15,8 @@ const MAX_TABLE_LEN: usize = 50;
 const MAX_NAMESPACE_LEN: usize = 200;
 /// Upper bound of every time option: a day, far beyond any sensible lease or poll.
 const MAX_MS: u64 = 24 * 3600 * 1000;
+/// Upper bound of `dedupe_window_ms`: 30 days.
+const MAX_DEDUPE_WINDOW_MS: u64 = 30 * MAX_MS;
 
 /// Options of `taskqueue.postgres`.
 ///
@@ -32,6 +34,7 @@ const MAX_MS: u64 = 24 * 3600 * 1000;
 /// connect_timeout_ms = 5000      # default 5 000
 /// operation_timeout_ms = 10000   # default 10 000
 /// poll_interval_ms = 200         # default 200
+/// dedupe_window_ms = 86400000    # default 86 400 000 (24 hours)
 /// ```
 ///
 /// `Debug` never shows the password, whether it is in `url` or in `password`:
@@ -84,6 +87,13 @@ pub struct PostgresTaskQueueOptions {
     /// milliseconds (tasks enqueued or nacked through this instance wake it at once).
     /// 1 to 86 400 000.
     pub poll_interval_ms: u64,
+    /// How long the idempotency key of an acked task is remembered (feature `dedupe`), in
+    /// milliseconds: until then an enqueue with the key returns the acked task's id and creates
+    /// nothing; afterwards it creates a new task. The acked task stays in the table, without its
+    /// payload, for that long. 0 forgets the key as soon as the task is acked; keys of tasks
+    /// still in the queue, dead letters included, are always remembered. 0 to 2 592 000 000
+    /// (30 days).
+    pub dedupe_window_ms: u64,
 }
 
 impl Default for PostgresTaskQueueOptions {
@@ -100,6 +110,7 @@ impl Default for PostgresTaskQueueOptions {
             connect_timeout_ms: 5_000,
             operation_timeout_ms: 10_000,
             poll_interval_ms: 200,
+            dedupe_window_ms: MAX_MS,
         }
     }
 }
@@ -122,6 +133,7 @@ impl fmt::Debug for PostgresTaskQueueOptions {
             .field("connect_timeout_ms", &self.connect_timeout_ms)
             .field("operation_timeout_ms", &self.operation_timeout_ms)
             .field("poll_interval_ms", &self.poll_interval_ms)
+            .field("dedupe_window_ms", &self.dedupe_window_ms)
             .finish()
     }
 }
@@ -153,6 +165,12 @@ impl PostgresTaskQueueOptions {
                 )));
             }
         }
+        if self.dedupe_window_ms > MAX_DEDUPE_WINDOW_MS {
+            return Err(DriverError::new(format!(
+                "`dedupe_window_ms` must be between 0 and {MAX_DEDUPE_WINDOW_MS} (30 days), not {}",
+                self.dedupe_window_ms
+            )));
+        }
         if self.max_attempts == 0 || i32::try_from(self.max_attempts).is_err() {
             return Err(DriverError::new(format!(
                 "`max_attempts` must be between 1 and {}, not {}",
@@ -183,6 +201,10 @@ impl PostgresTaskQueueOptions {
 
     pub(crate) fn poll_interval(&self) -> Duration {
         Duration::from_millis(self.poll_interval_ms)
+    }
+
+    pub(crate) fn dedupe_window(&self) -> Duration {
+        Duration::from_millis(self.dedupe_window_ms)
     }
 }
 
@@ -283,6 +305,13 @@ mod tests {
                     ..base()
                 },
                 "`poll_interval_ms`",
+            ),
+            (
+                PostgresTaskQueueOptions {
+                    dedupe_window_ms: MAX_DEDUPE_WINDOW_MS + 1,
+                    ..base()
+                },
+                "`dedupe_window_ms`",
             ),
             (
                 PostgresTaskQueueOptions {

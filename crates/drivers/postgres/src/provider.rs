@@ -9,7 +9,8 @@ use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, R
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
 use sandloom_driverkit::taskqueue::{
-    DEAD_LETTER, DELAY, EnqueueOptions, FIFO, NAME, Reservation, Task, TaskQueue, TaskQueueProvider,
+    DEAD_LETTER, DEDUPE, DELAY, EnqueueOptions, FIFO, NAME, Reservation, Task, TaskQueue,
+    TaskQueueProvider,
 };
 use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
 use tokio::sync::Notify;
@@ -45,9 +46,17 @@ const MAX_QUEUE_LEN: usize = 1024;
 /// them (`DELETE FROM sandloom_tasks WHERE dead_at < now() - interval '30 days'`). Like any
 /// queue table, this one churns: leave autovacuum on.
 ///
-/// Features: `delay`, `dead_letter` and `fifo` (ready tasks of a queue are reserved in enqueue
-/// order). A waiting `reserve` polls every `poll_interval_ms`; enqueues and nacks through the
-/// same instance wake it at once.
+/// Features: `delay`, `dead_letter`, `fifo` (ready tasks of a queue are reserved in enqueue
+/// order) and `dedupe`. A waiting `reserve` polls every `poll_interval_ms`; enqueues and nacks
+/// through the same instance wake it at once.
+///
+/// `dedupe`: an idempotency key is unique per namespace and queue under a unique index, and an
+/// enqueue with a key is one `INSERT … ON CONFLICT … DO UPDATE … RETURNING id` statement, so any
+/// number of enqueues with one key, from any number of processes, and a retry after an answer
+/// that was lost after the commit, create one task and all return its id. The key is held for
+/// as long as the task is in the table (dead letters included) and for `dedupe_window_ms`
+/// (24 hours by default) after it is acked: acking a task with a key keeps its row, without the
+/// payload, until then.
 ///
 /// `start` connects (within `connect_timeout_ms`) and creates or migrates the table under a
 /// PostgreSQL advisory lock, so many processes may start at once; the role needs the right to
@@ -82,6 +91,7 @@ pub struct PostgresTaskQueue {
     connect_timeout: Duration,
     operation_timeout: Duration,
     poll_interval: Duration,
+    dedupe_window_ms: i64,
     sql: Statements,
     pool: Pool,
     stopped: AtomicBool,
@@ -241,10 +251,18 @@ impl TaskQueue for PostgresTaskQueue {
     ) -> InfraResult<String> {
         self.running()?;
         check_queue(queue)?;
+        let key = options.checked_idempotency_key()?;
         let delay = options.delay.map_or(0, millis);
         let payload: &[u8] = &payload;
         let row = self
             .run("enqueue", async |client| {
+                if let Some(key) = key {
+                    let statement = client.prepare_cached(&self.sql.enqueue_once).await?;
+                    let window = &self.dedupe_window_ms;
+                    let parameters: [&(dyn tokio_postgres::types::ToSql + Sync); 6] =
+                        [&self.namespace, &queue, &payload, &delay, &key, window];
+                    return client.query_one(&statement, &parameters).await;
+                }
                 let statement = client.prepare_cached(&self.sql.enqueue).await?;
                 client
                     .query_one(&statement, &[&self.namespace, &queue, &payload, &delay])
@@ -289,23 +307,25 @@ impl TaskQueue for PostgresTaskQueue {
         let Ok(id) = reservation.task.id.parse::<i64>() else {
             return Err(stale(reservation));
         };
-        let deleted = self
+        let row = self
             .run("ack", async |client| {
                 let statement = client.prepare_cached(&self.sql.ack).await?;
                 client
-                    .execute(
+                    .query_one(
                         &statement,
                         &[
                             &id,
                             &self.namespace,
                             &reservation.task.queue,
                             &reservation.receipt,
+                            &self.dedupe_window_ms,
                         ],
                     )
                     .await
             })
             .await?;
-        if deleted == 0 {
+        let settled: i64 = column(&row, 0, "ack")?;
+        if settled == 0 {
             return Err(stale(reservation));
         }
         Ok(())
@@ -389,7 +409,7 @@ impl Driver for PostgresTaskQueue {
     type Options = PostgresTaskQueueOptions;
 
     fn supported_features() -> &'static [&'static str] {
-        &[DELAY, DEAD_LETTER, FIFO]
+        &[DELAY, DEAD_LETTER, FIFO, DEDUPE]
     }
 
     fn validate(options: &PostgresTaskQueueOptions) -> Result<(), DriverError> {
@@ -429,6 +449,7 @@ impl Driver for PostgresTaskQueue {
             visibility_ms: millis(options.visibility_timeout()),
             max_attempts: i32::try_from(options.max_attempts).unwrap_or(i32::MAX),
             poll_interval: options.poll_interval(),
+            dedupe_window_ms: millis(options.dedupe_window()),
             connect_timeout,
             operation_timeout,
             target,

@@ -5,10 +5,12 @@
 //! and the client percent-encodes every reserved byte when it builds the request URL, so any
 //! key that [`validate_key`] accepts and that holds no control character maps to exactly one S3
 //! key and back. Control characters (`\n`, `\t`, …) are refused with `InvalidInput`: `Path`
-//! cannot hold them, and listings could not report them.
+//! cannot hold them, and listings could not report them. Every operation checks keys through
+//! [`KeySpace::path`], so they all refuse the same keys; a list prefix is refused when no key
+//! that check accepts starts with it.
 
 use object_store::path::Path;
-use sandloom_driverkit::objectstore::{NAME, validate_key};
+use sandloom_driverkit::objectstore::{NAME, validate_key, validate_prefix};
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
 
 /// The longest S3 key, in bytes.
@@ -56,13 +58,22 @@ impl KeySpace {
         }
     }
 
-    /// The S3 key prefix of a listing of `prefix`.
+    /// The S3 key prefix of a listing of `prefix`, or `InvalidInput` when no key this store
+    /// accepts starts with it: one [`validate_prefix`] refuses, or one that neither is a key
+    /// [`Self::path`] accepts nor becomes one with one more character (a control character,
+    /// too long with the store's prefix).
     pub(crate) fn list_prefix(&self, prefix: &str) -> InfraResult<String> {
-        if prefix.contains('\0') {
-            return Err(InfraError::invalid_input(
-                NAME,
-                "the list prefix contains a NUL byte",
-            ));
+        validate_prefix(prefix)?;
+        if !prefix.is_empty() && self.path(prefix).is_err() {
+            self.path(&format!("{prefix}x")).map_err(|err| {
+                InfraError::invalid_input(
+                    NAME,
+                    format!(
+                        "no key this store accepts starts with the list prefix {prefix:?}: {}",
+                        err.message()
+                    ),
+                )
+            })?;
         }
         Ok(format!("{}{prefix}", self.prefix))
     }
@@ -129,7 +140,10 @@ mod tests {
             let err = space.path(key).unwrap_err();
             assert_eq!(err.kind(), ErrorKind::InvalidInput, "{key:?}");
         }
-        assert!(space.path(&"x".repeat(MAX_KEY_BYTES)).is_ok());
+        // The longest key: 1,024 bytes, in segments of at most 255 bytes (the general rule).
+        let longest = "abc/".repeat(255) + "abcd";
+        assert_eq!(longest.len(), MAX_KEY_BYTES);
+        assert!(space.path(&longest).is_ok());
     }
 
     #[test]
@@ -140,5 +154,23 @@ mod tests {
         assert_eq!(space.start_after("a"), "ns/a");
         assert!(space.list_prefix("a\0").is_err());
         assert_eq!(space.key_of(&Path::parse("other/x").unwrap()), None);
+    }
+
+    #[test]
+    fn a_list_prefix_is_refused_when_no_key_of_the_store_starts_with_it() {
+        let space = KeySpace::new("ns/".into());
+        for prefix in ["", ".", "..", "a/", "a/..", "a/.", "a/b"] {
+            assert!(space.list_prefix(prefix).is_ok(), "{prefix:?}");
+        }
+        // 1,022 bytes: a valid key, but 1,025 with the store's prefix `ns/`.
+        let long = "abc/".repeat(255) + "ab";
+        assert!(validate_prefix(&long).is_ok());
+        for prefix in ["../", "/", "a//", "./a", "a\\", "tab\t", &long] {
+            let err = space.list_prefix(prefix).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidInput, "{prefix:?}");
+        }
+        let room = MAX_KEY_BYTES - "ns/".len();
+        assert!(space.list_prefix(&long[..room]).is_ok());
+        assert!(space.list_prefix(&long[..room - 1]).is_ok());
     }
 }

@@ -1,43 +1,51 @@
 //! The file system work of `objectstore.fs`, run on the blocking pool.
+//!
+//! Every operation opens the root, then works through directory handles from
+//! [`beneath`](super::beneath): no path under the root is ever given to the operating system,
+//! so a symbolic link swapped in between a check and a use cannot redirect the use.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::hash::{BuildHasher, RandomState};
 use std::io::{self, ErrorKind as IoKind, Read, Write};
-use std::path::{Path, PathBuf};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
 use sandloom_driverkit::DriverError;
-use sandloom_driverkit::objectstore::{NAME, ObjectMeta, PutCondition, validate_key};
+use sandloom_driverkit::objectstore::{
+    MAX_SEGMENT_BYTES, NAME, ObjectMeta, PutCondition, validate_key,
+};
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
 
 use super::TMP_DIR;
+use super::beneath::{self, DIR, READ};
 use crate::objectstore_memory::{EtagHasher, check_condition, etag_of};
 
 /// How often a write retries its rename when a concurrent `delete` removed the (then empty)
 /// parent directory between creating it and renaming into it.
 const RENAME_ATTEMPTS: usize = 8;
 
-/// What the path of a key is, looked at without following symbolic links.
-#[derive(Debug)]
-pub(super) enum Found {
-    /// A regular file: the object.
-    File,
-    /// Nothing there.
-    Missing,
-    /// A directory: other keys have this key as a prefix.
-    Dir,
-    /// An ancestor is a file (an object), so nothing can be under it.
-    UnderFile,
-}
+/// Staged files are created `rw-rw-rw-` less the umask, as `std::fs::File::create` does.
+const FILE_MODE: Mode = Mode::RUSR
+    .union(Mode::WUSR)
+    .union(Mode::RGRP)
+    .union(Mode::WGRP)
+    .union(Mode::ROTH)
+    .union(Mode::WOTH);
 
-/// The root of a store and its staging directory.
+/// The root of a store.
 #[derive(Debug)]
 pub(crate) struct Paths {
     pub(super) root: PathBuf,
-    tmp: PathBuf,
     /// Distinguishes staged files of driver instances sharing a root within one process.
     pub(super) salt: u64,
+    /// The longest file name the root's file system holds, as `start` found it: a key with a
+    /// longer segment is refused by every operation alike.
+    name_max: AtomicUsize,
 }
 
 /// An I/O failure as an [`InfraError`]. `writing` says whether the operation creates files,
@@ -66,16 +74,59 @@ pub(super) fn io_error(action: &str, key: &str, writing: bool, err: io::Error) -
     error.with_source(err)
 }
 
+/// The answer for a key whose path under the root passes through a symbolic link.
+pub(super) fn through_link(key: &str) -> InfraError {
+    InfraError::invalid_input(
+        NAME,
+        format!(
+            "object key {key:?} passes through a symbolic link, which this store never follows"
+        ),
+    )
+}
+
+/// A failed system call about `key`: a link on the way refuses the key, else as [`io_error`].
+pub(super) fn failed(action: &str, key: &str, writing: bool, err: Errno) -> InfraError {
+    if beneath::is_link(err) {
+        through_link(key)
+    } else {
+        io_error(action, key, writing, err.into())
+    }
+}
+
+/// `key` split into the directory holding it (`None`: the root) and its file name.
+fn split(key: &str) -> (Option<&str>, &str) {
+    match key.rsplit_once('/') {
+        Some((parent, name)) => (Some(parent), name),
+        None => (None, key),
+    }
+}
+
+/// A directory handle that is the root or one beneath it.
+enum Held<'a> {
+    Root(BorrowedFd<'a>),
+    Beneath(OwnedFd),
+}
+
+impl Held<'_> {
+    fn fd(&self) -> BorrowedFd<'_> {
+        match self {
+            Held::Root(fd) => *fd,
+            Held::Beneath(fd) => fd.as_fd(),
+        }
+    }
+}
+
 /// Removes a staged file when dropped, unless it was renamed into place.
 struct Staged<'a> {
-    path: &'a Path,
+    dir: BorrowedFd<'a>,
+    name: &'a str,
     done: bool,
 }
 
 impl Drop for Staged<'_> {
     fn drop(&mut self) {
         if !self.done {
-            let _ = fs::remove_file(self.path);
+            let _ = rustix::fs::unlinkat(self.dir, self.name, AtFlags::empty());
         }
     }
 }
@@ -94,22 +145,24 @@ fn hash_file(file: &mut File) -> io::Result<EtagHasher> {
     }
 }
 
-/// Make sure `path`'s data and name reach the disk: sync its directory (Unix only; elsewhere
-/// directories cannot be opened for syncing, and the rename is as durable as the OS makes it).
-fn sync_dir(path: &Path) {
-    if cfg!(unix)
-        && let Ok(dir) = File::open(path)
-    {
-        let _ = dir.sync_all();
+/// Size, etag and modification time of the open `file`, read through that one handle so they
+/// describe the same version of it.
+pub(super) fn meta_of(key: &str, file: &mut File) -> io::Result<ObjectMeta> {
+    let meta = file.metadata()?;
+    let hasher = hash_file(file)?;
+    let mut object = ObjectMeta::new(key, hasher.len()).with_etag(hasher.finish());
+    if let Ok(modified) = meta.modified() {
+        object = object.with_last_modified(modified);
     }
+    Ok(object)
 }
 
 impl Paths {
     pub(super) fn new(root: PathBuf) -> Self {
         Self {
-            tmp: root.join(TMP_DIR),
             root,
             salt: RandomState::new().hash_one(SystemTime::now()),
+            name_max: AtomicUsize::new(MAX_SEGMENT_BYTES),
         }
     }
 
@@ -119,54 +172,75 @@ impl Paths {
         fs::create_dir_all(&self.root).map_err(|err| {
             DriverError::new(format!("cannot create the object store root {root}")).with_source(err)
         })?;
-        let meta = fs::metadata(&self.root).map_err(|err| {
-            DriverError::new(format!("cannot read the object store root {root}")).with_source(err)
+        let dir = beneath::open_root(&self.root).map_err(|err| {
+            let what = if err == Errno::NOTDIR {
+                format!("the object store root {root} is not a directory")
+            } else {
+                format!("cannot open the object store root {root}")
+            };
+            DriverError::new(what).with_source(io::Error::from(err))
         })?;
-        if !meta.is_dir() {
-            return Err(DriverError::new(format!(
-                "the object store root {root} is not a directory"
-            )));
+        if let Ok(stat) = rustix::fs::fstatvfs(&dir)
+            && let Ok(name_max) = usize::try_from(stat.f_namemax)
+            && name_max > 0
+        {
+            self.name_max
+                .store(name_max.min(MAX_SEGMENT_BYTES), Ordering::Relaxed);
         }
-        match fs::symlink_metadata(&self.tmp) {
-            Ok(meta) if meta.is_dir() => {}
-            Ok(_) => {
-                return Err(DriverError::new(format!(
-                    "{} must be a directory (it stages writes)",
-                    self.tmp.display()
-                )));
-            }
-            Err(err) if err.kind() == IoKind::NotFound => {
-                fs::create_dir(&self.tmp).map_err(|err| {
-                    DriverError::new(format!("cannot create {}", self.tmp.display()))
-                        .with_source(err)
-                })?;
-            }
-            Err(err) => {
-                return Err(
-                    DriverError::new(format!("cannot read {}", self.tmp.display()))
-                        .with_source(err),
-                );
-            }
-        }
+        let tmp = Self::staging(dir.as_fd()).map_err(|err| {
+            let tmp = self.root.join(TMP_DIR);
+            let what = if matches!(err, Errno::NOTDIR | Errno::LOOP) {
+                format!("{} must be a directory (it stages writes)", tmp.display())
+            } else {
+                format!("cannot open {}", tmp.display())
+            };
+            DriverError::new(what).with_source(io::Error::from(err))
+        })?;
         // Best effort: a staged file this old belongs to a write that crashed.
-        if let Ok(entries) = fs::read_dir(&self.tmp) {
-            for entry in entries.flatten() {
-                let stale = entry
-                    .metadata()
-                    .and_then(|meta| meta.modified())
-                    .ok()
-                    .and_then(|modified| modified.elapsed().ok())
-                    .is_some_and(|age| age > stale_after);
-                if stale {
-                    let _ = fs::remove_file(entry.path());
-                }
+        for (name, kind) in beneath::entries(tmp.as_fd()).unwrap_or_default() {
+            if kind != FileType::RegularFile {
+                continue;
+            }
+            let stale = beneath::step(tmp.as_fd(), &name, READ, Mode::empty())
+                .ok()
+                .map(File::from)
+                .and_then(|file| file.metadata().ok())
+                .and_then(|meta| meta.modified().ok())
+                .and_then(|modified| modified.elapsed().ok())
+                .is_some_and(|age| age > stale_after);
+            if stale {
+                let _ = rustix::fs::unlinkat(&tmp, name.as_str(), AtFlags::empty());
             }
         }
         Ok(())
     }
 
-    /// The path of `key`, or `InvalidInput` when the key breaks the rules.
-    pub(super) fn resolve(&self, key: &str) -> InfraResult<PathBuf> {
+    /// The staging directory, created when missing (a store used before `start`, or the
+    /// directory removed since). `ELOOP` or `ENOTDIR` when something else has its name.
+    fn staging(root: BorrowedFd<'_>) -> Result<OwnedFd, Errno> {
+        beneath::make_dir(root, TMP_DIR)
+    }
+
+    /// The root's handle. `create`: make the root when it is missing (a store written before
+    /// `start`); otherwise `None` when it is missing, as a store with nothing in it.
+    fn root(&self, key: &str, create: bool) -> InfraResult<Option<OwnedFd>> {
+        match beneath::open_root(&self.root) {
+            Ok(dir) => Ok(Some(dir)),
+            Err(Errno::NOENT) if create => {
+                fs::create_dir_all(&self.root).map_err(|err| io_error("write", key, true, err))?;
+                beneath::open_root(&self.root)
+                    .map(Some)
+                    .map_err(|err| failed("write", key, true, err))
+            }
+            Err(Errno::NOENT) => Ok(None),
+            Err(err) => Err(io_error("open the root for", key, create, err.into())),
+        }
+    }
+
+    /// `InvalidInput` when the key breaks the rules of this store: [`validate_key`], not
+    /// under `.sandloom-tmp`, no segment longer than the file system's names. Every operation
+    /// checks this first, so they all refuse the same keys.
+    pub(super) fn check_key(&self, key: &str) -> InfraResult<()> {
         validate_key(key)?;
         if key.split('/').next() == Some(TMP_DIR) {
             return Err(InfraError::invalid_input(
@@ -174,83 +248,111 @@ impl Paths {
                 format!("object key {key:?} is reserved: `{TMP_DIR}` stages writes"),
             ));
         }
-        Ok(self.root.join(key))
+        let name_max = self.name_max.load(Ordering::Relaxed);
+        if key.split('/').any(|segment| segment.len() > name_max) {
+            return Err(InfraError::invalid_input(
+                NAME,
+                format!(
+                    "object key {key:?} has a segment longer than {name_max} bytes, the longest \
+                     file name the store's file system holds"
+                ),
+            ));
+        }
+        Ok(())
     }
 
-    /// What is at `key`'s path. Refuses (`InvalidInput`) a path through a symbolic link.
-    pub(super) fn inspect(&self, key: &str, writing: bool) -> InfraResult<(PathBuf, Found)> {
-        let target = self.resolve(key)?;
-        let mut path = self.root.clone();
-        let mut segments = key.split('/').peekable();
-        while let Some(segment) = segments.next() {
-            path.push(segment);
-            let meta = match fs::symlink_metadata(&path) {
-                Ok(meta) => meta,
-                Err(err) if err.kind() == IoKind::NotFound => return Ok((target, Found::Missing)),
-                Err(err) if err.kind() == IoKind::NotADirectory => {
-                    return Ok((target, Found::UnderFile));
-                }
-                Err(err) => return Err(io_error("inspect", key, writing, err)),
-            };
-            if meta.file_type().is_symlink() {
-                return Err(InfraError::invalid_input(
-                    NAME,
-                    format!("object key {key:?} passes through a symbolic link"),
-                ));
-            }
-            let last = segments.peek().is_none();
-            if last {
-                return Ok((
-                    target,
-                    if meta.is_dir() {
-                        Found::Dir
-                    } else {
-                        Found::File
-                    },
-                ));
-            }
-            if !meta.is_dir() {
-                return Ok((target, Found::UnderFile));
-            }
+    /// Open the object `key` for reading: `NotFound` unless a regular file is there.
+    fn open_object(root: BorrowedFd<'_>, key: &str) -> InfraResult<File> {
+        let missing = || InfraError::not_found(NAME, format!("no object {key:?}"));
+        let file = match beneath::open(root, key, READ, Mode::empty()) {
+            Ok(fd) => File::from(fd),
+            // Nothing there, or a file where a directory would have to be.
+            Err(Errno::NOENT | Errno::NOTDIR) => return Err(missing()),
+            Err(err) => return Err(failed("read", key, false, err)),
+        };
+        let meta = file
+            .metadata()
+            .map_err(|err| io_error("read", key, false, err))?;
+        // A directory (other keys have this key as a prefix), a FIFO, a device: no object.
+        if !meta.is_file() {
+            return Err(missing());
         }
-        // `validate_key` refuses the empty key, so the loop always returns.
-        Ok((target, Found::Missing))
-    }
-
-    /// The path of an existing object, or `NotFound`.
-    fn object(&self, key: &str) -> InfraResult<PathBuf> {
-        match self.inspect(key, false)? {
-            (path, Found::File) => Ok(path),
-            _ => Err(InfraError::not_found(NAME, format!("no object {key:?}"))),
-        }
+        Ok(file)
     }
 
     pub(super) fn get(&self, key: &str) -> InfraResult<Bytes> {
-        let path = self.object(key)?;
-        fs::read(&path)
-            .map(Bytes::from)
-            .map_err(|err| io_error("read", key, false, err))
+        self.check_key(key)?;
+        let root = self
+            .root(key, false)?
+            .ok_or_else(|| InfraError::not_found(NAME, format!("no object {key:?}")))?;
+        let mut file = Self::open_object(root.as_fd(), key)?;
+        let mut data = Vec::new();
+        file.read_to_end(&mut data)
+            .map_err(|err| io_error("read", key, false, err))?;
+        Ok(Bytes::from(data))
     }
 
     pub(super) fn head(&self, key: &str) -> InfraResult<ObjectMeta> {
-        let path = self.object(key)?;
-        Self::meta_of(key, &path).map_err(|err| io_error("read", key, false, err))
+        self.check_key(key)?;
+        let root = self
+            .root(key, false)?
+            .ok_or_else(|| InfraError::not_found(NAME, format!("no object {key:?}")))?;
+        let mut file = Self::open_object(root.as_fd(), key)?;
+        meta_of(key, &mut file).map_err(|err| io_error("read", key, false, err))
     }
 
-    /// Size, etag and modification time of the file at `path`, read through one handle so
-    /// they describe the same version of it.
-    pub(super) fn meta_of(key: &str, path: &Path) -> io::Result<ObjectMeta> {
-        let mut file = File::open(path)?;
-        let meta = file.metadata()?;
-        if meta.is_dir() {
-            return Err(io::Error::from(IoKind::IsADirectory));
+    /// Check that `key` (`name` in the directory `parent`) can be written: `Conflict` when a
+    /// directory has its name or a file is where a directory must be. With `etag`, also the
+    /// etag of the object there, if any.
+    fn check_target(
+        root: BorrowedFd<'_>,
+        key: &str,
+        (parent, name): (Option<&str>, &str),
+        etag: bool,
+    ) -> InfraResult<Option<String>> {
+        let held = match parent {
+            None => Held::Root(root),
+            Some(parent) => match beneath::open(root, parent, DIR, Mode::empty()) {
+                Ok(fd) => Held::Beneath(fd),
+                Err(Errno::NOENT) => return Ok(None),
+                Err(Errno::NOTDIR) => {
+                    return Err(InfraError::conflict(
+                        NAME,
+                        format!("a prefix of {key:?} is an object, so nothing can be under it"),
+                    ));
+                }
+                Err(err) => return Err(failed("write", key, true, err)),
+            },
+        };
+        match beneath::file_type(held.fd(), name) {
+            Ok(FileType::RegularFile) => {}
+            Ok(FileType::Directory) => {
+                return Err(InfraError::conflict(
+                    NAME,
+                    format!("{key:?} is the prefix of other objects, so it cannot be one"),
+                ));
+            }
+            Ok(FileType::Symlink) => return Err(through_link(key)),
+            Ok(_) => {
+                return Err(InfraError::conflict(
+                    NAME,
+                    format!("{key:?} names something that is not a file"),
+                ));
+            }
+            Err(Errno::NOENT) => return Ok(None),
+            Err(err) => return Err(failed("write", key, true, err)),
         }
-        let hasher = hash_file(&mut file)?;
-        let mut object = ObjectMeta::new(key, hasher.len()).with_etag(hasher.finish());
-        if let Ok(modified) = meta.modified() {
-            object = object.with_last_modified(modified);
+        if !etag {
+            return Ok(None);
         }
-        Ok(object)
+        let mut file = match beneath::step(held.fd(), name, READ, Mode::empty()) {
+            Ok(fd) => File::from(fd),
+            Err(Errno::NOENT) => return Ok(None),
+            Err(err) => return Err(failed("read", key, true, err)),
+        };
+        meta_of(key, &mut file)
+            .map(|meta| meta.etag)
+            .map_err(|err| io_error("read", key, true, err))
     }
 
     /// Write `data` under `key` through the staging file `temp`, when `condition` holds.
@@ -261,73 +363,53 @@ impl Paths {
         temp: &str,
         condition: Option<&PutCondition>,
     ) -> InfraResult<ObjectMeta> {
-        let (path, found) = self.inspect(key, true)?;
-        match found {
-            Found::Dir => {
-                return Err(InfraError::conflict(
-                    NAME,
-                    format!("{key:?} is the prefix of other objects, so it cannot be one"),
-                ));
-            }
-            Found::UnderFile => {
-                return Err(InfraError::conflict(
-                    NAME,
-                    format!("a prefix of {key:?} is an object, so nothing can be under it"),
-                ));
-            }
-            Found::File | Found::Missing => {}
-        }
+        self.check_key(key)?;
+        let (parent, name) = split(key);
+        let root = self
+            .root(key, true)?
+            .ok_or_else(|| InfraError::not_found(NAME, "the object store root is missing"))?;
+        // Refuse early what cannot be written; the rename below holds even if this changes.
+        let current = Self::check_target(root.as_fd(), key, (parent, name), condition.is_some())?;
         if let Some(condition) = condition {
-            let current = match found {
-                Found::File => match Self::meta_of(key, &path) {
-                    Ok(meta) => meta.etag,
-                    Err(err) if err.kind() == IoKind::NotFound => None,
-                    Err(err) => return Err(io_error("read", key, true, err)),
-                },
-                _ => None,
-            };
             check_condition(key, current.as_deref(), condition)?;
         }
-        let fail = |err| io_error("write", key, true, err);
-        let staged_path = self.tmp.join(temp);
+        let fail = |err: Errno| failed("write", key, true, err);
+        let staging = Self::staging(root.as_fd()).map_err(|err| {
+            let message = format!("the staging directory `{TMP_DIR}` cannot be used: {err}");
+            InfraError::new(sandloom_driverkit::sdk::ErrorKind::Backend, NAME, message)
+                .with_source(io::Error::from(err))
+        })?;
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL;
+        let mut file =
+            File::from(beneath::step(staging.as_fd(), temp, flags, FILE_MODE).map_err(fail)?);
         let mut staged = Staged {
-            path: &staged_path,
+            dir: staging.as_fd(),
+            name: temp,
             done: false,
         };
-        let modified = {
-            let mut file = match OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&staged_path)
-            {
-                Err(err) if err.kind() == IoKind::NotFound => {
-                    // The staging directory is gone (used before `start`, or removed): recreate.
-                    fs::create_dir_all(&self.tmp).map_err(fail)?;
-                    OpenOptions::new()
-                        .write(true)
-                        .create_new(true)
-                        .open(&staged_path)
-                }
-                other => other,
-            }
-            .map_err(fail)?;
-            file.write_all(data).map_err(fail)?;
-            file.sync_all().map_err(fail)?;
-            file.metadata().and_then(|meta| meta.modified()).ok()
-        };
-        let parent = path.parent().unwrap_or(&self.root);
+        let werr = |err| io_error("write", key, true, err);
+        file.write_all(data).map_err(werr)?;
+        file.sync_all().map_err(werr)?;
+        let modified = file.metadata().and_then(|meta| meta.modified()).ok();
+        drop(file);
         let mut attempt = 0;
-        loop {
+        let dir = loop {
             attempt += 1;
-            fs::create_dir_all(parent).map_err(fail)?;
-            match fs::rename(&staged_path, &path) {
-                Ok(()) => break,
-                Err(err) if err.kind() == IoKind::NotFound && attempt < RENAME_ATTEMPTS => {}
+            let dir = match parent {
+                None => Held::Root(root.as_fd()),
+                Some(parent) => {
+                    Held::Beneath(beneath::make_dirs(root.as_fd(), parent).map_err(fail)?)
+                }
+            };
+            match rustix::fs::renameat(staging.as_fd(), temp, dir.fd(), name) {
+                Ok(()) => break dir,
+                // A concurrent `delete` removed the directory it left empty: make it again.
+                Err(Errno::NOENT) if attempt < RENAME_ATTEMPTS => {}
                 Err(err) => return Err(fail(err)),
             }
-        }
+        };
         staged.done = true;
-        sync_dir(parent);
+        beneath::sync(dir.fd());
         let meta = ObjectMeta::new(key, data.len() as u64)
             .with_etag(etag_of(data))
             .with_last_modified(modified.unwrap_or_else(SystemTime::now));
@@ -336,29 +418,90 @@ impl Paths {
 
     /// Remove the object under `key` (if any) and the directories that leaves empty.
     pub(super) fn delete(&self, key: &str) -> InfraResult<()> {
-        let (path, found) = self.inspect(key, true)?;
-        if !matches!(found, Found::File) {
+        self.check_key(key)?;
+        let Some(root) = self.root(key, false)? else {
             return Ok(());
+        };
+        let (parent, name) = split(key);
+        let held = match parent {
+            None => Held::Root(root.as_fd()),
+            Some(parent) => match beneath::open(root.as_fd(), parent, DIR, Mode::empty()) {
+                Ok(fd) => Held::Beneath(fd),
+                // No such directory, or a file where it would be: no object to delete.
+                Err(Errno::NOENT | Errno::NOTDIR) => return Ok(()),
+                Err(err) => return Err(failed("delete", key, true, err)),
+            },
+        };
+        match beneath::file_type(held.fd(), name) {
+            Ok(FileType::RegularFile) => {}
+            Ok(FileType::Symlink) => return Err(through_link(key)),
+            // A directory (only a prefix of other keys) or something else: not an object.
+            Ok(_) | Err(Errno::NOENT) => return Ok(()),
+            Err(err) => return Err(failed("delete", key, true, err)),
         }
-        match fs::remove_file(&path) {
+        // Unlinking through the directory's handle removes at most the name itself, whatever
+        // it became since: never anything a link would point to.
+        match rustix::fs::unlinkat(held.fd(), name, AtFlags::empty()) {
             Ok(()) => {}
-            Err(err) if err.kind() == IoKind::NotFound => return Ok(()),
-            Err(err) => return Err(io_error("delete", key, true, err)),
+            Err(Errno::NOENT | Errno::ISDIR) => return Ok(()),
+            Err(err) => return Err(failed("delete", key, true, err)),
         }
-        // Remove the directories this leaves empty; stop at the first that is not (or at root).
-        let mut kept = self.root.as_path();
-        let mut dir = path.parent();
-        while let Some(current) = dir {
-            if current == self.root || !current.starts_with(&self.root) {
+        let Some(parent) = parent else {
+            beneath::sync(root.as_fd());
+            return Ok(());
+        };
+        // Remove the directories this leaves empty, deepest first, each through the handle of
+        // the directory holding it; stop at the first that is not empty (or at the root) and
+        // sync the last directory changed.
+        let segments: Vec<&str> = parent.split('/').collect();
+        let mut changed = held;
+        for depth in (0..segments.len()).rev() {
+            let holder = if depth == 0 {
+                Held::Root(root.as_fd())
+            } else {
+                match beneath::open(
+                    root.as_fd(),
+                    &segments[..depth].join("/"),
+                    DIR,
+                    Mode::empty(),
+                ) {
+                    Ok(fd) => Held::Beneath(fd),
+                    Err(_) => break,
+                }
+            };
+            if rustix::fs::unlinkat(holder.fd(), segments[depth], AtFlags::REMOVEDIR).is_err() {
                 break;
             }
-            if fs::remove_dir(current).is_err() {
-                kept = current;
-                break;
-            }
-            dir = current.parent();
+            changed = holder;
         }
-        sync_dir(kept);
+        beneath::sync(changed.fd());
         Ok(())
+    }
+
+    /// The root's handle for a listing; `None` when there is no root yet (nothing stored).
+    pub(super) fn list_root(&self) -> InfraResult<Option<OwnedFd>> {
+        self.root("", false)
+    }
+
+    /// Metadata of the object `key` for a listing; `None` when it is no longer an object.
+    pub(super) fn listed(root: BorrowedFd<'_>, key: &str) -> InfraResult<Option<ObjectMeta>> {
+        let mut file = match Self::open_object(root, key) {
+            Ok(file) => file,
+            // Deleted, replaced by a directory or by a link since the walk saw it.
+            Err(err)
+                if matches!(
+                    err.kind(),
+                    sandloom_driverkit::sdk::ErrorKind::NotFound
+                        | sandloom_driverkit::sdk::ErrorKind::InvalidInput
+                ) =>
+            {
+                return Ok(None);
+            }
+            Err(err) => return Err(err),
+        };
+        match meta_of(key, &mut file) {
+            Ok(meta) => Ok(Some(meta)),
+            Err(err) => Err(io_error("read", key, false, err)),
+        }
     }
 }

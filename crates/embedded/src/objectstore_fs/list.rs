@@ -5,21 +5,26 @@
 //! `/`, so comparing `d/` with a sibling's name orders it exactly as every key under `d`
 //! compares with that sibling's keys: the walk emits keys already sorted and can stop as soon
 //! as the page is full.
+//!
+//! Each directory is opened beneath the root's handle without following links (see
+//! [`beneath`](super::beneath)), and each listed object is opened the same way to report it:
+//! a link swapped in during the walk is never followed, and at most two handles are open.
 
-use std::fs;
-use std::io::ErrorKind as IoKind;
-use std::path::{Path, PathBuf};
+use std::os::fd::{AsFd, BorrowedFd};
 
-use sandloom_driverkit::objectstore::ListPage;
+use rustix::fs::{FileType, Mode};
+use rustix::io::Errno;
+use sandloom_driverkit::objectstore::{ListPage, validate_key, validate_prefix};
 use sandloom_driverkit::sdk::InfraResult;
 
 use super::TMP_DIR;
-use super::blocking::{Paths, io_error};
+use super::beneath::{self, DIR};
+use super::blocking::{Paths, failed};
 
 enum Item {
     File(String),
-    /// A directory and the key prefix of everything in it (its key plus `/`).
-    Dir(PathBuf, String),
+    /// A directory: the key prefix of everything in it (its key plus `/`).
+    Dir(String),
 }
 
 /// Whether `key`, and so every key the walk yields after it, sorts after all keys with
@@ -28,36 +33,39 @@ fn beyond(key: &str, prefix: &str) -> bool {
     key > prefix && !key.starts_with(prefix)
 }
 
-/// The children of `dir` that can be objects or hold them, sorted for the walk: `(name, is_dir)`.
-fn children(dir: &Path, at_root: bool, dir_key: &str) -> InfraResult<Vec<(String, bool)>> {
-    let entries = match fs::read_dir(dir) {
+/// The children of the directory `dir_key` (`""`: the root) that can be objects or hold them,
+/// sorted for the walk: `(name, is_dir)`.
+fn children(root: BorrowedFd<'_>, dir_key: &str) -> InfraResult<Vec<(String, bool)>> {
+    let held = match dir_key.strip_suffix('/') {
+        None => None,
+        Some(path) => match beneath::open(root, path, DIR, Mode::empty()) {
+            Ok(fd) => Some(fd),
+            // Removed, replaced by a file or by a link meanwhile: nothing in it to list.
+            Err(Errno::NOENT | Errno::NOTDIR) => return Ok(Vec::new()),
+            Err(err) if beneath::is_link(err) => return Ok(Vec::new()),
+            Err(err) => return Err(failed("list", dir_key, false, err)),
+        },
+    };
+    let dir = held.as_ref().map_or(root, AsFd::as_fd);
+    let entries = match beneath::entries(dir) {
         Ok(entries) => entries,
-        // Removed meanwhile (or the store was never started): nothing in it.
-        Err(err) if matches!(err.kind(), IoKind::NotFound | IoKind::NotADirectory) => {
-            return Ok(Vec::new());
-        }
-        Err(err) => return Err(io_error("list", dir_key, false, err)),
+        Err(Errno::NOENT) => return Ok(Vec::new()),
+        Err(err) => return Err(failed("list", dir_key, false, err)),
     };
     let mut children = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|err| io_error("list", dir_key, false, err))?;
-        // A name that is not UTF-8, or has a backslash, is no valid key segment: not an object.
-        let Ok(name) = entry.file_name().into_string() else {
-            continue;
-        };
-        if name.contains('\\') || (at_root && name == TMP_DIR) {
+    for (name, kind) in entries {
+        if dir_key.is_empty() && name == TMP_DIR {
             continue;
         }
-        let file_type = match entry.file_type() {
-            Ok(file_type) => file_type,
-            Err(err) if err.kind() == IoKind::NotFound => continue,
-            Err(err) => return Err(io_error("list", dir_key, false, err)),
-        };
-        // Symbolic links are never followed nor listed; sockets, fifos and devices are skipped.
-        if file_type.is_dir() {
-            children.push((name, true));
-        } else if file_type.is_file() {
-            children.push((name, false));
+        // Symbolic links are never followed nor listed; sockets, fifos and devices are skipped,
+        // and so are names no key can have (a backslash, a key too long).
+        let key = format!("{dir_key}{name}");
+        match kind {
+            FileType::Directory if validate_prefix(&format!("{key}/")).is_ok() => {
+                children.push((name, true));
+            }
+            FileType::RegularFile if validate_key(&key).is_ok() => children.push((name, false)),
+            _ => {}
         }
     }
     children.sort_by_cached_key(|(name, is_dir)| {
@@ -72,13 +80,13 @@ fn children(dir: &Path, at_root: bool, dir_key: &str) -> InfraResult<Vec<(String
 
 /// Up to `want` keys with `prefix` after `start_after`, in ascending byte order.
 fn walk(
-    paths: &Paths,
+    root: BorrowedFd<'_>,
     prefix: &str,
     start_after: Option<&str>,
     want: usize,
 ) -> InfraResult<Vec<String>> {
     let mut found = Vec::new();
-    let mut stack = vec![Item::Dir(paths.root.clone(), String::new())];
+    let mut stack = vec![Item::Dir(String::new())];
     while let Some(item) = stack.pop() {
         match item {
             Item::File(key) => {
@@ -92,9 +100,8 @@ fn walk(
                     }
                 }
             }
-            Item::Dir(path, dir_key) => {
-                let at_root = dir_key.is_empty();
-                if !at_root {
+            Item::Dir(dir_key) => {
+                if !dir_key.is_empty() {
                     if beyond(&dir_key, prefix) {
                         break;
                     }
@@ -109,10 +116,10 @@ fn walk(
                         continue;
                     }
                 }
-                for (name, is_dir) in children(&path, at_root, &dir_key)?.into_iter().rev() {
+                for (name, is_dir) in children(root, &dir_key)?.into_iter().rev() {
                     let key = format!("{dir_key}{name}");
                     stack.push(if is_dir {
-                        Item::Dir(path.join(&name), key + "/")
+                        Item::Dir(key + "/")
                     } else {
                         Item::File(key)
                     });
@@ -130,18 +137,15 @@ pub(super) fn list(
     start_after: Option<&str>,
     limit: usize,
 ) -> InfraResult<ListPage> {
-    let keys = walk(paths, prefix, start_after, limit.saturating_add(1))?;
+    let Some(root) = paths.list_root()? else {
+        // The store was never started nor written to: nothing in it.
+        return Ok(ListPage::default());
+    };
+    let keys = walk(root.as_fd(), prefix, start_after, limit.saturating_add(1))?;
     let mut objects = Vec::with_capacity(keys.len().min(limit));
     for key in keys.iter().take(limit) {
-        match Paths::meta_of(key, &paths.root.join(key)) {
-            Ok(meta) => objects.push(meta),
-            // Deleted or replaced by a directory since the walk saw it: no longer an object.
-            Err(err)
-                if matches!(
-                    err.kind(),
-                    IoKind::NotFound | IoKind::IsADirectory | IoKind::NotADirectory
-                ) => {}
-            Err(err) => return Err(io_error("read", key, false, err)),
+        if let Some(meta) = Paths::listed(root.as_fd(), key)? {
+            objects.push(meta);
         }
     }
     // The last key walked for this page, even if it vanished since: the next page starts after.

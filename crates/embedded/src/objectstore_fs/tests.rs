@@ -314,3 +314,156 @@ fn options_require_a_root_and_refuse_unknown_fields() {
         &[ETAG, CONDITIONAL_PUT]
     );
 }
+
+/// The fallback walk (kernels without `openat2`, other Unix systems) answers exactly what
+/// `openat2` answers, for every kind of path: fine, missing, under a file, through a link.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_walk_by_handles_agrees_with_openat2() {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::symlink;
+
+    use rustix::fs::Mode;
+
+    use super::beneath::{self, DIR, READ};
+
+    let outer = tempfile::tempdir().unwrap();
+    let (root, outside) = (outer.path().join("root"), outer.path().join("outside"));
+    for dir in [&root, &outside, &root.join("dir")] {
+        fs::create_dir(dir).unwrap();
+    }
+    fs::write(outside.join("f"), b"outside").unwrap();
+    fs::write(root.join("file"), b"x").unwrap();
+    fs::write(root.join("dir/file"), b"x").unwrap();
+    symlink(&outside, root.join("link-dir")).unwrap();
+    symlink(outside.join("f"), root.join("link-file")).unwrap();
+    symlink(&outside, root.join("dir/link")).unwrap();
+    symlink("file", root.join("relative-link")).unwrap();
+    let fd = beneath::open_root(&root).unwrap();
+    let dir = fd.as_fd();
+    let cases = [
+        ("dir/file", READ),
+        ("file", READ),
+        ("missing", READ),
+        ("dir/missing/x", READ),
+        ("file/x", READ),
+        ("link-dir/f", READ),
+        ("link-file", READ),
+        ("relative-link", READ),
+        ("dir/link/f", READ),
+        ("dir", DIR),
+        ("dir/file", DIR),
+        ("link-dir", DIR),
+        ("link-file", DIR),
+        ("dir/link", DIR),
+        ("file", DIR),
+    ];
+    for (path, flags) in cases {
+        let direct = beneath::open_at2(dir, path, flags, Mode::empty()).map(drop);
+        let walked = beneath::walk(dir, path, flags, Mode::empty()).map(drop);
+        assert_eq!(direct, walked, "{path:?} {flags:?}");
+        if path.contains("link") {
+            assert!(walked.is_err_and(beneath::is_link), "{path:?}: {walked:?}");
+        }
+    }
+    assert!(beneath::make_dirs(dir, "link-dir/new").is_err_and(beneath::is_link));
+    assert!(beneath::make_dirs(dir, "dir/link/new").is_err_and(beneath::is_link));
+    assert_eq!(
+        beneath::make_dirs(dir, "file/new").map(drop),
+        Err(rustix::io::Errno::NOTDIR)
+    );
+    assert_eq!(
+        fs::read_dir(&outside).unwrap().count(),
+        1,
+        "nothing made outside"
+    );
+}
+
+/// A FIFO (or a device) under the root is no object: reading it answers `NotFound` at once
+/// instead of waiting for a writer, and listings skip it.
+#[tokio::test]
+async fn special_files_are_not_objects_and_never_block() {
+    let fixture = Fixture::new().await;
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        fixture.root().join("pipe"),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        0,
+    )
+    .unwrap();
+    let store = &fixture.store;
+    assert_eq!(kind(store.get("pipe").await), ErrorKind::NotFound);
+    assert_eq!(kind(store.head("pipe").await), ErrorKind::NotFound);
+    assert_eq!(
+        kind(store.put("pipe", "x".into()).await),
+        ErrorKind::Conflict
+    );
+    let page = store.list("", ListOptions::default()).await.unwrap();
+    assert!(page.objects.is_empty(), "{page:?}");
+}
+
+/// The race of `tests/objectstore_fs_links.rs` again, on the walk by handles that kernels
+/// without `openat2` (and other Unix systems) use: a link swapped in and out of `root/flip`
+/// while puts and gets run is never followed. (From here on, the other tests of this binary
+/// use the walk too; they must pass either way.)
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_walk_by_handles_never_follows_a_link_swapped_in_during_a_race() {
+    use std::os::unix::fs::symlink;
+    use std::sync::atomic::AtomicBool;
+
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+
+    super::beneath::stop_using_openat2();
+    let fixture = Fixture::new().await;
+    let outside = fixture.outer.path().join("outside");
+    fs::create_dir(&outside).unwrap();
+    fs::write(outside.join("canary"), b"outside").unwrap();
+    let store = Arc::new(fixture.store);
+    store.put("flip/canary", "inside".into()).await.unwrap();
+    let root = fixture.outer.path().join("root");
+    symlink(&outside, root.join("swap")).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let racer = {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let (flip, swap) = (root.join("flip"), root.join("swap"));
+                renameat_with(CWD, &flip, CWD, &swap, RenameFlags::EXCHANGE).unwrap();
+            }
+        })
+    };
+    let mut workers = Vec::new();
+    for worker in 0..2 {
+        let store = Arc::clone(&store);
+        workers.push(tokio::spawn(async move {
+            for round in 0..300 {
+                let _ = store
+                    .put(&format!("flip/{worker}-{round}"), "x".into())
+                    .await;
+                if let Ok(data) = store.get("flip/canary").await {
+                    assert_eq!(data, "inside", "read outside the root");
+                }
+                let _ = store.delete(&format!("flip/{worker}-{round}")).await;
+            }
+        }));
+    }
+    let mut failure = None;
+    for worker in workers {
+        if let Err(err) = worker.await {
+            failure.get_or_insert(err);
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    racer.join().unwrap();
+    if let Some(err) = failure {
+        std::panic::resume_unwind(err.into_panic());
+    }
+    assert_eq!(
+        Fixture::names(&outside),
+        ["canary"],
+        "written outside the root"
+    );
+    assert_eq!(fs::read(outside.join("canary")).unwrap(), b"outside");
+}

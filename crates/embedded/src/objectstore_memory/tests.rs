@@ -152,7 +152,13 @@ pub(crate) async fn list_orders_filters_and_paginates(store: &dyn ObjectStore) {
         ["many/01/item-1", "many/01/item-13", "many/01/item-17"]
     );
     assert!(all_pages(store, "zzz", 10).await.is_empty());
-    assert!(all_pages(store, "../", 10).await.is_empty());
+    // A prefix need not be a key, only the start of one; one that starts none is refused.
+    assert_eq!(all_pages(store, ".", 10).await, [".hidden"]);
+    assert_eq!(all_pages(store, "a/b.", 10).await, ["a/b.txt"]);
+    for bad in ["../", "/", "/a", "a//", "./a", "a/./", "a\\"] {
+        let refused = store.list(bad, ListOptions::default()).await;
+        assert_eq!(kind(refused), ErrorKind::InvalidInput, "{bad:?}");
+    }
 
     let after = store
         .list("", ListOptions::default().after("a/b"))

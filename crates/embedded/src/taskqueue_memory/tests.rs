@@ -12,6 +12,7 @@ fn queue_with(visibility_timeout_ms: u64, max_attempts: u32) -> MemoryTaskQueue 
     MemoryTaskQueue::from_options(MemoryTaskQueueOptions {
         visibility_timeout_ms,
         max_attempts,
+        ..MemoryTaskQueueOptions::default()
     })
     .unwrap()
 }
@@ -415,15 +416,89 @@ fn options_are_validated_and_refuse_unknown_fields() {
     let zero_visibility = MemoryTaskQueueOptions {
         visibility_timeout_ms: 0,
         max_attempts: 1,
+        ..MemoryTaskQueueOptions::default()
     };
     assert!(MemoryTaskQueue::from_options(zero_visibility).is_err());
     let zero_attempts = MemoryTaskQueueOptions {
         visibility_timeout_ms: 1,
         max_attempts: 0,
+        ..MemoryTaskQueueOptions::default()
     };
     assert!(MemoryTaskQueue::from_options(zero_attempts).is_err());
     assert_eq!(
         MemoryTaskQueue::supported_features(),
-        &[DELAY, DEAD_LETTER, FIFO]
+        &[DELAY, DEAD_LETTER, FIFO, DEDUPE]
     );
+    let window = parse(vec![("dedupe_window_ms", 0)]).unwrap();
+    assert_eq!(window.dedupe_window_ms, 0);
+}
+
+async fn put_once(queue: &MemoryTaskQueue, name: &str, key: &str, payload: &'static str) -> String {
+    let once = EnqueueOptions::default().with_idempotency_key(key);
+    queue
+        .enqueue(name, Bytes::from_static(payload.as_bytes()), once)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_key_names_one_task_until_its_window_after_ack_has_passed() {
+    // Window 0: the key is forgotten as soon as its task is acked.
+    let queue = MemoryTaskQueue::from_options(MemoryTaskQueueOptions {
+        dedupe_window_ms: 0,
+        ..MemoryTaskQueueOptions::default()
+    })
+    .unwrap();
+    let first = put_once(&queue, "q", "k", "first").await;
+    assert_eq!(put_once(&queue, "q", "k", "second").await, first);
+    let r = take(&queue, "q").await;
+    assert_eq!(
+        (r.task.id.as_str(), r.task.payload.as_ref()),
+        (first.as_str(), &b"first"[..])
+    );
+    // Reserved, then nacked: still in the queue, still the same task.
+    assert_eq!(put_once(&queue, "q", "k", "third").await, first);
+    queue.nack(&r, None).await.unwrap();
+    assert_eq!(put_once(&queue, "q", "k", "third").await, first);
+    let r = take(&queue, "q").await;
+    queue.ack(&r).await.unwrap();
+    let again = put_once(&queue, "q", "k", "fourth").await;
+    assert_ne!(
+        again, first,
+        "a key whose window has passed names a new task"
+    );
+    let r = take(&queue, "q").await;
+    assert_eq!(
+        (r.task.id.as_str(), r.task.payload.as_ref()),
+        (again.as_str(), &b"fourth"[..])
+    );
+    assert!(queue.reserve("q", NO_WAIT).await.unwrap().is_none());
+    // The earlier forgetting must not forget the new task's key.
+    queue.ack(&r).await.unwrap();
+    let newest = put_once(&queue, "q", "k", "fifth").await;
+    assert_ne!(newest, again);
+}
+
+#[tokio::test]
+async fn a_key_is_remembered_after_ack_within_the_window_and_for_dead_letters() {
+    let queue = queue_with(30_000, 1);
+    let first = put_once(&queue, "q", "acked", "x").await;
+    let r = take(&queue, "q").await;
+    queue.ack(&r).await.unwrap();
+    assert_eq!(put_once(&queue, "q", "acked", "y").await, first);
+    assert!(queue.reserve("q", NO_WAIT).await.unwrap().is_none());
+    let dead = put_once(&queue, "q", "dead", "z").await;
+    let r = take(&queue, "q").await;
+    queue.nack(&r, None).await.unwrap(); // the only attempt: dead-lettered
+    assert_eq!(queue.dead_letters("q", 10).await.unwrap().len(), 1);
+    assert_eq!(put_once(&queue, "q", "dead", "z").await, dead);
+    assert!(queue.reserve("q", NO_WAIT).await.unwrap().is_none());
+    // Keys are per queue; invalid keys are refused and enqueue nothing.
+    assert_ne!(put_once(&queue, "other", "acked", "x").await, first);
+    for bad in [String::new(), "a\0b".to_owned(), "k".repeat(256)] {
+        let once = EnqueueOptions::default().with_idempotency_key(bad);
+        let err = queue.enqueue("q", Bytes::new(), once).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    }
+    assert!(queue.reserve("q", NO_WAIT).await.unwrap().is_none());
 }
