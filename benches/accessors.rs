@@ -62,14 +62,21 @@ fn main() {
     let infra: &Infra = started.infra();
     let held: Arc<dyn Cache> = started.held();
     let held = &held;
+    let pre_telemetry: Arc<dyn Cache> = started.pre_telemetry();
+    let pre_telemetry = &pre_telemetry;
     let lock = Mutex::new(());
     let lock = &lock;
     // Each one is the complete operation a module performs, measured the same way.
-    let operations: [(&str, &(dyn Fn() + Sync)); 8] = [
+    let operations: [(&str, &(dyn Fn() + Sync)); 9] = [
         // What the harness itself costs per call (a loop and an indirect call).
         ("harness", &|| {}),
         ("held_arc.get", &|| {
             black_box(ready(black_box(held).get(black_box("key"))).unwrap());
+        }),
+        // The same call through a copy of the gate before telemetry and drain: the baseline of
+        // the gate's cost (no subscriber and no recorder are installed in this binary).
+        ("pre_telemetry_gate.get", &|| {
+            black_box(ready(black_box(pre_telemetry).get(black_box("key"))).unwrap());
         }),
         // Controls: a shared reference-count write, and a shared lock, per call.
         ("held_arc.clone().get", &|| {

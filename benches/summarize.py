@@ -68,6 +68,18 @@ for op in ("harness", "held_arc.get", "held_arc.clone().get", "mutex.lock().get"
     held2 = median("accessors_threads=2", "held_arc.get")
     print(f"| `{op}` | {show(one)} | {ratio(one, held1)} | {show(two)} | {ratio(two, held2)} | {ratio(two, one)} |")
 
+print("\n### The gate: telemetry and drain (median CPU time per call; ratio to the gate before them)\n")
+print("| operation | no subscriber, no recorder | vs before | listened (fmt subscriber + Prometheus) | vs before |")
+print("|---|---:|---:|---:|---:|")
+before = median("accessors_threads=1", "pre_telemetry_gate.get")
+before_listened = median("telemetry_listened", "pre_telemetry_gate.get")
+for op, quiet_row, listened_row in (("gate before telemetry and drain", "pre_telemetry_gate.get", "pre_telemetry_gate.get"),
+                                    ("gate now (`held_arc.get`)", "held_arc.get", "held_arc.get"),
+                                    ("gate now, `telemetry = false`", None, "telemetry_off.get")):
+    quiet = median("accessors_threads=1", quiet_row) if quiet_row else None
+    listened = median("telemetry_listened", listened_row)
+    print(f"| {op} | {show(quiet)} | {ratio(quiet, before)} | {show(listened)} | {ratio(listened, before_listened)} |")
+
 print("\n### Startup as a process\n")
 bare = median("startup", "bare")
 quick = median("startup", "quickstart")

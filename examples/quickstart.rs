@@ -7,6 +7,8 @@
 //! cargo run --example quickstart -- --infra examples/infra.backends.toml # real servers
 //! SANDLOOM_INFRA=examples/infra.toml cargo run --example quickstart
 //! cargo run --example quickstart -- --check                      # dry run: starts nothing
+//! RUST_LOG=sandloom=debug cargo run --example quickstart         # one span line per operation
+//! cargo run --example quickstart -- --metrics                    # Prometheus text at the end
 //! ```
 //!
 //! On a startup error it prints every problem with its code and exits with status 1; the dry
@@ -14,21 +16,30 @@
 
 use std::process::ExitCode;
 
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use sandloom::{InfraConfig, Kernel, LinkedDrivers, StartupError};
 use sandloom_example_orders::OrderDesk;
+use tracing_subscriber::fmt::format::FmtSpan;
 
 fn main() -> ExitCode {
     // Applications, not libraries, install the global subscriber; `notifier.log` writes here.
+    // With `RUST_LOG=sandloom=debug`, each operation's span is printed when it closes, with its
+    // capability, instance, driver, operation, outcome and duration.
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
+        .with_span_events(FmtSpan::CLOSE)
         .with_writer(std::io::stderr)
         .init();
 
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     let dry_run = args.iter().any(|arg| arg == "--check");
-    args.retain(|arg| arg != "--check");
+    let prometheus = args
+        .iter()
+        .any(|arg| arg == "--metrics")
+        .then(install_prometheus);
+    args.retain(|arg| arg != "--check" && arg != "--metrics");
     let config = match load_config(&args) {
         Ok(config) => config,
         Err(message) => {
@@ -57,7 +68,19 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(run(config))
+    let status = runtime.block_on(run(config));
+    if let Some(prometheus) = prometheus {
+        // What a Prometheus scrape of this process would read.
+        print!("{}", prometheus.render());
+    }
+    status
+}
+
+/// Install the Prometheus recorder, before anything starts: metrics recorded earlier are lost.
+fn install_prometheus() -> PrometheusHandle {
+    PrometheusBuilder::new()
+        .install_recorder()
+        .expect("no other metrics recorder is installed in this process")
 }
 
 fn load_config(args: &[std::ffi::OsString]) -> Result<InfraConfig, String> {
@@ -69,7 +92,8 @@ fn load_config(args: &[std::ffi::OsString]) -> Result<InfraConfig, String> {
         }
         _ => {
             return Err(
-                "usage: quickstart [--infra FILE] [--check]   (or set SANDLOOM_INFRA=FILE)".into(),
+                "usage: quickstart [--infra FILE] [--check] [--metrics]   (or set SANDLOOM_INFRA=FILE)"
+                    .into(),
             );
         }
     };

@@ -186,7 +186,7 @@ fn errors_print_code_description_and_action() {
     let text = err.to_string();
     assert_eq!(
         text,
-        "Sandloom check (a dry run; nothing was started): 1 problem found.\n\n1. [SANDLOOM-B010]\n    Description: unknown top-level key `enviroment` (did you mean `environment`?) (at infra.toml:1:1)\n    Action: top-level keys are environment, accepted_risks, start_timeout_ms, stop_timeout_ms; capabilities are tables such as `[cache.default]`\n"
+        "Sandloom check (a dry run; nothing was started): 1 problem found.\n\n1. [SANDLOOM-B010]\n    Description: unknown top-level key `enviroment` (did you mean `environment`?) (at infra.toml:1:1)\n    Action: top-level keys are environment, accepted_risks, start_timeout_ms, stop_timeout_ms, start_wait_ms, health_timeout_ms, health_interval_ms; capabilities are tables such as `[cache.default]`\n"
     );
 }
 

@@ -61,6 +61,10 @@ driver = "noop"
 [cache.sessions]
 driver = "noop"
 
+[cache.quiet]
+driver = "noop"
+telemetry = false
+
 [notifier.default]
 driver = "memory"
 
@@ -89,6 +93,19 @@ impl Started {
             .expect("cache.default is configured")
     }
 
+    /// The same driver behind a copy of the gate as it was before telemetry and drain (feature
+    /// flags only): the baseline of "what the gate costs now". A method, though it reads
+    /// nothing of the started infrastructure, so that every measured handle comes from one place.
+    #[allow(clippy::unused_self)]
+    pub(crate) fn pre_telemetry(&self) -> Arc<dyn Cache> {
+        Arc::new(PreTelemetryGate {
+            driver: NoopCache,
+            ttl: false,
+            increment: false,
+            bulk: false,
+        })
+    }
+
     /// Stop the drivers.
     pub(crate) fn shutdown(self) {
         let Self { running, runtime } = self;
@@ -110,4 +127,65 @@ pub(crate) fn start() -> Started {
         .block_on(Kernel::new(config, linked).start())
         .expect("the no-op caches start");
     Started { running, runtime }
+}
+
+/// The cache gate as the first wave had it: the driver and a flag per feature, required
+/// operations passed straight through. Kept here, not in the library, as the benchmarks'
+/// baseline for the gate's cost.
+pub(crate) struct PreTelemetryGate {
+    driver: NoopCache,
+    ttl: bool,
+    increment: bool,
+    bulk: bool,
+}
+
+#[async_trait]
+impl Cache for PreTelemetryGate {
+    async fn get(&self, key: &str) -> InfraResult<Option<Bytes>> {
+        self.driver.get(key).await
+    }
+
+    async fn set(&self, key: &str, value: Bytes) -> InfraResult<()> {
+        self.driver.set(key, value).await
+    }
+
+    async fn delete(&self, key: &str) -> InfraResult<bool> {
+        self.driver.delete(key).await
+    }
+
+    async fn set_with_ttl(
+        &self,
+        key: &str,
+        value: Bytes,
+        ttl: std::time::Duration,
+    ) -> InfraResult<()> {
+        if !self.ttl {
+            return Err(sandloom::sdk::InfraError::unsupported(
+                "cache",
+                "set_with_ttl",
+                "ttl",
+            ));
+        }
+        self.driver.set_with_ttl(key, value, ttl).await
+    }
+
+    async fn increment(&self, key: &str, delta: i64) -> InfraResult<i64> {
+        if !self.increment {
+            return Err(sandloom::sdk::InfraError::unsupported(
+                "cache",
+                "increment",
+                "increment",
+            ));
+        }
+        self.driver.increment(key, delta).await
+    }
+
+    async fn get_many(&self, keys: &[&str]) -> InfraResult<Vec<Option<Bytes>>> {
+        if !self.bulk {
+            return Err(sandloom::sdk::InfraError::unsupported(
+                "cache", "get_many", "bulk",
+            ));
+        }
+        self.driver.get_many(keys).await
+    }
 }

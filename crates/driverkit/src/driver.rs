@@ -265,6 +265,15 @@ pub trait Driver: Send + Sync + Sized + 'static {
 
     /// Connect, create, warm up. Runs under the start timeout.
     ///
+    /// A backend that is still booting is waited for when `INFRA` sets `start_wait_ms`: the
+    /// kernel calls `start` again on the same driver (not `stop`, which is final) while the
+    /// error is transient. So a failed `start` must release what it acquired and leave the
+    /// driver startable, and a transient failure says so by having an
+    /// [`InfraError`](crate::sdk::InfraError) of kind `Unavailable` or `Timeout` as its source:
+    /// `DriverError::new("cannot reach …").with_source(InfraError::unavailable("cache", "…"))`.
+    /// (An `std::io::Error` saying the peer is not there — refused, reset, unreachable — counts
+    /// as transient too.)
+    ///
     /// ```
     /// use std::sync::atomic::{AtomicBool, Ordering};
     /// use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions};

@@ -6,12 +6,14 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use sandloom_kernel::registry::{BoxError, BoxFuture, BuiltDriver, ErasedLifecycle, ParsedOptions};
+use sandloom_kernel::registry::{
+    BoxError, BoxFuture, BuildContext, BuiltDriver, ErasedLifecycle, ParsedOptions,
+};
 use sandloom_kernel::{Health, OptionsError, RawOptions};
 
 use crate::contract::ProvidedBy;
 use crate::driver::Driver;
-use crate::gate::Gate;
+use crate::gate::{Gate, GateContext};
 
 /// Deserialize `T::Options` and compute its features.
 pub fn parse_options<T: Driver>(raw: &RawOptions) -> Result<ParsedOptions, OptionsError> {
@@ -25,12 +27,22 @@ pub fn parse_options<T: Driver>(raw: &RawOptions) -> Result<ParsedOptions, Optio
 }
 
 /// Construct `T`, put it behind the gate of contract `C`, and erase it into the kernel's form.
-pub fn build<T: Driver, C: ProvidedBy<T>>(parsed: ParsedOptions) -> Result<BuiltDriver, BoxError> {
+pub fn build<T: Driver, C: ProvidedBy<T>>(
+    parsed: ParsedOptions,
+    context: &BuildContext<'_>,
+    driver: &'static str,
+) -> Result<BuiltDriver, BoxError> {
     let ParsedOptions { value, features } = parsed;
     let options = value
         .downcast::<T::Options>()
         .map_err(|_| BoxError::from("options parsed for another driver type (a Sandloom bug)"))?;
-    let gated = Arc::new(C::Gate::wrap(T::from_options(*options)?, &features));
+    let context = GateContext {
+        features: &features,
+        instance: context.instance,
+        driver,
+        telemetry: context.telemetry,
+    };
+    let gated = Arc::new(C::Gate::wrap(T::from_options(*options)?, &context));
     Ok(BuiltDriver {
         operations: Box::new(C::upcast(Arc::clone(&gated))),
         lifecycle: Box::new(Lifecycle::<T, C::Gate>(gated, PhantomData)),
@@ -50,5 +62,13 @@ impl<T: Driver, G: Gate<T>> ErasedLifecycle for Lifecycle<T, G> {
 
     fn health(&self) -> BoxFuture<'_, Health> {
         Box::pin(self.0.driver().health())
+    }
+
+    fn begin_drain(&self) {
+        self.0.state().begin_drain();
+    }
+
+    fn in_flight(&self) -> usize {
+        self.0.state().in_flight()
     }
 }

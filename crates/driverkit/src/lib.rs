@@ -135,12 +135,12 @@ pub struct NoOptions {}
 #[doc(hidden)]
 pub mod __private {
     pub use crate::contract::{checked_contract, declared_bits, feature_bit, is_reserved};
-    pub use crate::gate::{Gate, refuse};
+    pub use crate::gate::{Gate, GateContext, GateState, operation_index, refuse};
     pub use crate::glue::{build, parse_options};
     pub use sandloom_kernel::__private::linkme;
     pub use sandloom_kernel::registry::{
-        BoxError, BuiltDriver, CAPABILITIES, CapabilitySpec, DRIVERS, DriverEntry, ParsedOptions,
-        accepts_unknown_keys,
+        BoxError, BuildContext, BuiltDriver, CAPABILITIES, CapabilitySpec, DRIVERS, DriverEntry,
+        ParsedOptions, accepts_unknown_keys,
     };
 
     pub use sandloom_sdk_infra::__private::valid_name;

@@ -145,8 +145,9 @@ macro_rules! register_driver {
 
             fn build(
                 options: $crate::__private::ParsedOptions,
+                context: &$crate::__private::BuildContext<'_>,
             ) -> ::core::result::Result<$crate::__private::BuiltDriver, $crate::__private::BoxError> {
-                $crate::__private::build::<$driver, $capability>(options)
+                $crate::__private::build::<$driver, $capability>(options, context, $name)
             }
 
             #[$crate::__private::linkme::distributed_slice($crate::__private::DRIVERS)]
@@ -277,7 +278,7 @@ macro_rules! define_capability {
         $crate::__gate! {
             #[doc = ::core::concat!("The `", $name, "` capability behind its feature gate.")]
             #[doc(hidden)]
-            $vis struct $gate for $marker, trait $ops { $($methods)* }
+            $vis struct $gate for $marker, $name, trait $ops { $($methods)* }
         }
 
         $crate::__operations! {

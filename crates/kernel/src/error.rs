@@ -7,6 +7,7 @@ use semver::Version;
 
 use crate::config::{InfraConfig, Location};
 use crate::options::OptionsError;
+use crate::wait::StartAttempts;
 
 /// The stable codes. A code never changes meaning; new problems get new codes.
 ///
@@ -173,11 +174,14 @@ pub enum UnusableReason {
         /// The error, with its causes.
         message: String,
     },
-    /// `start` returned an error.
+    /// `start` returned an error: at once, or (with `start_wait_ms`) on every attempt until the
+    /// wait was spent.
     #[non_exhaustive]
     StartFailed {
-        /// The error, with its causes.
+        /// The last attempt's error, with its causes.
         message: String,
+        /// How many attempts, in how long, and whether the last error was transient.
+        attempts: StartAttempts,
     },
     /// Construction or `start` panicked; the panic was caught.
     #[non_exhaustive]
@@ -190,11 +194,14 @@ pub enum UnusableReason {
     /// The driver's options type accepts keys it does not know, so a misspelt option would be
     /// ignored: it must carry `#[serde(deny_unknown_fields)]`.
     AcceptsUnknownOptions,
-    /// `start` did not finish within the start timeout, and was cancelled at an `await`.
+    /// `start` did not finish within the start timeout, and was cancelled at an `await` (on
+    /// every attempt, when `start_wait_ms` allowed more than one).
     #[non_exhaustive]
     TimedOut {
         /// The timeout.
         after: Duration,
+        /// How many attempts, in how long.
+        attempts: StartAttempts,
     },
     /// `start` overran the start timeout because it blocked its thread (one poll of its future
     /// ran past the deadline). A blocked thread cannot be cancelled, so startup waited for
@@ -245,11 +252,18 @@ impl UnusableReason {
             Self::BuildFailed { message } => {
                 format!("construction failed: {message}")
             }
-            Self::StartFailed { message } => format!("start failed: {message}"),
+            Self::StartFailed { message, attempts } => describe_start_failed(message, attempts),
             Self::Panicked { phase, message } => {
                 format!("it panicked during {phase}: {message}")
             }
-            Self::TimedOut { after } => {
+            Self::TimedOut { after, attempts } if attempts.count > 1 => format!(
+                "start did not finish within the {} ms start timeout on any of {} attempts over {} ms ({})",
+                after.as_millis(),
+                attempts.count,
+                attempts.spent.as_millis(),
+                attempts.wait_setting()
+            ),
+            Self::TimedOut { after, .. } => {
                 format!("start did not finish within {} ms", after.as_millis())
             }
             Self::BlockedThread {
@@ -308,11 +322,17 @@ impl UnusableReason {
             Self::UndeclaredFeature { .. } => format!(
                 "report this to the maintainers of `{package}`; meanwhile select another driver"
             ),
+            Self::StartFailed { attempts, .. } if attempts.transient => {
+                start_wait_action(capability, instance, attempts)
+            }
             Self::BuildFailed { .. } | Self::StartFailed { .. } => format!(
                 "fix the cause above (options, a backend that must be reachable) and start again, or select another driver for `{capability}.{instance}`"
             ),
             Self::Panicked { .. } => format!(
                 "report the panic to the maintainers of `{package}`; meanwhile select another driver"
+            ),
+            Self::TimedOut { attempts, .. } if !attempts.wait.is_zero() => format!(
+                "check that the backend of `{capability}.{instance}` is up and reachable from here; raise `start_timeout_ms` if one start needs longer, or `start_wait_ms` if the backend needs longer to come up"
             ),
             Self::TimedOut { .. } => format!(
                 "check that the backend of `{capability}.{instance}` is reachable, or raise `start_timeout_ms` in INFRA"
@@ -324,6 +344,46 @@ impl UnusableReason {
                 "remove `[{capability}.{instance}]` from INFRA: `{capability}` becomes usable when Sandloom publishes its operation trait and conformance kit; `{package}` registers a driver for it anyway, so report this to its maintainers"
             ),
         }
+    }
+}
+
+/// A failed `start`: the error alone when it was tried once with no reason to wait; otherwise
+/// the attempts, the time spent and the last error.
+fn describe_start_failed(message: &str, attempts: &StartAttempts) -> String {
+    let StartAttempts {
+        count,
+        spent,
+        wait,
+        transient,
+    } = *attempts;
+    match (count, transient) {
+        (1, false) if !wait.is_zero() => format!(
+            "start failed: {message} (not retried: startup waits only on a transient error, `Unavailable` or `Timeout`, and this one is not marked as such)"
+        ),
+        (1, _) => format!("start failed: {message}"),
+        (_, true) => format!(
+            "start failed on each of {count} attempts over {} ms ({}); the last error: {message}",
+            spent.as_millis(),
+            attempts.wait_setting()
+        ),
+        (_, false) => format!(
+            "start failed on attempt {count}, after {} ms of waiting for the backend, with an error that is not transient, so startup stopped waiting: {message}",
+            spent.as_millis()
+        ),
+    }
+}
+
+/// What to do when a transient `start` failure outlasted the wait (or there was none).
+fn start_wait_action(capability: &str, instance: &str, attempts: &StartAttempts) -> String {
+    if attempts.wait.is_zero() {
+        format!(
+            "check that the backend of `{capability}.{instance}` is up and reachable from here; if it is still starting (compose, Kubernetes start order), set `start_wait_ms` in INFRA (at the top, or in `[{capability}.{instance}]`) to wait for it"
+        )
+    } else {
+        format!(
+            "check that the backend of `{capability}.{instance}` is up and reachable from here, or raise `start_wait_ms` (now {} ms) if it needs longer to come up",
+            attempts.wait.as_millis()
+        )
     }
 }
 

@@ -12,6 +12,11 @@
 //! [`Kernel`], hand [`Running::infra`] to modules, and [`shutdown`](Running::shutdown) at the end;
 //! [`Kernel::check`] is a dry run for CI.
 //!
+//! In operation: [`Running::readiness`] checks every driver, each under `health_timeout_ms`, and
+//! folds the answers into a [`Readiness`] (with `health_interval_ms`, a background probe keeps
+//! [`Running::last_health`] current and logs every change of state); `start_wait_ms` lets
+//! startup wait for backends that are still coming up (see [`StartAttempts`]).
+//!
 //! ```no_run
 //! use sandloom_kernel::{InfraConfig, Kernel};
 //!
@@ -42,7 +47,7 @@
 //! | SANDLOOM-B010 | `INFRA` malformed: bad TOML, not UTF-8, wrong type or value, unknown key, capability or risk, missing `driver` (with location) |
 //! | SANDLOOM-B020 | a selected driver, or an instance a module requires, has no provider (naming the crate to link, or the unlinked dependencies that may provide it) |
 //! | SANDLOOM-B021 | a selected name has two providers; a package claims a built-in name |
-//! | SANDLOOM-B022 | a selected driver cannot be used (another contract major, a capability with no operation trait yet, options its type or `validate` refuses, an options type accepting unknown keys, features, build/start error, panic, timeout, a `start` blocking its thread) |
+//! | SANDLOOM-B022 | a selected driver cannot be used (another contract major, a capability with no operation trait yet, options its type or `validate` refuses, an options type accepting unknown keys, features, build/start error — with `start_wait_ms`, after retrying a transient one — panic, timeout, a `start` blocking its thread) |
 //! | SANDLOOM-B023 | experimental capability in production without `experimental_capability` |
 //! | SANDLOOM-B024 | a module requires a feature its capability does not define |
 //! | SANDLOOM-B030 | a driver failed to stop cleanly |
@@ -66,6 +71,7 @@
 
 pub mod config;
 mod error;
+mod health;
 pub mod known;
 mod lifecycle;
 mod link;
@@ -76,14 +82,18 @@ mod resolve;
 mod runtime;
 mod specs;
 mod suggest;
+pub mod telemetry;
+mod wait;
 
 pub use config::{Environment, InfraConfig, InstanceConfig, Location};
 pub use error::{ConflictKind, Problem, ShutdownError, StartupError, UnusableReason, codes};
+pub use health::{HealthReport, InstanceHealth, Readiness};
 pub use link::LinkedDrivers;
 pub use options::{OptionsError, RawOptions};
 pub use registry::Health;
 pub use report::{ReportLine, StartupReport};
 pub use runtime::{Kernel, Running};
+pub use wait::StartAttempts;
 
 /// The text of a caught panic's payload.
 pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {

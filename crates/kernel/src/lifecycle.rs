@@ -13,7 +13,7 @@ use tokio::task::JoinHandle;
 
 use crate::error::Problem;
 use crate::panic_message;
-use crate::registry::{BoxError, ErasedLifecycle, Health};
+use crate::registry::{BoxError, ErasedLifecycle};
 
 /// How a guarded call ended.
 pub(crate) enum Outcome<T> {
@@ -53,7 +53,11 @@ where
 /// How a guarded `start` ended.
 pub(crate) enum Started {
     Done,
-    Failed(String),
+    /// `start` returned an error; `transient` is its kind when retrying may succeed.
+    Failed {
+        message: String,
+        transient: Option<sandloom_sdk_infra::ErrorKind>,
+    },
     Panicked(String),
     /// Cancelled at an `await` when the timeout fired.
     TimedOut,
@@ -94,11 +98,17 @@ pub(crate) async fn start(
             still_running: None,
         },
         Ok(Ok(Ok(()))) => Started::Done,
-        Ok(Ok(Err(error))) => Started::Failed(error_chain(error.as_ref())),
+        Ok(Ok(Err(error))) => Started::Failed {
+            message: error_chain(error.as_ref()),
+            transient: crate::wait::transient_kind(error.as_ref()),
+        },
         Ok(Err(join)) if join.is_panic() => {
             Started::Panicked(panic_message(join.into_panic().as_ref()))
         }
-        Ok(Err(_)) => Started::Failed("the task was cancelled".to_owned()),
+        Ok(Err(_)) => Started::Failed {
+            message: "the task was cancelled".to_owned(),
+            transient: None,
+        },
         Err(_) => {
             task.abort();
             match tokio::time::timeout(wait, &mut task).await {
@@ -189,19 +199,6 @@ impl<F: Future> Future for Clocked<F> {
         clock.last_end.store(clock.now(), Ordering::SeqCst);
         clock.polling.store(false, Ordering::SeqCst);
         output
-    }
-}
-
-pub(crate) async fn health(lifecycle: &Arc<dyn ErasedLifecycle>, timeout: Duration) -> Health {
-    match guarded(lifecycle, timeout, |l| async move { Ok(l.health().await) }).await {
-        Outcome::Done(health) => health,
-        Outcome::Failed(message) => Health::Unhealthy(message),
-        Outcome::Panicked(message) => {
-            Health::Unhealthy(format!("health check panicked: {message}"))
-        }
-        Outcome::TimedOut => {
-            Health::Unhealthy(format!("health check took over {} ms", timeout.as_millis()))
-        }
     }
 }
 

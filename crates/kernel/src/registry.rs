@@ -151,7 +151,17 @@ pub struct DriverEntry {
     #[doc(hidden)]
     pub accepts_unknown_keys: fn(&RawOptions) -> bool,
     /// Construct the driver from parsed options. Must not do I/O; that belongs in `start`.
-    pub build: fn(ParsedOptions) -> Result<BuiltDriver, BoxError>,
+    pub build: fn(ParsedOptions, &BuildContext<'_>) -> Result<BuiltDriver, BoxError>,
+}
+
+/// The instance a driver is built for, as its gate needs it.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct BuildContext<'a> {
+    /// The instance name (`default`).
+    pub instance: &'a str,
+    /// Whether its operations are traced and measured (`telemetry` in `INFRA`, default on).
+    pub telemetry: bool,
 }
 
 impl fmt::Debug for DriverEntry {
@@ -220,6 +230,12 @@ pub trait ErasedLifecycle: Send + Sync {
     fn stop(&self) -> BoxFuture<'_, Result<(), BoxError>>;
     /// Report health.
     fn health(&self) -> BoxFuture<'_, Health>;
+    /// Refuse new operations (they answer `Stopped`); those in flight go on.
+    fn begin_drain(&self) {}
+    /// Operations begun and not yet finished.
+    fn in_flight(&self) -> usize {
+        0
+    }
 }
 
 /// Every driver linked into the binary. Iteration order is unspecified and means nothing.

@@ -42,6 +42,10 @@ pub struct ReportLine {
     pub features: Vec<&'static str>,
     /// The capability's stability.
     pub stability: Stability,
+    /// How many times `start` was called before it succeeded: 1, or more when the backend was
+    /// not ready yet and `start_wait_ms` let startup wait for it. 0 in a dry run
+    /// ([`Kernel::check`](crate::Kernel::check)), which starts nothing.
+    pub start_attempts: u32,
 }
 
 /// Every instance, sorted by capability then instance.
@@ -91,6 +95,7 @@ impl StartupReport {
                 contract_version = %line.contract_version,
                 features = ?line.features,
                 stability = %line.stability,
+                start_attempts = line.start_attempts,
                 "capability instance ready"
             );
         }

@@ -35,6 +35,8 @@ pub(crate) struct InstanceNames<'a> {
     pub(crate) capability: &'a str,
     pub(crate) instance: &'a str,
     pub(crate) driver: &'a str,
+    /// `telemetry` of the instance's table (what its gate is built with).
+    pub(crate) telemetry: bool,
 }
 
 impl<'a> InstanceNames<'a> {
@@ -43,6 +45,7 @@ impl<'a> InstanceNames<'a> {
             capability: &instance.capability,
             instance: &instance.instance,
             driver: &instance.driver,
+            telemetry: instance.telemetry(),
         }
     }
 }
@@ -603,7 +606,8 @@ mod tests {
     use crate::link::LinkedDrivers;
     use crate::options::{OptionsError, RawOptions, accepts_unknown_keys};
     use crate::registry::{
-        BoxError, BuiltDriver, CapabilitySpec, DriverEntry, ParsedOptions, Stability, capabilities,
+        BoxError, BuildContext, BuiltDriver, CapabilitySpec, DriverEntry, ParsedOptions, Stability,
+        capabilities,
     };
 
     #[derive(serde::Deserialize)]
@@ -625,7 +629,7 @@ mod tests {
         })
     }
 
-    fn build(_: ParsedOptions) -> Result<BuiltDriver, BoxError> {
+    fn build(_: ParsedOptions, _: &BuildContext<'_>) -> Result<BuiltDriver, BoxError> {
         Err("resolution builds nothing".into())
     }
 

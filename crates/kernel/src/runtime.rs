@@ -8,12 +8,14 @@ use sandloom_sdk_infra::{Infra, Requirement, linked_requirements};
 use crate::config::InfraConfig;
 use crate::config::Location;
 use crate::error::{Problem, ShutdownError, StartupError, UnusableReason, order_by_location};
+use crate::health::{Check, Checks, HealthReport, Prober};
 use crate::lifecycle::{self, Attempted, Attempts, Started, error_chain, timers_enabled};
 use crate::link::LinkedDrivers;
 use crate::panic_message;
-use crate::registry::{self, ErasedLifecycle, Health};
+use crate::registry::{self, BuildContext, ErasedLifecycle, Health};
 use crate::report::{ReportLine, StartupReport};
-use crate::resolve::{Inputs, PlannedInstance, resolve, unusable};
+use crate::resolve::{Inputs, InstanceNames, PlannedInstance, resolve, unusable};
+use crate::wait::{self, StartAttempts};
 
 /// Reads `INFRA`, resolves the drivers it selects, and starts them.
 ///
@@ -139,6 +141,7 @@ impl Kernel {
                     contract_version: p.entry.contract_version.clone(),
                     features: p.options.features.clone(),
                     stability: p.spec.stability,
+                    start_attempts: 0,
                 })
                 .collect(),
         }
@@ -191,7 +194,7 @@ impl Kernel {
             return Err(StartupError::new(vec![Problem::NoRuntime]));
         }
         let planned = self.resolve().map_err(StartupError::new)?;
-        let report = self.report(&planned);
+        let mut report = self.report(&planned);
         let timeout = self.config.start_timeout();
 
         let mut built = Vec::new();
@@ -203,7 +206,12 @@ impl Kernel {
                 entry,
                 options,
             } = plan;
-            let failure = match catch_unwind(AssertUnwindSafe(|| (entry.build)(options))) {
+            let context = BuildContext {
+                instance: config.instance,
+                telemetry: config.telemetry,
+            };
+            let failure = match catch_unwind(AssertUnwindSafe(|| (entry.build)(options, &context)))
+            {
                 Ok(Ok(driver)) => {
                     built.push((config, spec.name, entry, driver));
                     continue;
@@ -239,8 +247,8 @@ impl Kernel {
                 driver: config.driver.to_owned(),
                 lifecycle: Arc::clone(&lifecycle),
             });
-            let started = lifecycle::start(&lifecycle, timeout, self.config.stop_timeout()).await;
-            let Some(reason) = failure(started, timeout, &mut attempts) else {
+            let (started, tried) = self.start_waiting(&lifecycle, &config, &mut report).await;
+            let Some(reason) = failure(started, timeout, tried, &mut attempts) else {
                 infra = infra.with_erased(capability, config.instance, driver.operations);
                 continue;
             };
@@ -266,11 +274,71 @@ impl Kernel {
             }
         };
         report.trace();
+        let checks = Arc::new(self.health_checks(&attempts));
+        let prober = self
+            .config
+            .health_interval()
+            .map(|interval| Prober::spawn(Arc::clone(&checks), interval));
         Ok(Running {
             infra: Arc::new(infra),
+            prober,
+            checks,
             attempts,
             report,
         })
+    }
+}
+
+impl Kernel {
+    /// Start one driver; while it fails with a transient error, start it again until its
+    /// `start_wait_ms` is spent (`wait.rs`). Its report line gets the number of attempts.
+    async fn start_waiting(
+        &self,
+        lifecycle: &Arc<dyn ErasedLifecycle>,
+        names: &InstanceNames<'_>,
+        report: &mut StartupReport,
+    ) -> (Started, StartAttempts) {
+        let wait = self
+            .config
+            .instance(names.capability, names.instance)
+            .map_or(self.config.start_wait(), |i| i.start_wait(&self.config));
+        let starting = wait::Starting {
+            capability: names.capability,
+            instance: names.instance,
+            driver: names.driver,
+        };
+        let bounds = (self.config.start_timeout(), self.config.stop_timeout());
+        let (started, tried) = wait::start(lifecycle, &starting, bounds, wait).await;
+        if let Some(line) = report
+            .lines
+            .iter_mut()
+            .find(|line| line.capability == names.capability && line.instance == names.instance)
+        {
+            line.start_attempts = tried.count;
+        }
+        (started, tried)
+    }
+
+    /// A health check per started driver, each under its instance's `health_timeout_ms`.
+    fn health_checks(&self, attempts: &Attempts) -> Checks {
+        let checks = attempts
+            .drivers
+            .iter()
+            .map(|driver| {
+                let timeout = self
+                    .config
+                    .instance(&driver.capability, &driver.instance)
+                    .map_or(self.config.health_timeout(), |i| {
+                        i.health_timeout(&self.config)
+                    });
+                Check::new(
+                    (&driver.capability, &driver.instance, &driver.driver),
+                    Arc::clone(&driver.lifecycle),
+                    timeout,
+                )
+            })
+            .collect();
+        Checks::new(checks)
     }
 }
 
@@ -279,16 +347,23 @@ impl Kernel {
 fn failure(
     started: Started,
     timeout: std::time::Duration,
+    tried: StartAttempts,
     attempts: &mut Attempts,
 ) -> Option<UnusableReason> {
     Some(match started {
         Started::Done => return None,
-        Started::Failed(message) => UnusableReason::StartFailed { message },
+        Started::Failed { message, .. } => UnusableReason::StartFailed {
+            message,
+            attempts: tried,
+        },
         Started::Panicked(message) => UnusableReason::Panicked {
             phase: "start",
             message,
         },
-        Started::TimedOut => UnusableReason::TimedOut { after: timeout },
+        Started::TimedOut => UnusableReason::TimedOut {
+            after: timeout,
+            attempts: tried,
+        },
         Started::Blocked {
             elapsed,
             still_running,
@@ -332,6 +407,10 @@ fn failure(
 /// ```
 pub struct Running {
     infra: Arc<Infra>,
+    /// Periodic health probing (`health_interval_ms`); dropped (aborted) before the drivers
+    /// are stopped.
+    prober: Option<Prober>,
+    checks: Arc<Checks>,
     attempts: Attempts,
     report: StartupReport,
 }
@@ -384,7 +463,10 @@ impl Running {
         &self.report
     }
 
-    /// Ask every driver for its health, in start order, each under the stop timeout.
+    /// Ask every driver for its health, each under its `health_timeout_ms` (all at once), and
+    /// list the answers in start order. A check that does not answer in time is
+    /// [`Health::Unhealthy`], naming the timeout; one that panics is unhealthy too. See
+    /// [`readiness`](Self::readiness) for the same with the aggregate readiness.
     ///
     /// ```
     /// use sandloom_kernel::{InfraConfig, Kernel};
@@ -405,12 +487,67 @@ impl Running {
     /// # }
     /// ```
     pub async fn health(&self) -> Vec<(String, Health)> {
-        let mut out = Vec::with_capacity(self.attempts.drivers.len());
-        for driver in &self.attempts.drivers {
-            let health = lifecycle::health(&driver.lifecycle, self.attempts.stop_timeout).await;
-            out.push((format!("{}.{}", driver.capability, driver.instance), health));
-        }
-        out
+        self.readiness()
+            .await
+            .instances
+            .into_iter()
+            .map(|checked| (checked.qualified_name(), checked.health))
+            .collect()
+    }
+
+    /// Check every driver now, as [`health`](Self::health), and fold the answers into a
+    /// [`Readiness`](crate::Readiness): ready when all are healthy, degraded when some are
+    /// degraded and none is unhealthy, not ready when any is unhealthy. The result is also kept for
+    /// [`last_health`](Self::last_health), and every change of an instance's state (healthy,
+    /// degraded, unhealthy) is logged (target `sandloom`).
+    ///
+    /// ```
+    /// use sandloom_kernel::{InfraConfig, Kernel};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let config = InfraConfig::from_toml_str("", "infra.toml").unwrap();
+    /// let running = Kernel::new(config, sandloom_kernel::link_drivers!()).start().await.unwrap();
+    /// let report = running.readiness().await;
+    /// let status = if report.readiness.is_ready() { 200 } else { 503 };
+    /// assert_eq!(status, 200);
+    /// print!("{report}"); // "ready: 0 instances", then one line per instance
+    /// running.shutdown().await.unwrap();
+    /// # }
+    /// ```
+    pub async fn readiness(&self) -> HealthReport {
+        self.checks.run().await
+    }
+
+    /// The result of the last health check, without checking: the periodic probe's (with
+    /// `health_interval_ms` in `INFRA`), or the last [`readiness`](Self::readiness) or
+    /// [`health`](Self::health) call's. `None` before the first check has ended.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sandloom_kernel::{InfraConfig, Kernel};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let config = InfraConfig::from_toml_str("health_interval_ms = 10000", "infra.toml").unwrap();
+    /// let running = Kernel::new(config, sandloom_kernel::link_drivers!()).start().await.unwrap();
+    /// // A readiness endpoint answers from the last probe, at once, and checks only before
+    /// // the first probe has ended.
+    /// let report = match running.last_health() {
+    ///     Some(report) => report,
+    ///     None => running.readiness().await,
+    /// };
+    /// assert!(report.readiness.is_ready());
+    /// running.shutdown().await.unwrap();
+    /// # }
+    /// ```
+    pub fn last_health(&self) -> Option<HealthReport> {
+        self.checks.last()
+    }
+
+    /// Stop periodic health probing (if any): shutdown does this before it stops the drivers.
+    fn stop_probing(&mut self) {
+        self.prober = None;
     }
 
     /// Stop every driver in reverse start order, each under the stop timeout. Drivers whose stop
@@ -434,11 +571,43 @@ impl Running {
     /// A [`ShutdownError`] of SANDLOOM-B030 problems for drivers that failed, panicked or timed
     /// out while stopping.
     pub async fn shutdown(mut self) -> Result<(), ShutdownError> {
+        self.stop_probing();
+        drain(&self.attempts.drivers, self.attempts.stop_timeout).await;
         let problems = self.attempts.stop_all().await;
         if problems.is_empty() {
             Ok(())
         } else {
             Err(ShutdownError::new(problems))
+        }
+    }
+}
+
+/// Graceful drain: from now on every instance's operations answer `Stopped`, and those already
+/// in flight may finish, for up to `budget` in all; then the drivers are stopped whatever is
+/// still running (which is logged).
+async fn drain(drivers: &[lifecycle::Attempted], budget: std::time::Duration) {
+    for driver in drivers {
+        driver.lifecycle.begin_drain();
+    }
+    let deadline = tokio::time::Instant::now() + budget;
+    let in_flight = || -> usize { drivers.iter().map(|d| d.lifecycle.in_flight()).sum() };
+    // Operations are short next to a shutdown: poll rather than make every operation signal.
+    let mut pause = std::time::Duration::from_micros(200);
+    while in_flight() > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(pause.min(deadline - tokio::time::Instant::now())).await;
+        pause = (pause * 2).min(std::time::Duration::from_millis(20));
+    }
+    for driver in drivers {
+        let left = driver.lifecycle.in_flight();
+        if left > 0 {
+            tracing::warn!(
+                target: "sandloom",
+                capability = %driver.capability,
+                instance = %driver.instance,
+                in_flight = left,
+                "operations still in flight after the stop timeout ({} ms); stopping the driver under them",
+                budget.as_millis()
+            );
         }
     }
 }

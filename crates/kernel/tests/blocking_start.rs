@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use sandloom_kernel::__private::linkme::distributed_slice;
 use sandloom_kernel::registry::{
-    BoxError, BoxFuture, BuiltDriver, DRIVERS, DriverEntry, ErasedLifecycle, ParsedOptions,
+    BoxError, BoxFuture, BuildContext, BuiltDriver, DRIVERS, DriverEntry, ErasedLifecycle,
+    ParsedOptions,
 };
 use sandloom_kernel::semver::Version;
 use sandloom_kernel::{
@@ -80,7 +81,7 @@ fn parse(raw: &RawOptions) -> Result<ParsedOptions, OptionsError> {
     })
 }
 
-fn build(parsed: ParsedOptions) -> Result<BuiltDriver, BoxError> {
+fn build(parsed: ParsedOptions, _: &BuildContext<'_>) -> Result<BuiltDriver, BoxError> {
     let options = parsed
         .value
         .downcast::<Options>()

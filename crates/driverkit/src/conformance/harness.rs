@@ -269,7 +269,14 @@ fn serve<C: ProvidedBy<T>, T: Driver>(
     driver: T,
     features: &[&'static str],
 ) -> (Shared<T>, Box<dyn Any + Send + Sync>) {
-    let gated = Arc::new(C::Gate::wrap(driver, features));
+    // Telemetry on, as the kernel builds instances by default: the kit exercises that path too.
+    let context = crate::gate::GateContext {
+        features,
+        instance: "kit",
+        driver: "under-test",
+        telemetry: true,
+    };
+    let gated = Arc::new(C::Gate::wrap(driver, &context));
     let operations: Arc<C::Operations> = C::upcast(Arc::clone(&gated));
     (Shared(gated), Box::new(operations))
 }

@@ -5,6 +5,7 @@ use toml::Value;
 use super::parse::{
     check_name, not_millis, read_millis, read_risks, unknown_top_level, wrong_type,
 };
+use super::settings::{self, Written};
 use super::{Environment, InfraConfig, InstanceConfig, Location, OVERRIDE_PREFIX};
 use crate::error::Problem;
 use crate::options::RawOptions;
@@ -168,6 +169,17 @@ fn apply_top_level(
                 config.stop_timeout = timeout;
             }
         }
+        settings::START_WAIT | settings::HEALTH_TIMEOUT | settings::HEALTH_INTERVAL => {
+            let variable = format!("{OVERRIDE_PREFIX}{}", key.to_ascii_uppercase());
+            let written = Written::Variable(&variable);
+            let zero_ok = key == settings::START_WAIT;
+            let ms = settings::millis(value, zero_ok, key, location, &written)?;
+            match key {
+                settings::START_WAIT => config.start_wait = ms,
+                settings::HEALTH_TIMEOUT => config.health_timeout = ms,
+                _ => config.health_interval = Some(ms),
+            }
+        }
         other => return Err(unknown_top_level(location, other)),
     }
     Ok(())
@@ -195,6 +207,7 @@ fn apply_instance(
             driver_location: location.clone(),
             option_locations: std::collections::BTreeMap::new(),
             env_strings: std::collections::BTreeMap::new(),
+            settings: settings::InstanceSettings::default(),
         });
     if key == "driver" {
         let driver = match value {
@@ -210,6 +223,18 @@ fn apply_instance(
         };
         entry.driver = driver;
         entry.driver_location = location;
+    } else if settings::is_instance_key(key) {
+        let variable = match &location {
+            Location::Variable(name) => name.clone(),
+            other => other.to_string(),
+        };
+        settings::set_instance(
+            &mut entry.settings,
+            key,
+            &value,
+            location,
+            &Written::Variable(&variable),
+        )?;
     } else {
         if value.is_str() {
             entry.env_strings.remove(key);

@@ -5,9 +5,15 @@
 //! accepted_risks = ["experimental_capability"]
 //! start_timeout_ms = 30000              # per driver; default 30 s
 //! stop_timeout_ms = 10000               # per driver; default 10 s
+//! start_wait_ms = 60000                 # retry a transient start failure this long; default 0
+//! health_timeout_ms = 2000              # per health check; default 2 s
+//! health_interval_ms = 10000            # probe health in the background; default: off
 //!
 //! [cache.default]
 //! driver = "memory"
+//! start_wait_ms = 0                     # the kernel's keys: `driver`, `start_wait_ms`,
+//! health_timeout_ms = 500               # `health_timeout_ms`, `telemetry` (default true)
+//! telemetry = false
 //! capacity = 10000                      # every other key is the driver's own option
 //!
 //! [cache.sessions]
@@ -22,6 +28,7 @@
 mod env;
 mod location;
 mod parse;
+mod settings;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -30,6 +37,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 pub use location::Location;
+pub use settings::{DEFAULT_HEALTH_TIMEOUT, DEFAULT_START_WAIT, RESERVED_INSTANCE_KEYS};
 
 use crate::error::{Problem, StartupError};
 use crate::options::RawOptions;
@@ -168,7 +176,8 @@ pub struct InstanceConfig {
     pub instance: String,
     /// The selected driver name (`memory`).
     pub driver: String,
-    /// Every other key of the table.
+    /// Every other key of the table: the driver's options. The kernel's own keys
+    /// ([`RESERVED_INSTANCE_KEYS`]) are not among them.
     pub options: RawOptions,
     /// Where the instance was configured.
     pub location: Location,
@@ -178,6 +187,8 @@ pub struct InstanceConfig {
     /// Options set by environment variables whose text was read as a non-string TOML value
     /// (`123456`, `true`): the raw text, used instead when the driver wants a string there.
     pub(crate) env_strings: BTreeMap<String, String>,
+    /// The kernel's own keys of the table.
+    pub(crate) settings: settings::InstanceSettings,
 }
 
 impl InstanceConfig {
@@ -207,6 +218,58 @@ impl InstanceConfig {
     pub fn qualified_name(&self) -> String {
         format!("{}.{}", self.capability, self.instance)
     }
+
+    /// How long startup keeps retrying this instance's driver when its `start` fails with a
+    /// transient error: the instance's `start_wait_ms`, else the top-level one of `infra`.
+    /// Zero means no retry.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sandloom_kernel::InfraConfig;
+    ///
+    /// let text = "start_wait_ms = 30000\n\
+    ///             [cache.default]\ndriver = \"memory\"\n\
+    ///             [cache.local]\ndriver = \"memory\"\nstart_wait_ms = 0\n";
+    /// let config = InfraConfig::from_toml_str(text, "infra.toml").unwrap();
+    /// let wait = |name| config.instance("cache", name).unwrap().start_wait(&config);
+    /// assert_eq!(wait("default"), Duration::from_secs(30));
+    /// assert_eq!(wait("local"), Duration::ZERO);
+    /// ```
+    pub fn start_wait(&self, infra: &InfraConfig) -> Duration {
+        self.settings.start_wait.unwrap_or(infra.start_wait)
+    }
+
+    /// How long this instance's health check may take: the instance's `health_timeout_ms`,
+    /// else the top-level one of `infra`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sandloom_kernel::InfraConfig;
+    ///
+    /// let text = "[cache.default]\ndriver = \"memory\"\nhealth_timeout_ms = 250\n";
+    /// let config = InfraConfig::from_toml_str(text, "infra.toml").unwrap();
+    /// let cache = config.instance("cache", "default").unwrap();
+    /// assert_eq!(cache.health_timeout(&config), Duration::from_millis(250));
+    /// assert_eq!(config.health_timeout(), Duration::from_secs(2)); // the default elsewhere
+    /// ```
+    pub fn health_timeout(&self, infra: &InfraConfig) -> Duration {
+        self.settings.health_timeout.unwrap_or(infra.health_timeout)
+    }
+
+    /// Whether operations of this instance emit spans and metrics: its `telemetry` key,
+    /// `true` when not set.
+    ///
+    /// ```
+    /// use sandloom_kernel::InfraConfig;
+    ///
+    /// let text = "[cache.default]\ndriver = \"memory\"\n[cache.quiet]\ndriver = \"memory\"\ntelemetry = false\n";
+    /// let config = InfraConfig::from_toml_str(text, "infra.toml").unwrap();
+    /// assert!(config.instance("cache", "default").unwrap().telemetry());
+    /// assert!(!config.instance("cache", "quiet").unwrap().telemetry());
+    /// ```
+    pub fn telemetry(&self) -> bool {
+        self.settings.telemetry.unwrap_or(true)
+    }
 }
 
 /// A whole `INFRA` configuration, validated for shape (not yet against linked drivers).
@@ -234,6 +297,9 @@ pub struct InfraConfig {
     pub(crate) accepted_risks: BTreeSet<String>,
     pub(crate) start_timeout: Duration,
     pub(crate) stop_timeout: Duration,
+    pub(crate) start_wait: Duration,
+    pub(crate) health_timeout: Duration,
+    pub(crate) health_interval: Option<Duration>,
     pub(crate) instances: BTreeMap<(String, String), InstanceConfig>,
     pub(crate) origin: String,
     /// SANDLOOM-B010 problems found while reading, each at its place.
@@ -604,6 +670,46 @@ impl InfraConfig {
         self.stop_timeout
     }
 
+    /// How long startup keeps retrying a driver whose `start` fails with a transient error
+    /// (`start_wait_ms`; an instance may set its own, see [`InstanceConfig::start_wait`]).
+    /// Zero, the default, means no retry.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let config = sandloom_kernel::InfraConfig::from_toml_str("start_wait_ms = 60000", "infra.toml").unwrap();
+    /// assert_eq!(config.start_wait(), Duration::from_secs(60));
+    /// ```
+    pub fn start_wait(&self) -> Duration {
+        self.start_wait
+    }
+
+    /// How long one health check may take (`health_timeout_ms`; an instance may set its own,
+    /// see [`InstanceConfig::health_timeout`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let config = sandloom_kernel::InfraConfig::from_toml_str("health_timeout_ms = 500", "infra.toml").unwrap();
+    /// assert_eq!(config.health_timeout(), Duration::from_millis(500));
+    /// ```
+    pub fn health_timeout(&self) -> Duration {
+        self.health_timeout
+    }
+
+    /// How often health is probed in the background (`health_interval_ms`), or `None` (the
+    /// default): no periodic probing.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sandloom_kernel::InfraConfig;
+    ///
+    /// assert_eq!(InfraConfig::embedded_defaults().health_interval(), None);
+    /// let config = InfraConfig::from_toml_str("health_interval_ms = 10000", "infra.toml").unwrap();
+    /// assert_eq!(config.health_interval(), Some(Duration::from_secs(10)));
+    /// ```
+    pub fn health_interval(&self) -> Option<Duration> {
+        self.health_interval
+    }
+
     /// Where the configuration came from (a file path, `embedded defaults`).
     ///
     /// ```
@@ -668,7 +774,48 @@ impl InfraConfig {
         self
     }
 
-    /// Set the per-driver stop timeout (also the time a health check may take).
+    /// Set how long startup retries a transient `start` failure, for instances that do not set
+    /// their own `start_wait_ms`.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let c = sandloom_kernel::InfraConfig::embedded_defaults().with_start_wait(Duration::from_secs(5));
+    /// assert_eq!(c.start_wait(), Duration::from_secs(5));
+    /// ```
+    #[must_use]
+    pub fn with_start_wait(mut self, wait: Duration) -> Self {
+        self.start_wait = wait;
+        self
+    }
+
+    /// Set the health check timeout, for instances that do not set their own
+    /// `health_timeout_ms`.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let c = sandloom_kernel::InfraConfig::embedded_defaults().with_health_timeout(Duration::from_millis(300));
+    /// assert_eq!(c.health_timeout(), Duration::from_millis(300));
+    /// ```
+    #[must_use]
+    pub fn with_health_timeout(mut self, timeout: Duration) -> Self {
+        self.health_timeout = timeout;
+        self
+    }
+
+    /// Set (or, with `None`, turn off) periodic health probing.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let c = sandloom_kernel::InfraConfig::embedded_defaults().with_health_interval(Some(Duration::from_secs(1)));
+    /// assert_eq!(c.health_interval(), Some(Duration::from_secs(1)));
+    /// ```
+    #[must_use]
+    pub fn with_health_interval(mut self, interval: Option<Duration>) -> Self {
+        self.health_interval = interval;
+        self
+    }
+
+    /// Set the per-driver stop timeout.
     ///
     /// ```
     /// # use std::time::Duration;

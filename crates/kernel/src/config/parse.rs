@@ -13,9 +13,10 @@ use serde::de::IntoDeserializer as _;
 use toml::de::{DeTable, DeValue};
 use toml::{Spanned, Table, Value};
 
+use super::settings::{self, InstanceSettings, Written};
 use super::{
-    DEFAULT_START_TIMEOUT, DEFAULT_STOP_TIMEOUT, EXPERIMENTAL_CAPABILITY_RISK, Environment,
-    InfraConfig, InstanceConfig, KNOWN_RISKS, Location,
+    DEFAULT_HEALTH_TIMEOUT, DEFAULT_START_TIMEOUT, DEFAULT_START_WAIT, DEFAULT_STOP_TIMEOUT,
+    EXPERIMENTAL_CAPABILITY_RISK, Environment, InfraConfig, InstanceConfig, KNOWN_RISKS, Location,
 };
 use crate::error::Problem;
 use crate::options::RawOptions;
@@ -26,6 +27,9 @@ pub(super) const TOP_LEVEL_KEYS: &[&str] = &[
     "accepted_risks",
     "start_timeout_ms",
     "stop_timeout_ms",
+    settings::START_WAIT,
+    settings::HEALTH_TIMEOUT,
+    settings::HEALTH_INTERVAL,
 ];
 
 struct Source<'a> {
@@ -100,6 +104,18 @@ fn read_top_level(
     config: &mut InfraConfig,
 ) -> Result<(), Problem> {
     match name {
+        settings::START_WAIT | settings::HEALTH_TIMEOUT | settings::HEALTH_INTERVAL => {
+            let value = source.value(spanned, &format!("`{name}`"))?;
+            let written = Written::File { instance: None };
+            let zero_ok = name == settings::START_WAIT;
+            let ms = settings::millis(&value, zero_ok, name, location, &written)?;
+            match name {
+                settings::START_WAIT => config.start_wait = ms,
+                settings::HEALTH_TIMEOUT => config.health_timeout = ms,
+                _ => config.health_interval = Some(ms),
+            }
+            Ok(())
+        }
         "environment" | "accepted_risks" | "start_timeout_ms" | "stop_timeout_ms" => {
             let value = source.value(spanned, &format!("`{name}`"))?;
             match name {
@@ -173,6 +189,9 @@ impl InfraConfig {
             accepted_risks: BTreeSet::new(),
             start_timeout: DEFAULT_START_TIMEOUT,
             stop_timeout: DEFAULT_STOP_TIMEOUT,
+            start_wait: DEFAULT_START_WAIT,
+            health_timeout: DEFAULT_HEALTH_TIMEOUT,
+            health_interval: None,
             instances: BTreeMap::new(),
             origin: origin.to_owned(),
             problems: Vec::new(),
@@ -239,6 +258,8 @@ fn read_instance(
     let mut driver = None;
     let mut options = Table::new();
     let mut option_locations = BTreeMap::new();
+    let mut kernel_settings = InstanceSettings::default();
+    let qualified = format!("{capability}.{instance}");
     for (key, spanned) in fields {
         let name: &str = key.get_ref();
         let key_location = source.at(&key.span());
@@ -250,6 +271,17 @@ fn read_instance(
                 continue;
             }
         };
+        if settings::is_instance_key(name) {
+            let written = Written::File {
+                instance: Some(&qualified),
+            };
+            if let Err(problem) =
+                settings::set_instance(&mut kernel_settings, name, &value, key_location, &written)
+            {
+                problems.push(problem);
+            }
+            continue;
+        }
         if name != "driver" {
             options.insert(name.to_owned(), value);
             option_locations.insert(name.to_owned(), key_location);
@@ -285,6 +317,7 @@ fn read_instance(
             driver_location,
             option_locations,
             env_strings: BTreeMap::new(),
+            settings: kernel_settings,
         }),
         _ => Err(problems),
     }
