@@ -7,82 +7,49 @@
 #[allow(dead_code)] // the example's `main` and argument parsing
 mod health_http;
 
-use std::collections::HashMap;
+// The kernel's helpers for a driver entry made by hand, included rather than copied.
+#[path = "../crates/kernel/tests/support/mod.rs"]
+mod kernel_support;
+
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use health_http::{Probes, answer, serve};
+use kernel_support::HealthOnly;
 use sandloom::__private::linkme::distributed_slice;
 use sandloom::registry::{
-    BoxError, BoxFuture, BuildContext, BuiltDriver, DRIVERS, DriverEntry, ErasedLifecycle,
-    ParsedOptions,
+    BoxError, BoxFuture, BuildContext, BuiltDriver, DRIVERS, DriverEntry, ParsedOptions,
 };
-use sandloom::semver::Version;
-use sandloom::{Health, InfraConfig, Kernel, OptionsError, RawOptions};
+use sandloom::{Health, InfraConfig, Kernel};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// The health each instance answers, by instance name (`healthy` when not set).
-static STATES: Mutex<Option<HashMap<String, Health>>> = Mutex::new(None);
+static STATES: Mutex<BTreeMap<String, Health>> = Mutex::new(BTreeMap::new());
 
 fn set(instance: &str, health: Health) {
-    STATES
-        .lock()
-        .unwrap()
-        .get_or_insert_with(HashMap::new)
-        .insert(instance.to_owned(), health);
+    STATES.lock().unwrap().insert(instance.to_owned(), health);
 }
 
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Options {}
 
-struct Probed {
-    instance: String,
-}
-
-impl ErasedLifecycle for Probed {
-    fn start(&self) -> BoxFuture<'_, Result<(), BoxError>> {
-        Box::pin(async { Ok(()) })
-    }
-
-    fn stop(&self) -> BoxFuture<'_, Result<(), BoxError>> {
-        Box::pin(async { Ok(()) })
-    }
-
-    fn health(&self) -> BoxFuture<'_, Health> {
-        Box::pin(async move {
-            STATES
-                .lock()
-                .unwrap()
-                .get_or_insert_with(HashMap::new)
-                .get(&self.instance)
-                .cloned()
-                .unwrap_or(Health::Healthy)
-        })
-    }
-}
-
-fn no_features() -> &'static [&'static str] {
-    &[]
-}
-
-fn parse(raw: &RawOptions) -> Result<ParsedOptions, OptionsError> {
-    let options: Options = raw.deserialize()?;
-    Ok(ParsedOptions {
-        value: Box::new(options),
-        features: Vec::new(),
+/// The health of `instance`, as the test set it.
+fn check(instance: &str) -> BoxFuture<'_, Health> {
+    Box::pin(async move {
+        STATES
+            .lock()
+            .unwrap()
+            .get(instance)
+            .cloned()
+            .unwrap_or(Health::Healthy)
     })
 }
 
 fn build(parsed: ParsedOptions, context: &BuildContext<'_>) -> Result<BuiltDriver, BoxError> {
-    parsed
-        .value
-        .downcast::<Options>()
-        .map_err(|_| "options of another type")?;
-    Ok(BuiltDriver {
-        lifecycle: Box::new(Probed {
-            instance: context.instance.to_owned(),
-        }),
-        operations: Box::new(()),
+    kernel_support::build_with(parsed, |_: Options| HealthOnly {
+        id: context.instance.to_owned(),
+        check,
     })
 }
 
@@ -90,16 +57,8 @@ fn build(parsed: ParsedOptions, context: &BuildContext<'_>) -> Result<BuiltDrive
 #[distributed_slice(DRIVERS)]
 #[linkme(crate = sandloom::__private::linkme)]
 #[allow(unsafe_code)] // linkme places the element with #[link_section]
-static PROBED: DriverEntry = DriverEntry {
-    capability: "cache",
-    name: "probed",
-    package: "probed-driver",
-    contract_version: Version::new(1, 0, 0),
-    supported_features: no_features,
-    parse_options: parse,
-    accepts_unknown_keys: sandloom::registry::accepts_unknown_keys::<Options>,
-    build,
-};
+static PROBED: DriverEntry =
+    kernel_support::cache_entry::<Options>("probed", "probed-driver", build);
 
 /// `GET path` over a socket: the status code and the body.
 async fn get(address: std::net::SocketAddr, path: &str) -> (u16, String) {

@@ -2,72 +2,20 @@
 //! never a key or a value; none when telemetry is off. Every test here runs under a capturing
 //! subscriber (tracing's callsite interest is process-wide).
 
+mod support;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use sandloom_driverkit::__private::{Gate, GateContext};
-use sandloom_driverkit::cache::{Cache, CacheCapability, CacheProvider, TTL};
+use sandloom_driverkit::cache::Cache as _;
+use sandloom_driverkit::sdk::ErrorKind;
 use sandloom_driverkit::sdk::bytes::Bytes;
-use sandloom_driverkit::sdk::{ErrorKind, InfraError, InfraResult};
-use sandloom_driverkit::{Driver, DriverError, NoOptions, ProvidedBy, Version, async_trait};
+use support::gate::{block_on, gate};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing_subscriber::layer::{Context, SubscriberExt as _};
 use tracing_subscriber::{Layer, Registry};
-
-/// A cache that knows one key, refuses the key `bad`, and implements `set_with_ttl` whatever it
-/// declares.
-struct Tiny;
-
-#[async_trait]
-impl Cache for Tiny {
-    async fn get(&self, key: &str) -> InfraResult<Option<Bytes>> {
-        match key {
-            "bad" => Err(InfraError::invalid_input("cache", "bad key")),
-            "secret-key" => Ok(Some(Bytes::from_static(b"secret-value"))),
-            _ => Ok(None),
-        }
-    }
-    async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> {
-        Ok(())
-    }
-    async fn delete(&self, _: &str) -> InfraResult<bool> {
-        Ok(false)
-    }
-    async fn set_with_ttl(&self, _: &str, _: Bytes, _: Duration) -> InfraResult<()> {
-        Ok(())
-    }
-}
-
-impl Driver for Tiny {
-    type Options = NoOptions;
-    fn supported_features() -> &'static [&'static str] {
-        &[TTL]
-    }
-    fn from_options(_: NoOptions) -> Result<Self, DriverError> {
-        Ok(Tiny)
-    }
-}
-
-impl CacheProvider for Tiny {
-    const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
-}
-
-/// What the kernel serves modules: `Tiny` behind the cache contract's gate.
-type TinyGate = <CacheCapability as ProvidedBy<Tiny>>::Gate;
-
-fn gate(telemetry: bool) -> TinyGate {
-    TinyGate::wrap(
-        Tiny,
-        &GateContext {
-            features: &[], // `ttl` not declared
-            instance: "sessions",
-            driver: "tiny",
-            telemetry,
-        },
-    )
-}
 
 /// A span: its name and its fields, as text.
 type Captured = (String, HashMap<String, String>);
@@ -122,14 +70,6 @@ fn traced<T>(run: impl FnOnce() -> T) -> (T, Vec<Captured>) {
     let out = tracing::subscriber::with_default(subscriber, run);
     let captured = spans.0.lock().unwrap().clone();
     (out, captured)
-}
-
-fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(future)
 }
 
 #[test]

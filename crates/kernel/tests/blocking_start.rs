@@ -3,7 +3,8 @@
 //! and it is stopped only once its `start` has given the thread back, so nothing is left
 //! running. The entry is made by hand, as driverkit's `register_driver!` would make it.
 
-use std::sync::Mutex;
+mod support;
+
 use std::time::Duration;
 
 use sandloom_kernel::__private::linkme::distributed_slice;
@@ -11,10 +12,8 @@ use sandloom_kernel::registry::{
     BoxError, BoxFuture, BuildContext, BuiltDriver, DRIVERS, DriverEntry, ErasedLifecycle,
     ParsedOptions,
 };
-use sandloom_kernel::semver::Version;
-use sandloom_kernel::{
-    Health, InfraConfig, Kernel, OptionsError, Problem, RawOptions, UnusableReason,
-};
+use sandloom_kernel::{Health, InfraConfig, Kernel, Problem, UnusableReason};
+use support::{events, record};
 
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -23,23 +22,6 @@ struct Options {
     id: String,
     /// How long `start` blocks its thread.
     block_ms: u64,
-}
-
-/// What each driver did, in order, by id.
-static EVENTS: Mutex<Vec<(String, &'static str)>> = Mutex::new(Vec::new());
-
-fn record(id: &str, event: &'static str) {
-    EVENTS.lock().unwrap().push((id.to_owned(), event));
-}
-
-fn events(id: &str) -> Vec<&'static str> {
-    EVENTS
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|(of, _)| of == id)
-        .map(|&(_, event)| event)
-        .collect()
 }
 
 struct Blocking {
@@ -69,45 +51,18 @@ impl ErasedLifecycle for Blocking {
     }
 }
 
-fn no_features() -> &'static [&'static str] {
-    &[]
-}
-
-fn parse(raw: &RawOptions) -> Result<ParsedOptions, OptionsError> {
-    let options: Options = raw.deserialize()?;
-    Ok(ParsedOptions {
-        value: Box::new(options),
-        features: Vec::new(),
-    })
-}
-
 fn build(parsed: ParsedOptions, _: &BuildContext<'_>) -> Result<BuiltDriver, BoxError> {
-    let options = parsed
-        .value
-        .downcast::<Options>()
-        .map_err(|_| "options of another type")?;
-    Ok(BuiltDriver {
-        lifecycle: Box::new(Blocking {
-            id: options.id,
-            block: Duration::from_millis(options.block_ms),
-        }),
-        operations: Box::new(()),
+    support::build_with(parsed, |options: Options| Blocking {
+        id: options.id,
+        block: Duration::from_millis(options.block_ms),
     })
 }
 
 #[distributed_slice(DRIVERS)]
 #[linkme(crate = sandloom_kernel::__private::linkme)]
 #[allow(unsafe_code)] // linkme places the element with #[link_section]
-static BLOCKING: DriverEntry = DriverEntry {
-    capability: "cache",
-    name: "blocking",
-    package: "blocking-driver",
-    contract_version: Version::new(1, 0, 0),
-    supported_features: no_features,
-    parse_options: parse,
-    accepts_unknown_keys: sandloom_kernel::registry::accepts_unknown_keys::<Options>,
-    build,
-};
+static BLOCKING: DriverEntry =
+    support::cache_entry::<Options>("blocking", "blocking-driver", build);
 
 /// Start one `cache.blocking` instance whose `start` blocks for `block_ms`; return the reason
 /// it was refused.
@@ -192,7 +147,7 @@ async fn a_start_still_blocking_after_the_wait_is_stopped_once_it_returns() {
     );
     // Generous bound: the background stop follows the end of `start`.
     for _ in 0..200 {
-        if events("late").contains(&"stop") {
+        if events("late").iter().any(|event| event == "stop") {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;

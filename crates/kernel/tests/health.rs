@@ -6,20 +6,19 @@
 //! The driver's health is scripted by a table its instances read at each check. The entry is
 //! made by hand, as driverkit's `register_driver!` would make it.
 
-use std::collections::HashMap;
+mod support;
+
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sandloom_kernel::__private::linkme::distributed_slice;
 use sandloom_kernel::registry::{
-    BoxError, BoxFuture, BuildContext, BuiltDriver, DRIVERS, DriverEntry, ErasedLifecycle,
-    ParsedOptions,
+    BoxError, BoxFuture, BuildContext, BuiltDriver, DRIVERS, DriverEntry, ParsedOptions,
 };
-use sandloom_kernel::semver::Version;
-use sandloom_kernel::{
-    Health, HealthReport, InfraConfig, Kernel, OptionsError, RawOptions, Readiness, Running,
-};
+use sandloom_kernel::{Health, HealthReport, InfraConfig, Kernel, Readiness, Running};
+use support::HealthOnly;
 
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -29,112 +28,61 @@ struct Options {
 
 /// What each instance's next check does, by id: `healthy`, `degraded`, `unhealthy`, `hang`,
 /// `panic`, `block:<ms>` (blocks its thread once, then answers healthy).
-static SCRIPT: Mutex<Option<HashMap<String, String>>> = Mutex::new(None);
+static SCRIPT: Mutex<BTreeMap<String, String>> = Mutex::new(BTreeMap::new());
 /// How many checks each instance has answered or begun, by id.
-static CALLS: Mutex<Option<HashMap<String, usize>>> = Mutex::new(None);
+static CALLS: Mutex<BTreeMap<String, usize>> = Mutex::new(BTreeMap::new());
 
 fn set(id: &str, behaviour: &str) {
     SCRIPT
         .lock()
         .unwrap()
-        .get_or_insert_with(HashMap::new)
         .insert(id.to_owned(), behaviour.to_owned());
 }
 
 fn calls(id: &str) -> usize {
-    CALLS
-        .lock()
-        .unwrap()
-        .get_or_insert_with(HashMap::new)
-        .get(id)
-        .copied()
-        .unwrap_or(0)
+    CALLS.lock().unwrap().get(id).copied().unwrap_or(0)
 }
 
-struct Scripted {
-    id: String,
-}
-
-impl ErasedLifecycle for Scripted {
-    fn start(&self) -> BoxFuture<'_, Result<(), BoxError>> {
-        Box::pin(async { Ok(()) })
-    }
-
-    fn stop(&self) -> BoxFuture<'_, Result<(), BoxError>> {
-        Box::pin(async { Ok(()) })
-    }
-
-    fn health(&self) -> BoxFuture<'_, Health> {
-        Box::pin(async move {
-            *CALLS
-                .lock()
-                .unwrap()
-                .get_or_insert_with(HashMap::new)
-                .entry(self.id.clone())
-                .or_default() += 1;
-            let behaviour = SCRIPT
-                .lock()
-                .unwrap()
-                .get_or_insert_with(HashMap::new)
-                .get(&self.id)
-                .cloned()
-                .unwrap_or_else(|| "healthy".to_owned());
-            match behaviour.as_str() {
-                "healthy" => Health::Healthy,
-                "degraded" => Health::Degraded("replica lagging".to_owned()),
-                "unhealthy" => Health::Unhealthy("connection refused".to_owned()),
-                "hang" => std::future::pending().await,
-                "panic" => panic!("the check fell over"),
-                block => {
-                    let ms: u64 = block
-                        .strip_prefix("block:")
-                        .and_then(|ms| ms.parse().ok())
-                        .unwrap_or_else(|| panic!("unknown behaviour {block}"));
-                    set(&self.id, "healthy");
-                    std::thread::sleep(Duration::from_millis(ms)); // the bug: blocking
-                    Health::Healthy
-                }
+/// The check of instance `id`, as its script says.
+fn check(id: &str) -> BoxFuture<'_, Health> {
+    Box::pin(async move {
+        *CALLS.lock().unwrap().entry(id.to_owned()).or_default() += 1;
+        let behaviour = SCRIPT
+            .lock()
+            .unwrap()
+            .get(id)
+            .cloned()
+            .unwrap_or_else(|| "healthy".to_owned());
+        match behaviour.as_str() {
+            "healthy" => Health::Healthy,
+            "degraded" => Health::Degraded("replica lagging".to_owned()),
+            "unhealthy" => Health::Unhealthy("connection refused".to_owned()),
+            "hang" => std::future::pending().await,
+            "panic" => panic!("the check fell over"),
+            block => {
+                let ms: u64 = block
+                    .strip_prefix("block:")
+                    .and_then(|ms| ms.parse().ok())
+                    .unwrap_or_else(|| panic!("unknown behaviour {block}"));
+                set(id, "healthy");
+                std::thread::sleep(Duration::from_millis(ms)); // the bug: blocking
+                Health::Healthy
             }
-        })
-    }
-}
-
-fn no_features() -> &'static [&'static str] {
-    &[]
-}
-
-fn parse(raw: &RawOptions) -> Result<ParsedOptions, OptionsError> {
-    let options: Options = raw.deserialize()?;
-    Ok(ParsedOptions {
-        value: Box::new(options),
-        features: Vec::new(),
+        }
     })
 }
 
 fn build(parsed: ParsedOptions, _: &BuildContext<'_>) -> Result<BuiltDriver, BoxError> {
-    let options = parsed
-        .value
-        .downcast::<Options>()
-        .map_err(|_| "options of another type")?;
-    Ok(BuiltDriver {
-        lifecycle: Box::new(Scripted { id: options.id }),
-        operations: Box::new(()),
+    support::build_with(parsed, |options: Options| HealthOnly {
+        id: options.id,
+        check,
     })
 }
 
 #[distributed_slice(DRIVERS)]
 #[linkme(crate = sandloom_kernel::__private::linkme)]
 #[allow(unsafe_code)] // linkme places the element with #[link_section]
-static SCRIPTED: DriverEntry = DriverEntry {
-    capability: "cache",
-    name: "checked",
-    package: "checked-driver",
-    contract_version: Version::new(1, 0, 0),
-    supported_features: no_features,
-    parse_options: parse,
-    accepts_unknown_keys: sandloom_kernel::registry::accepts_unknown_keys::<Options>,
-    build,
-};
+static SCRIPTED: DriverEntry = support::cache_entry::<Options>("checked", "checked-driver", build);
 
 /// Start `cache.<id>` instances of the scripted driver, with `top` keys at the top of INFRA
 /// and `extra` keys (by id) in their tables.

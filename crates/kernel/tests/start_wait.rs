@@ -5,7 +5,8 @@
 //! last one repeats). The entry is made by hand, as driverkit's `register_driver!` would make it.
 //! No assertion here depends on how long anything took.
 
-use std::sync::Mutex;
+mod support;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -14,12 +15,11 @@ use sandloom_kernel::registry::{
     BoxError, BoxFuture, BuildContext, BuiltDriver, DRIVERS, DriverEntry, ErasedLifecycle,
     ParsedOptions,
 };
-use sandloom_kernel::semver::Version;
 use sandloom_kernel::{
-    Health, InfraConfig, Kernel, OptionsError, Problem, RawOptions, StartAttempts, StartupError,
-    UnusableReason,
+    Health, InfraConfig, Kernel, Problem, StartAttempts, StartupError, UnusableReason,
 };
 use sandloom_sdk_infra::{ErrorKind, InfraError};
+use support::{events, record};
 
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -30,22 +30,6 @@ struct Options {
     /// (an `InfraError` of that kind), `refused` (an `io::Error`), `invalid` (an `InfraError`
     /// that is not transient), `plain` (an error of no known kind), `hang` (never finishes).
     script: Vec<String>,
-}
-
-static EVENTS: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
-
-fn record(id: &str, event: impl Into<String>) {
-    EVENTS.lock().unwrap().push((id.to_owned(), event.into()));
-}
-
-fn events(id: &str) -> Vec<String> {
-    EVENTS
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|(of, _)| of == id)
-        .map(|(_, event)| event.clone())
-        .collect()
 }
 
 /// A driver's start error with a cause, as driverkit's `DriverError` is.
@@ -128,46 +112,19 @@ impl ErasedLifecycle for Scripted {
     }
 }
 
-fn no_features() -> &'static [&'static str] {
-    &[]
-}
-
-fn parse(raw: &RawOptions) -> Result<ParsedOptions, OptionsError> {
-    let options: Options = raw.deserialize()?;
-    Ok(ParsedOptions {
-        value: Box::new(options),
-        features: Vec::new(),
-    })
-}
-
 fn build(parsed: ParsedOptions, _: &BuildContext<'_>) -> Result<BuiltDriver, BoxError> {
-    let options = parsed
-        .value
-        .downcast::<Options>()
-        .map_err(|_| "options of another type")?;
-    Ok(BuiltDriver {
-        lifecycle: Box::new(Scripted {
-            id: options.id,
-            script: options.script,
-            calls: AtomicUsize::new(0),
-        }),
-        operations: Box::new(()),
+    support::build_with(parsed, |options: Options| Scripted {
+        id: options.id,
+        script: options.script,
+        calls: AtomicUsize::new(0),
     })
 }
 
 #[distributed_slice(DRIVERS)]
 #[linkme(crate = sandloom_kernel::__private::linkme)]
 #[allow(unsafe_code)] // linkme places the element with #[link_section]
-static SCRIPTED: DriverEntry = DriverEntry {
-    capability: "cache",
-    name: "scripted",
-    package: "scripted-driver",
-    contract_version: Version::new(1, 0, 0),
-    supported_features: no_features,
-    parse_options: parse,
-    accepts_unknown_keys: sandloom_kernel::registry::accepts_unknown_keys::<Options>,
-    build,
-};
+static SCRIPTED: DriverEntry =
+    support::cache_entry::<Options>("scripted", "scripted-driver", build);
 
 /// `[cache.<id>]` with driver `scripted` and `script`, plus `extra` keys.
 fn instance(id: &str, script: &[&str], extra: &str) -> String {
