@@ -15,47 +15,12 @@ mod noop;
 mod support;
 
 use std::hint::black_box;
-use std::sync::{Arc, Barrier, Mutex};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
 
 use criterion::Criterion;
-use rustix::time::{ClockId, clock_gettime};
 use sandloom::sdk::{CACHE, Cache, Infra};
 
-use support::ready;
-
-/// This thread's CPU time so far.
-fn thread_cpu_time() -> Duration {
-    let now = clock_gettime(ClockId::ThreadCPUTime);
-    let seconds = u64::try_from(now.tv_sec).expect("CPU time is not negative");
-    let nanos = u32::try_from(now.tv_nsec).expect("nanoseconds fit");
-    Duration::new(seconds, nanos)
-}
-
-/// Run `op` `iters` times on each of `threads` threads released together, and return the mean
-/// of their CPU times: criterion then reports the cost of one call on one thread.
-fn on_threads(threads: usize, iters: u64, op: &(dyn Fn() + Sync)) -> Duration {
-    let barrier = Barrier::new(threads);
-    let total: Duration = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    barrier.wait();
-                    let start = thread_cpu_time();
-                    for _ in 0..iters {
-                        op();
-                    }
-                    thread_cpu_time().saturating_sub(start)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|handle| handle.join().expect("no panic"))
-            .sum()
-    });
-    total / u32::try_from(threads).expect("a few threads")
-}
+use support::{on_threads, ready};
 
 fn main() {
     let started = noop::start();

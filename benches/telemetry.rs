@@ -2,7 +2,8 @@
 //! operation's span (to nowhere) and the Prometheus recorder are installed before the kernel
 //! starts, and a no-op `get` is measured through the gate (telemetry on), through an instance
 //! with `telemetry = false`, and through a copy of the gate before telemetry and drain (the
-//! baseline). Without a subscriber and a recorder the gate is measured in `accessors`.
+//! baseline), each by the thread's CPU time as in `accessors`. Without a subscriber and a
+//! recorder the gate is measured in `accessors`.
 //! See `BENCHMARKS.md`.
 
 mod noop;
@@ -15,7 +16,7 @@ use metrics_exporter_prometheus::PrometheusBuilder;
 use sandloom::sdk::CACHE;
 use tracing_subscriber::fmt::format::FmtSpan;
 
-use support::ready;
+use support::{on_threads, ready};
 
 fn main() {
     tracing_subscriber::fmt()
@@ -38,13 +39,22 @@ fn main() {
     let mut criterion = Criterion::default().configure_from_args();
     let mut group = criterion.benchmark_group("telemetry_listened");
     group.bench_function("pre_telemetry_gate.get", |b| {
-        b.iter(|| black_box(ready(black_box(&pre_telemetry).get(black_box("key"))).unwrap()));
+        let op = || {
+            black_box(ready(black_box(&pre_telemetry).get(black_box("key"))).unwrap());
+        };
+        b.iter_custom(|iters| on_threads(1, iters, &op));
     });
     group.bench_function("held_arc.get", |b| {
-        b.iter(|| black_box(ready(black_box(&held).get(black_box("key"))).unwrap()));
+        let op = || {
+            black_box(ready(black_box(&held).get(black_box("key"))).unwrap());
+        };
+        b.iter_custom(|iters| on_threads(1, iters, &op));
     });
     group.bench_function("telemetry_off.get", |b| {
-        b.iter(|| black_box(ready(black_box(&quiet).get(black_box("key"))).unwrap()));
+        let op = || {
+            black_box(ready(black_box(&quiet).get(black_box("key"))).unwrap());
+        };
+        b.iter_custom(|iters| on_threads(1, iters, &op));
     });
     group.finish();
     criterion.final_summary();

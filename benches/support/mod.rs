@@ -5,7 +5,11 @@
 
 use std::future::Future;
 use std::pin::pin;
+use std::sync::Barrier;
 use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use rustix::time::{ClockId, clock_gettime};
 
 /// Poll `future` once with a no-op waker and return its output: an operation of a no-op driver
 /// is ready at once, so this measures the call and not an executor.
@@ -32,3 +36,37 @@ pub(crate) fn embedded_defaults(root: &std::path::Path) -> String {
         root = root.display().to_string(),
     )
 }
+
+/// This thread's CPU time so far.
+pub(crate) fn thread_cpu_time() -> Duration {
+    let now = clock_gettime(ClockId::ThreadCPUTime);
+    let seconds = u64::try_from(now.tv_sec).expect("CPU time is not negative");
+    let nanos = u32::try_from(now.tv_nsec).expect("nanoseconds fit");
+    Duration::new(seconds, nanos)
+}
+
+/// Run `op` `iters` times on each of `threads` threads released together, and return the mean
+/// of their CPU times: criterion then reports the cost of one call on one thread.
+pub(crate) fn on_threads(threads: usize, iters: u64, op: &(dyn Fn() + Sync)) -> Duration {
+    let barrier = Barrier::new(threads);
+    let total: Duration = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    barrier.wait();
+                    let start = thread_cpu_time();
+                    for _ in 0..iters {
+                        op();
+                    }
+                    thread_cpu_time().saturating_sub(start)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().expect("no panic"))
+            .sum()
+    });
+    total / u32::try_from(threads).expect("a few threads")
+}
+
