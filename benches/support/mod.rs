@@ -69,4 +69,3 @@ pub(crate) fn on_threads(threads: usize, iters: u64, op: &(dyn Fn() + Sync)) -> 
     });
     total / u32::try_from(threads).expect("a few threads")
 }
-
