@@ -10,9 +10,8 @@
 //! asymmetric fence, as in Linux's RCU and folly), so the frequent side pays nothing. Where
 //! `membarrier` is not available, operations fence themselves (`SeqCst`).
 
-use std::cell::Cell;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering, fence};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 /// Threads beyond this many share one slot through read-modify-writes.
 const OWNED_SLOTS: usize = 64;
@@ -105,21 +104,38 @@ impl Drop for InFlight<'_> {
     }
 }
 
-/// This thread's index among the threads that ever ran an operation, from 0.
+/// This thread's index among the threads now running operations, from 0. An index is handed
+/// back when its thread ends and given to the next new thread, so a process that keeps
+/// replacing threads (a blocking pool, a benchmark) stays within the owned slots.
 #[inline]
 fn thread_index() -> usize {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
     thread_local! {
-        static INDEX: Cell<usize> = const { Cell::new(usize::MAX) };
+        static INDEX: ThreadIndex = ThreadIndex::take();
     }
-    INDEX.with(|index| {
-        let mut value = index.get();
-        if value == usize::MAX {
-            value = NEXT.fetch_add(1, Ordering::Relaxed);
-            index.set(value);
-        }
-        value
-    })
+    INDEX.with(|index| index.0)
+}
+
+/// Indices of threads that ended, for the next ones; `NEXT` when there is none.
+static FREE: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+
+struct ThreadIndex(usize);
+
+impl ThreadIndex {
+    fn take() -> Self {
+        // The lock orders the previous owner's last store to the slot before this thread's
+        // first load of it: a slot is only ever written by one thread at a time.
+        let reused = FREE.lock().unwrap_or_else(PoisonError::into_inner).pop();
+        Self(reused.unwrap_or_else(|| NEXT.fetch_add(1, Ordering::Relaxed)))
+    }
+}
+
+impl Drop for ThreadIndex {
+    fn drop(&mut self) {
+        FREE.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(self.0);
+    }
 }
 
 /// [`asymmetric_fences`], read by operations without going through its `OnceLock`.
@@ -219,6 +235,25 @@ mod tests {
         .join()
         .unwrap();
         assert_eq!(drain.in_flight(), 0);
+    }
+
+    /// Threads that come and go one after another (a blocking pool, a benchmark spawning its
+    /// threads) reuse the indices of those that ended, so they keep owned slots.
+    #[test]
+    fn threads_that_end_hand_their_slot_on() {
+        let drain = Arc::new(Drain::new());
+        for _ in 0..300 {
+            let drain = Arc::clone(&drain);
+            std::thread::spawn(move || std::mem::forget(drain.enter().unwrap()))
+                .join()
+                .unwrap();
+        }
+        assert_eq!(drain.in_flight(), 300);
+        assert_eq!(
+            drain.shared.0.load(std::sync::atomic::Ordering::Acquire),
+            0,
+            "a thread past the owned slots used the shared one"
+        );
     }
 
     /// An operation racing the start of a drain either is refused or is counted: never both
