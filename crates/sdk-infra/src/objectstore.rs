@@ -58,11 +58,21 @@ pub const REQUIRED_OPERATIONS: &[&str] = &["put", "get", "head", "delete", "list
 /// ```
 pub const DEFAULT_PAGE_SIZE: usize = 1000;
 
-/// The longest object key, in bytes (UTF-8): S3's limit, which most object stores share.
+/// The longest object key, in bytes (UTF-8): S3's limit, which most object stores share
+/// (example: [`MAX_SEGMENT_BYTES`]).
 pub const MAX_KEY_BYTES: usize = 1024;
 
 /// The longest segment of an object key (the text between two `/`), in bytes (UTF-8): the
 /// longest file name most file systems hold.
+///
+/// ```
+/// use sandloom_sdk_infra::objectstore::{validate_key, MAX_KEY_BYTES, MAX_SEGMENT_BYTES};
+///
+/// let segment = "s".repeat(MAX_SEGMENT_BYTES);
+/// assert!(validate_key(&segment).is_ok());
+/// assert!(validate_key(&format!("{segment}s")).is_err()); // one byte too long
+/// assert!(validate_key(&"a/".repeat(MAX_KEY_BYTES / 2 + 1)).is_err()); // over MAX_KEY_BYTES
+/// ```
 pub const MAX_SEGMENT_BYTES: usize = 255;
 
 /// What is wrong with `text` as a key (`prefix` false) or as a list prefix (`prefix` true):

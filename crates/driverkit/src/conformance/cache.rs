@@ -60,6 +60,12 @@ use crate::cache::CacheProvider;
 pub type CacheConformance<T> = Kit<T, CacheSettings>;
 
 /// What the `cache` kit's obligations are given besides the instance: nothing yet.
+///
+/// ```
+/// use sandloom_driverkit::conformance::cache::CacheSettings;
+/// // An obligation receives `&CacheSettings`; a kit with tolerances to declare would keep them here.
+/// let _settings = CacheSettings::default();
+/// ```
 #[derive(Debug, Default)]
 #[non_exhaustive]
 pub struct CacheSettings {}

@@ -285,6 +285,17 @@ fn serve<C: ProvidedBy<T>, T: Driver>(
 type ServeFn<T> = fn(T, &[&'static str]) -> (Shared<T>, Box<dyn Any + Send + Sync>);
 
 /// How an obligation runs: an `async fn(&Instance<T>, &S) -> Result<(), String>`, boxed.
+///
+/// ```
+/// use sandloom_driverkit::conformance::{Check, Instance};
+/// # use sandloom_driverkit::cache::CacheProvider;
+/// async fn starts<T: CacheProvider>(_: &Instance<T>, _: &()) -> Result<(), String> {
+///     Ok(())
+/// }
+/// fn check<T: CacheProvider>() -> Check<T, ()> {
+///     |i, s| Box::pin(starts(i, s))
+/// }
+/// ```
 pub type Check<T, S> = for<'a> fn(&'a Instance<T>, &'a S) -> BoxFuture<'a, Result<(), String>>;
 
 /// One obligation of a kit: its name (the name of its test) and its check.

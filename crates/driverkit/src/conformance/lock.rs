@@ -74,6 +74,12 @@ const EXPIRY_BOUND: Duration = Duration::from_secs(5);
 pub type LockConformance<T> = Kit<T, LockSettings>;
 
 /// What the `lock` kit's obligations are given besides the instance: nothing yet.
+///
+/// ```
+/// use sandloom_driverkit::conformance::lock::LockSettings;
+/// // An obligation receives `&LockSettings`; a kit with tolerances to declare would keep them here.
+/// let _settings = LockSettings::default();
+/// ```
 #[derive(Debug, Default)]
 #[non_exhaustive]
 pub struct LockSettings {}

@@ -61,6 +61,17 @@ type DeliveredFn<T> = dyn Fn(&T) -> Vec<Message> + Send + Sync;
 
 /// What the `notifier` kit's obligations are given besides the instance: the recipients and
 /// the reader set with the kit's builder methods.
+///
+/// ```
+/// use sandloom_driverkit::conformance::notifier::NotifierSettings;
+/// use sandloom_driverkit::conformance::Instance;
+/// # use sandloom_driverkit::notifier::NotifierProvider;
+/// // An obligation of the notifier kit receives them, set through the kit's builder methods
+/// // (`valid_recipient`, `invalid_recipient`, `delivered`).
+/// async fn obligation<T: NotifierProvider>(_: &Instance<T>, _: &NotifierSettings<T>) -> Result<(), String> {
+///     Ok(())
+/// }
+/// ```
 pub struct NotifierSettings<T> {
     valid: String,
     invalid: Option<String>,

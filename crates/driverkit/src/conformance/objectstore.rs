@@ -106,6 +106,12 @@ use key_rule::one_key_rule_for_every_operation;
 pub type ObjectStoreConformance<T> = Kit<T, ObjectStoreSettings>;
 
 /// What the `objectstore` kit's obligations are given besides the instance: nothing yet.
+///
+/// ```
+/// use sandloom_driverkit::conformance::objectstore::ObjectStoreSettings;
+/// // An obligation receives `&ObjectStoreSettings`; a kit with tolerances to declare would keep them here.
+/// let _settings = ObjectStoreSettings::default();
+/// ```
 #[derive(Debug, Default)]
 #[non_exhaustive]
 pub struct ObjectStoreSettings {}

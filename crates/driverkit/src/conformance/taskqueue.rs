@@ -103,6 +103,12 @@ use dedupe::{
 pub type TaskQueueConformance<T> = Kit<T, TaskQueueSettings>;
 
 /// What the `taskqueue` kit's obligations are given besides the instance: nothing yet.
+///
+/// ```
+/// use sandloom_driverkit::conformance::taskqueue::TaskQueueSettings;
+/// // An obligation receives `&TaskQueueSettings`; a kit with tolerances to declare would keep them here.
+/// let _settings = TaskQueueSettings::default();
+/// ```
 #[derive(Debug, Default)]
 #[non_exhaustive]
 pub struct TaskQueueSettings {}
