@@ -69,6 +69,7 @@
 //! the [`registry::DriverEntry`] the kernel reads, and which re-exports what a driver needs from
 //! this crate ([`Health`], [`registry::Stability`], [`semver::Version`]).
 
+pub mod codes;
 pub mod config;
 mod error;
 mod health;
@@ -86,7 +87,7 @@ pub mod telemetry;
 mod wait;
 
 pub use config::{Environment, InfraConfig, InstanceConfig, Location};
-pub use error::{ConflictKind, Problem, ShutdownError, StartupError, UnusableReason, codes};
+pub use error::{ConflictKind, Problem, ShutdownError, StartupError, UnusableReason};
 pub use health::{HealthReport, InstanceHealth, Readiness};
 pub use link::LinkedDrivers;
 pub use options::{OptionsError, RawOptions};
