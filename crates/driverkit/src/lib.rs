@@ -22,8 +22,10 @@
 //! ## For driver authors
 //!
 //! A driver crate has the same shape as the built-ins in `sandloom-embedded`: `lib.rs` (names,
-//! registration), `options.rs` (a `#[serde(deny_unknown_fields)]` options type with secrets
-//! redacted in `Debug`), `provider.rs` (the traits), and tests that run the conformance kit.
+//! registration), `options.rs` (a `#[serde(deny_unknown_fields)]` options type deriving `Debug`,
+//! its secrets typed [`Secret`] or [`SecretUrl`] so they never show), `provider.rs` (the
+//! traits), and tests that run the conformance kit. [`redact_url`] and [`error_chain`] turn an
+//! address and an error into text fit for messages and logs.
 //!
 //! ```
 //! use std::sync::Mutex;
@@ -76,17 +78,22 @@
 
 mod contract;
 mod driver;
+mod error_chain;
 mod gate;
 mod glue;
 mod macros;
 mod providers;
+mod redact;
+mod secret;
 
 /// The attribute for every `impl` of an operation trait, and for an `impl` of [`Driver`] that
 /// overrides one of its `async fn`s (re-exported from the `async-trait` crate).
 pub use async_trait::async_trait;
 pub use contract::{Contract, ProvidedBy, RESERVED_CAPABILITIES, ReservedCapability};
 pub use driver::{Driver, DriverError};
+pub use error_chain::error_chain;
 pub use providers::{cache, lock, notifier, objectstore, taskqueue};
+pub use redact::redact_url;
 /// What [`Driver::health`] reports (re-exported from the kernel, which drivers never name).
 ///
 /// ```
@@ -112,6 +119,7 @@ pub use sandloom_kernel::registry::Stability;
 pub use sandloom_kernel::semver::Version;
 /// The module door, re-exported for drivers: operation traits, errors, values.
 pub use sandloom_sdk_infra as sdk;
+pub use secret::{Secret, SecretUrl};
 
 /// Options for a driver that takes none: refuses every key.
 ///
