@@ -316,7 +316,7 @@ fn main() {
     let prefix = format!("sandloom-bench.{run}.");
     let driver = runtime.block_on(async {
         let driver = AmqpTaskQueue::from_options(AmqpTaskQueueOptions {
-            url: url.clone(),
+            url: url.clone().into(),
             queue_prefix: prefix.clone(),
             queue_ttl_ms: Some(60_000),
             ..AmqpTaskQueueOptions::default()

@@ -3,6 +3,7 @@
 use std::fmt;
 
 use lapin::uri::AMQPUri;
+use sandloom_driverkit::redact_url;
 
 /// A parsed `url` option. Its `Debug` and [`Address::shown`] never contain the user-info.
 #[derive(Clone)]
@@ -16,7 +17,7 @@ pub(crate) struct Address {
 impl Address {
     /// Parse `url`; the error says what is wrong without repeating the user-info.
     pub(crate) fn parse(url: &str) -> Result<Self, String> {
-        let shown = Self::redact(url);
+        let shown = redact_url(url);
         let parsed = url::Url::parse(url)
             .map_err(|err| format!("`url` {shown} is not a valid URL: {err}"))?;
         if !matches!(parsed.scheme(), "amqp" | "amqps") {
@@ -58,20 +59,7 @@ impl Address {
         Ok(address)
     }
 
-    /// `url` with its user-info (everything up to the last `@` after the scheme) replaced by
-    /// `***`: `amqp://***@host:5672/%2f`. Works on text that does not parse, too.
-    pub(crate) fn redact(url: &str) -> String {
-        match url.split_once("://") {
-            Some((scheme, rest)) => match rest.rfind('@') {
-                Some(at) => format!("{scheme}://***@{}", &rest[at + 1..]),
-                None => url.to_owned(),
-            },
-            None if url.contains('@') => "***".to_owned(),
-            None => url.to_owned(),
-        }
-    }
-
-    /// The address for people: `amqp://***@host:port/vhost`.
+    /// The address for people: `amqp://***@host:port/vhost` ([`redact_url`]).
     pub(crate) fn shown(&self) -> &str {
         &self.shown
     }
@@ -104,31 +92,16 @@ mod tests {
     use super::Address;
 
     #[test]
-    fn redacts_user_info_and_keeps_the_rest() {
-        assert_eq!(
-            Address::redact("amqp://guest:hunter2@127.0.0.1:5672/%2f"),
-            "amqp://***@127.0.0.1:5672/%2f"
-        );
-        assert_eq!(
-            Address::redact("amqp://127.0.0.1:5672/%2f"),
-            "amqp://127.0.0.1:5672/%2f"
-        );
-        // An unencoded `@` or `/` in the password is hidden too.
-        assert_eq!(
-            Address::redact("amqp://u:p@ss/w@host/%2f"),
-            "amqp://***@host/%2f"
-        );
-        assert_eq!(Address::redact("u:secret@host"), "***");
-    }
-
-    #[test]
     fn parses_ip_hosts_and_vhosts() {
         let address = Address::parse("amqp://guest:s3cret@127.0.0.1:5673/%2f?heartbeat=5").unwrap();
         assert_eq!(address.uri().authority.host, "127.0.0.1");
         assert_eq!(address.uri().authority.port, 5673);
         assert_eq!(address.uri().vhost, "/");
         assert_eq!(address.uri().query.heartbeat, Some(5));
-        assert_eq!(address.shown(), "amqp://***@127.0.0.1:5673/%2f?heartbeat=5");
+        assert_eq!(
+            address.shown(),
+            "amqp://***@127.0.0.1:5673/%2f?heartbeat=***"
+        );
         assert_eq!(address.scrub("auth s3cret failed"), "auth *** failed");
         assert!(!format!("{address:?}").contains("s3cret"));
         let v6 = Address::parse("amqps://[::1]/prod").unwrap();

@@ -85,10 +85,10 @@ mod link;
 mod message;
 mod naming;
 mod options;
-mod queue;
+mod provider;
 mod receive;
 
 pub use options::AmqpTaskQueueOptions;
-pub use queue::AmqpTaskQueue;
+pub use provider::AmqpTaskQueue;
 
 sandloom_driverkit::register_driver!(taskqueue, "amqp", AmqpTaskQueue);

@@ -1,7 +1,6 @@
 //! The options of `taskqueue.amqp`, as read from `INFRA`.
 
-use std::fmt;
-
+use sandloom_driverkit::SecretUrl;
 use serde::Deserialize;
 
 use crate::address::Address;
@@ -45,14 +44,14 @@ pub(crate) const MAX_BROKER_MS: u64 = u32::MAX as u64;
 /// assert!(!shown.contains("hunter2"));
 /// assert_eq!((options.visibility_timeout_ms, options.max_attempts), (30_000, 5));
 /// ```
-#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AmqpTaskQueueOptions {
     /// The broker: `amqp://user:password@host:port/vhost` (`amqps://` for TLS; the vhost is
     /// URL-encoded, `%2f` is `/`). Query parameters of the URL are passed on to the client:
     /// `heartbeat` (seconds), `frame_max`, `channel_max`, `auth_mechanism`. Secret: the user-info
     /// never appears in errors, logs or `Debug`. Default `amqp://guest:guest@127.0.0.1:5672/%2f`.
-    pub url: String,
+    pub url: SecretUrl,
     /// Prefix of every queue the driver declares (default `sandloom.`). The task queue `mail`
     /// lives in the RabbitMQ queues `<prefix>q.mail` (ready tasks), `<prefix>dead.mail` (dead
     /// letters) and `<prefix>delay.<ms>.mail` (delayed tasks, one queue per delay bucket). At most
@@ -86,7 +85,7 @@ pub struct AmqpTaskQueueOptions {
 impl Default for AmqpTaskQueueOptions {
     fn default() -> Self {
         Self {
-            url: DEFAULT_URL.to_owned(),
+            url: DEFAULT_URL.into(),
             queue_prefix: DEFAULT_PREFIX.to_owned(),
             visibility_timeout_ms: 30_000,
             max_attempts: 5,
@@ -98,26 +97,11 @@ impl Default for AmqpTaskQueueOptions {
     }
 }
 
-impl fmt::Debug for AmqpTaskQueueOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AmqpTaskQueueOptions")
-            .field("url", &Address::redact(&self.url))
-            .field("queue_prefix", &self.queue_prefix)
-            .field("visibility_timeout_ms", &self.visibility_timeout_ms)
-            .field("max_attempts", &self.max_attempts)
-            .field("connect_timeout_ms", &self.connect_timeout_ms)
-            .field("operation_timeout_ms", &self.operation_timeout_ms)
-            .field("reconnect_backoff_max_ms", &self.reconnect_backoff_max_ms)
-            .field("queue_ttl_ms", &self.queue_ttl_ms)
-            .finish()
-    }
-}
-
 impl AmqpTaskQueueOptions {
     /// Every problem with these options, in a message for people (never with the URL's
     /// user-info); `None` when they are usable.
     pub(crate) fn problem(&self) -> Option<String> {
-        if let Err(problem) = Address::parse(&self.url) {
+        if let Err(problem) = Address::parse(self.url.expose()) {
             return Some(problem);
         }
         let at_least_one = [
@@ -165,7 +149,7 @@ mod tests {
     fn every_option_has_a_default() {
         let options = parse("").unwrap();
         assert_eq!(options, AmqpTaskQueueOptions::default());
-        assert_eq!(options.url, DEFAULT_URL);
+        assert_eq!(options.url.expose(), DEFAULT_URL);
         assert_eq!(options.queue_prefix, DEFAULT_PREFIX);
         assert_eq!(options.problem(), None);
     }

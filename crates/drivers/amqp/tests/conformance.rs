@@ -21,7 +21,7 @@ sandloom_driverkit::taskqueue_conformance!(
     )]
     AmqpTaskQueue,
     |request| AmqpTaskQueueOptions {
-        url: server_url(),
+        url: server_url().into(),
         queue_prefix: format!("sandloom-test.{}.", request.namespace),
         visibility_timeout_ms: request.visibility_timeout.as_millis() as u64,
         max_attempts: request.max_attempts,

@@ -9,7 +9,6 @@
 
 mod support;
 
-use std::net::ToSocketAddrs as _;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,7 +17,6 @@ use sandloom_crash_support::taskqueue::{self, Setup};
 use sandloom_crash_support::{Scale, scratch};
 use sandloom_driver_amqp::{AmqpTaskQueue, AmqpTaskQueueOptions};
 use sandloom_driverkit::Driver;
-use sandloom_driverkit::conformance::TcpProxy;
 use sandloom_driverkit::taskqueue::TaskQueue;
 
 /// Long enough that a live worker never loses its lease on a loaded machine. A killed worker's
@@ -29,7 +27,7 @@ const VISIBILITY: Duration = Duration::from_secs(3);
 async fn open(target: String) -> Result<Arc<dyn TaskQueue>, String> {
     let (url, prefix) = target.split_once(' ').ok_or("no prefix")?;
     let queue = AmqpTaskQueue::from_options(AmqpTaskQueueOptions {
-        url: url.to_owned(),
+        url: url.into(),
         queue_prefix: prefix.to_owned(),
         visibility_timeout_ms: VISIBILITY.as_millis() as u64,
         // Tasks that crash their workers again and again are not what is measured.
@@ -57,12 +55,7 @@ fn crash_worker() {
 )]
 async fn consumers_killed_and_cut_off_lose_no_task_and_every_duplicate_is_explained() {
     let scale = Scale::from_env();
-    let upstream = support::server_addr()
-        .to_socket_addrs()
-        .expect("resolve the broker")
-        .next()
-        .expect("an address");
-    let proxy = Arc::new(TcpProxy::start(upstream).await.expect("a proxy"));
+    let proxy = Arc::new(support::proxy().await);
     let prefix = support::unique_prefix("crash");
     let dir = scratch();
     let setup = Setup {

@@ -12,7 +12,7 @@ use sandloom_driver_amqp::{AmqpTaskQueue, AmqpTaskQueueOptions};
 use sandloom_driverkit::sdk::ErrorKind;
 use sandloom_driverkit::taskqueue::{EnqueueOptions, TaskQueue};
 use sandloom_driverkit::{Driver, Health};
-use support::{Proxy, server_addr, server_url, unique_prefix, url_via};
+use support::{server_url, unique_prefix, url_via};
 
 /// A port on 127.0.0.1 that nothing listens on.
 fn closed_port() -> u16 {
@@ -24,7 +24,7 @@ fn closed_port() -> u16 {
 
 fn options(url: String, prefix: &str) -> AmqpTaskQueueOptions {
     AmqpTaskQueueOptions {
-        url,
+        url: url.into(),
         queue_prefix: prefix.to_owned(),
         connect_timeout_ms: 2_000,
         operation_timeout_ms: 2_000,
@@ -132,9 +132,9 @@ async fn a_broker_that_never_answers_times_out_at_start() {
     ignore = "needs a real server: set SANDLOOM_TEST_AMQP_URL (eval \"$(scripts/test-services up)\") and rebuild"
 )]
 async fn a_broker_that_goes_away_gives_typed_errors_and_the_driver_recovers() {
-    let proxy = Proxy::start(server_addr()).await;
+    let proxy = support::proxy().await;
     let prefix = unique_prefix("away");
-    let mut options = options(url_via(proxy.addr()), &prefix);
+    let mut options = options(url_via(proxy.address()), &prefix);
     options.visibility_timeout_ms = 2_000;
     let queue = started(options).await;
     let mut held = Vec::new();
@@ -217,9 +217,9 @@ async fn a_broker_that_goes_away_gives_typed_errors_and_the_driver_recovers() {
     ignore = "needs a real server: set SANDLOOM_TEST_AMQP_URL (eval \"$(scripts/test-services up)\") and rebuild"
 )]
 async fn a_broker_that_hangs_gives_timeouts_and_the_driver_goes_on_afterwards() {
-    let proxy = Proxy::start(server_addr()).await;
+    let proxy = support::proxy().await;
     let prefix = unique_prefix("hang");
-    let mut options = options(url_via(proxy.addr()), &prefix);
+    let mut options = options(url_via(proxy.address()), &prefix);
     options.operation_timeout_ms = 700;
     let queue = started(options).await;
     queue
@@ -313,8 +313,8 @@ async fn a_queue_loses_no_task_when_a_worker_dies_between_reserve_and_ack() {
     producer.ack(&again).await.unwrap();
 
     // The same through a connection that dies under a live worker.
-    let proxy = Proxy::start(server_addr()).await;
-    let worker = started(options(url_via(proxy.addr()), &prefix)).await;
+    let proxy = support::proxy().await;
+    let worker = started(options(url_via(proxy.address()), &prefix)).await;
     let id = producer
         .enqueue(
             "jobs",

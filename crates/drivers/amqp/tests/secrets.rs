@@ -66,7 +66,7 @@ fn assert_clean(what: &str, text: &str) {
 async fn the_password_never_shows_when_the_broker_is_unreachable() {
     let logs = captured_logs();
     let options = AmqpTaskQueueOptions {
-        url: URL.to_owned(),
+        url: URL.into(),
         connect_timeout_ms: 1_000,
         reconnect_backoff_max_ms: 1,
         ..AmqpTaskQueueOptions::default()
@@ -117,7 +117,7 @@ fn the_password_never_shows_when_the_options_are_refused() {
         "guest:hunter2-secret@127.0.0.1",
     ] {
         let options = AmqpTaskQueueOptions {
-            url: url.to_owned(),
+            url: url.into(),
             ..AmqpTaskQueueOptions::default()
         };
         assert_clean("the options' Debug", &format!("{options:?}"));
@@ -137,7 +137,7 @@ async fn the_password_never_shows_when_the_broker_refuses_it() {
     let logs = captured_logs();
     let addr = support::server_addr();
     let options = AmqpTaskQueueOptions {
-        url: format!("amqp://guest:{SECRET}@{addr}/%2f"),
+        url: format!("amqp://guest:{SECRET}@{addr}/%2f").into(),
         connect_timeout_ms: 5_000,
         ..AmqpTaskQueueOptions::default()
     };

@@ -181,7 +181,7 @@ fn bench_group(
 ) {
     let driver_on = |table: String| {
         PostgresTaskQueue::from_options(PostgresTaskQueueOptions {
-            url: url.to_owned(),
+            url: url.into(),
             table,
             namespace: namespace.to_owned(),
             ..Default::default()

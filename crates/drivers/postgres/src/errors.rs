@@ -4,25 +4,9 @@ use std::error::Error as StdError;
 use std::time::Duration;
 
 use deadpool_postgres::{PoolError, TimeoutType};
-use sandloom_driverkit::DriverError;
 use sandloom_driverkit::sdk::{ErrorKind, InfraError};
 use sandloom_driverkit::taskqueue::NAME;
-
-/// The error and its causes on one line: `tokio_postgres::Error` shows only its kind ("db
-/// error"), the useful part is in the sources. None of them carries the password.
-pub(crate) fn describe(err: &(dyn StdError + 'static)) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.ends_with(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
-}
+use sandloom_driverkit::{DriverError, error_chain};
 
 fn sqlstate(err: &tokio_postgres::Error) -> Option<&str> {
     err.code().map(tokio_postgres::error::SqlState::code)
@@ -77,7 +61,7 @@ pub(crate) fn client(what: &str, target: &str, err: tokio_postgres::Error) -> In
     InfraError::new(
         kind_of(&err),
         NAME,
-        format!("{what} failed at {target}: {}", describe(&err)),
+        format!("{what} failed at {target}: {}", error_chain(&err)),
     )
     .with_source(err)
 }
@@ -113,7 +97,7 @@ pub(crate) fn pool(
         other => InfraError::new(
             ErrorKind::Backend,
             NAME,
-            format!("{what} failed at {target}: {}", describe(&other)),
+            format!("{what} failed at {target}: {}", error_chain(&other)),
         ),
     }
 }
@@ -130,7 +114,10 @@ pub(crate) fn connect(target: &str, err: PoolError, budget: Duration) -> DriverE
             budget.as_millis()
         )),
         PoolError::Closed => DriverError::new("the driver has been stopped"),
-        other => DriverError::new(format!("cannot connect to {target}: {}", describe(&other))),
+        other => DriverError::new(format!(
+            "cannot connect to {target}: {}",
+            error_chain(&other)
+        )),
     }
 }
 
@@ -149,13 +136,6 @@ pub(crate) fn timeout(what: &str, target: &str, budget: Duration) -> InfraError 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn describe_joins_the_causes() {
-        let inner = std::io::Error::other("connection refused");
-        let outer = InfraError::unavailable(NAME, "connect").with_source(inner);
-        assert_eq!(describe(&outer), "taskqueue: connect: connection refused");
-    }
 
     #[test]
     fn pool_closed_is_stopped_and_waiting_is_timeout() {

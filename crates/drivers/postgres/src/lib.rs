@@ -36,11 +36,11 @@
 //! assert!(err.message().starts_with("`table` must be a lowercase identifier"));
 //! ```
 
+mod address;
 mod errors;
 mod options;
 mod provider;
 mod schema;
-mod target;
 
 pub use options::PostgresTaskQueueOptions;
 pub use provider::PostgresTaskQueue;

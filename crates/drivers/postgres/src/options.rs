@@ -1,12 +1,11 @@
 //! The options of `taskqueue.postgres`, their defaults and their validation.
 
-use std::fmt;
 use std::time::Duration;
 
-use sandloom_driverkit::DriverError;
+use sandloom_driverkit::{DriverError, Secret, SecretUrl};
 use serde::Deserialize;
 
-use crate::target::Target;
+use crate::address::Target;
 
 /// Longest table name: the driver appends `_schema`, `_ready_idx`, … and PostgreSQL cuts
 /// identifiers at 63 bytes.
@@ -44,22 +43,24 @@ const MAX_DEDUPE_WINDOW_MS: u64 = 30 * MAX_MS;
 ///
 /// let options = PostgresTaskQueueOptions {
 ///     url: "postgres://app:hunter2@db:5432/app".into(),
+///     password: Some("hunter2".into()),
 ///     ..Default::default()
 /// };
 /// let shown = format!("{options:?}");
-/// assert!(shown.contains("postgres://app:***@db:5432/app"));
+/// assert!(shown.contains("postgres://***@db:5432/app"));
+/// assert!(shown.contains("password: Some(<redacted>)"));
 /// assert!(!shown.contains("hunter2"));
 /// assert_eq!(PostgresTaskQueueOptions::default().table, "sandloom_tasks");
 /// ```
-#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PostgresTaskQueueOptions {
     /// The server: a URL (`postgres://user[:password]@host[:port]/database[?param=value]`) or a
     /// libpq key/value string (`host=… user=… dbname=…`). TLS is not supported (`sslmode` must
     /// be `disable` or `prefer`, which then connects without TLS).
-    pub url: String,
+    pub url: SecretUrl,
     /// The password, when it is not in `url`; overrides one that is. Never shown.
-    pub password: Option<String>,
+    pub password: Option<Secret<String>>,
     /// The schema of the table, created when missing; `None` uses the connection's
     /// `search_path` (usually `public`). A lowercase identifier.
     pub schema: Option<String>,
@@ -99,7 +100,7 @@ pub struct PostgresTaskQueueOptions {
 impl Default for PostgresTaskQueueOptions {
     fn default() -> Self {
         Self {
-            url: "postgres://postgres@127.0.0.1:5432/postgres".to_owned(),
+            url: "postgres://postgres@127.0.0.1:5432/postgres".into(),
             password: None,
             schema: None,
             table: "sandloom_tasks".to_owned(),
@@ -112,29 +113,6 @@ impl Default for PostgresTaskQueueOptions {
             poll_interval_ms: 200,
             dedupe_window_ms: MAX_MS,
         }
-    }
-}
-
-impl fmt::Debug for PostgresTaskQueueOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let url = match Target::parse(&self.url, self.password.as_deref()) {
-            Ok(target) => target.redacted().to_owned(),
-            Err(_) => "<unparsable, redacted>".to_owned(),
-        };
-        f.debug_struct("PostgresTaskQueueOptions")
-            .field("url", &url)
-            .field("password", &self.password.as_ref().map(|_| "<redacted>"))
-            .field("schema", &self.schema)
-            .field("table", &self.table)
-            .field("namespace", &self.namespace)
-            .field("visibility_timeout_ms", &self.visibility_timeout_ms)
-            .field("max_attempts", &self.max_attempts)
-            .field("pool_size", &self.pool_size)
-            .field("connect_timeout_ms", &self.connect_timeout_ms)
-            .field("operation_timeout_ms", &self.operation_timeout_ms)
-            .field("poll_interval_ms", &self.poll_interval_ms)
-            .field("dedupe_window_ms", &self.dedupe_window_ms)
-            .finish()
     }
 }
 
@@ -184,7 +162,12 @@ impl PostgresTaskQueueOptions {
                 self.pool_size
             )));
         }
-        Target::parse(&self.url, self.password.as_deref())
+        Target::parse(
+            self.url.expose(),
+            self.password
+                .as_ref()
+                .map(|password| password.expose().as_str()),
+        )
     }
 
     pub(crate) fn visibility_timeout(&self) -> Duration {

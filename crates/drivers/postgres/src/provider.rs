@@ -12,16 +12,16 @@ use sandloom_driverkit::taskqueue::{
     DEAD_LETTER, DEDUPE, DELAY, EnqueueOptions, FIFO, NAME, Reservation, Task, TaskQueue,
     TaskQueueProvider,
 };
-use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait, error_chain};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_postgres::NoTls;
 use tokio_postgres::Row;
 
+use crate::address::Target;
 use crate::errors;
 use crate::options::PostgresTaskQueueOptions;
 use crate::schema::{SCHEMA_VERSION, Statements};
-use crate::target::Target;
 
 /// Longest delay, `retry_after` or lease the driver stores: thirty years stands for "never"
 /// and keeps `now() + delay` far from PostgreSQL's timestamp range.
@@ -157,7 +157,7 @@ fn column<'a, T: tokio_postgres::types::FromSql<'a>>(
             NAME,
             format!(
                 "{what}: unexpected result column {index}: {}",
-                errors::describe(&err)
+                error_chain(&err)
             ),
         )
         .with_source(err)
@@ -440,7 +440,7 @@ impl Driver for PostgresTaskQueue {
             .map_err(|err| {
                 DriverError::new(format!(
                     "cannot build the connection pool: {}",
-                    errors::describe(&err)
+                    error_chain(&err)
                 ))
             })?;
         Ok(Self {

@@ -13,7 +13,7 @@ sandloom_driverkit::taskqueue_conformance!(
     )]
     PostgresTaskQueue,
     |request| PostgresTaskQueueOptions {
-        url: support::server_url(),
+        url: support::server_url().into(),
         table: "sandloom_kit_tasks".to_owned(),
         namespace: request.namespace.clone(),
         visibility_timeout_ms: request.visibility_timeout.as_millis() as u64,

@@ -26,7 +26,7 @@ fn closed_port() -> u16 {
 
 fn unreachable_options(port: u16) -> PostgresTaskQueueOptions {
     PostgresTaskQueueOptions {
-        url: format!("postgres://postgres:{SECRET}@127.0.0.1:{port}/test"),
+        url: format!("postgres://postgres:{SECRET}@127.0.0.1:{port}/test").into(),
         connect_timeout_ms: 1_000,
         ..Default::default()
     }

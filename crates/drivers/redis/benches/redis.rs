@@ -56,7 +56,7 @@ impl Fixture {
             .build()
             .expect("a Tokio runtime");
         let options = RedisCacheOptions {
-            url: url.to_owned(),
+            url: url.into(),
             prefix: Some(PREFIX.to_owned()),
             ..RedisCacheOptions::default()
         };

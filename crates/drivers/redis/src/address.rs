@@ -1,54 +1,53 @@
-//! Showing a server address without its secrets.
+//! The server to connect to: `url` parsed into the client's connection info, with the checks
+//! that only the parsed form can make.
 
-/// `url` with its user-info replaced by `***` and its query (where a `redis+unix` URL carries
-/// `pass=`) by `?***`; the scheme, host, port, database or socket path stay, so an error still
-/// says where the driver tried to go.
-///
-/// Works on the text alone, so a URL that does not parse is redacted too: everything between
-/// `://` and the last `@` before the query is user-info, whatever characters it holds.
-pub(crate) fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return "<url without a scheme, redacted>".to_owned();
-    };
-    let (location, has_query) = match rest.find(['?', '#']) {
-        Some(end) => (&rest[..end], rest[end..].contains('?')),
-        None => (rest, false),
-    };
-    let (credentials, location) = match location.rfind('@') {
-        Some(at) => ("***@", &location[at + 1..]),
-        None => ("", location),
-    };
-    let query = if has_query { "?***" } else { "" };
-    format!("{scheme}://{credentials}{location}{query}")
+use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo as _};
+use sandloom_driverkit::{DriverError, SecretUrl};
+
+/// The connection info of `url`, refused when it does not parse or asks to skip the
+/// certificate check.
+pub(crate) fn connection_info(url: &SecretUrl) -> Result<ConnectionInfo, DriverError> {
+    // The client's parse errors never echo the URL, and neither does this message: a URL
+    // that does not parse cannot be named safely beyond its redacted form.
+    let info = url.expose().into_connection_info().map_err(|err| {
+        DriverError::new(format!(
+            "`url` is not a Redis URL ({err}); expected \
+             redis://[user][:password@]host[:port][/db], rediss://… or redis+unix:///path"
+        ))
+    })?;
+    if let ConnectionAddr::TcpTls { insecure: true, .. } = info.addr() {
+        return Err(DriverError::new(
+            "`url`: the `#insecure` fragment (no certificate check) is not supported; \
+             trust a private certificate authority with `tls_ca_file` instead",
+        ));
+    }
+    Ok(info)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::redact_url;
+    use super::*;
 
     #[test]
-    fn user_info_and_queries_are_hidden_the_address_is_kept() {
-        let cases = [
-            ("redis://127.0.0.1:6379", "redis://127.0.0.1:6379"),
-            (
-                "redis://:hunter2@127.0.0.1:6379/0",
-                "redis://***@127.0.0.1:6379/0",
-            ),
-            (
-                "rediss://admin:hunter2@cache:6380/2",
-                "rediss://***@cache:6380/2",
-            ),
-            ("redis://admin:p@ss@word@host", "redis://***@host"),
-            ("redis://admin@host", "redis://***@host"),
-            (
-                "redis+unix:///run/redis.sock?pass=hunter2",
-                "redis+unix:///run/redis.sock?***",
-            ),
-            ("rediss://host/#insecure", "rediss://host/"),
-            ("no scheme:hunter2@host", "<url without a scheme, redacted>"),
-        ];
-        for (url, shown) in cases {
-            assert_eq!(redact_url(url), shown, "for {url}");
+    fn tcp_tls_and_unix_addresses_parse() {
+        let info = connection_info(&"redis://:pw@127.0.0.1:6380/2".into()).unwrap();
+        assert_eq!(info.addr().to_string(), "127.0.0.1:6380");
+        let info = connection_info(&"rediss://cache.internal".into()).unwrap();
+        assert!(matches!(info.addr(), ConnectionAddr::TcpTls { .. }));
+        let info = connection_info(&"redis+unix:///run/redis.sock".into()).unwrap();
+        assert!(matches!(info.addr(), ConnectionAddr::Unix(_)));
+    }
+
+    #[test]
+    fn refusals_never_echo_the_password() {
+        for url in [
+            "http://:hunter2@127.0.0.1",
+            "redis://:hunter2@127.0.0.1/notadb",
+            "rediss://:hunter2@127.0.0.1/#insecure",
+        ] {
+            let err = connection_info(&url.into()).unwrap_err();
+            assert!(err.message().contains("`url`"), "{err}");
+            assert!(!err.message().contains("hunter2"), "{err}");
         }
     }
 }

@@ -7,7 +7,6 @@ use redis::{Client, ConnectionAddr, ConnectionInfo, TlsCertificates};
 use sandloom_driverkit::DriverError;
 
 use crate::RedisCacheOptions;
-use crate::address::redact_url;
 
 /// A client for `info`, trusting the PEM authorities of `tls_ca_file` for `rediss://` when set.
 /// Reads the file: call from `start`, not from `from_options`.
@@ -15,7 +14,7 @@ pub(crate) async fn client(
     options: &RedisCacheOptions,
     info: ConnectionInfo,
 ) -> Result<Client, DriverError> {
-    let address = redact_url(&options.url);
+    let address = options.url.redacted();
     if matches!(info.addr(), ConnectionAddr::TcpTls { .. }) {
         install_crypto_provider();
     }

@@ -68,12 +68,12 @@
 //! ```
 
 mod address;
-mod cache;
 mod client;
 mod errors;
 mod options;
+mod provider;
 
-pub use cache::RedisCache;
 pub use options::RedisCacheOptions;
+pub use provider::RedisCache;
 
 sandloom_driverkit::register_driver!(cache, "redis", RedisCache);

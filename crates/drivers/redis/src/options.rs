@@ -1,14 +1,13 @@
 //! The options of `cache.redis`, their defaults and their checks.
 
-use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo as _};
-use sandloom_driverkit::DriverError;
+use redis::{ConnectionAddr, ConnectionInfo};
+use sandloom_driverkit::{DriverError, SecretUrl};
 use serde::Deserialize;
 
-use crate::address::redact_url;
+use crate::address;
 
 /// The server `url` when none is configured.
 const DEFAULT_URL: &str = "redis://127.0.0.1:6379";
@@ -33,24 +32,24 @@ const DEFAULT_URL: &str = "redis://127.0.0.1:6379";
 /// use sandloom_driver_redis::RedisCacheOptions;
 ///
 /// let options = RedisCacheOptions {
-///     url: "redis://:hunter2@127.0.0.1:6379/0".to_owned(),
+///     url: "redis://:hunter2@127.0.0.1:6379/0".into(),
 ///     prefix: Some("shop".to_owned()),
 ///     ..RedisCacheOptions::default()
 /// };
 /// let shown = format!("{options:?}");
 /// assert!(shown.contains("redis://***@127.0.0.1:6379/0"));
 /// assert!(!shown.contains("hunter2"));
-/// assert_eq!(RedisCacheOptions::default().url, "redis://127.0.0.1:6379");
+/// assert_eq!(RedisCacheOptions::default().url.expose(), "redis://127.0.0.1:6379");
 /// assert_eq!(RedisCacheOptions::default().connect_timeout_ms, 2000);
 /// ```
-#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RedisCacheOptions {
     /// The server: `redis://[user][:password@]host[:port][/db]`, `rediss://…` for TLS, or
     /// `redis+unix:///path/to/socket`. User-info is a secret: it is redacted wherever the
     /// address is shown. The `#insecure` fragment (no certificate check) is refused: trust a
     /// private CA with `tls_ca_file` instead.
-    pub url: String,
+    pub url: SecretUrl,
     /// A namespace for this instance's keys: key `k` is stored as `{prefix}:k`, so several
     /// applications or instances can share one database. `None` (the default) stores keys as
     /// given. Must not be empty when set.
@@ -72,26 +71,13 @@ pub struct RedisCacheOptions {
 impl Default for RedisCacheOptions {
     fn default() -> Self {
         Self {
-            url: DEFAULT_URL.to_owned(),
+            url: DEFAULT_URL.into(),
             prefix: None,
             connect_timeout_ms: 2000,
             response_timeout_ms: 1000,
             default_ttl_ms: None,
             tls_ca_file: None,
         }
-    }
-}
-
-impl fmt::Debug for RedisCacheOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RedisCacheOptions")
-            .field("url", &redact_url(&self.url))
-            .field("prefix", &self.prefix)
-            .field("connect_timeout_ms", &self.connect_timeout_ms)
-            .field("response_timeout_ms", &self.response_timeout_ms)
-            .field("default_ttl_ms", &self.default_ttl_ms)
-            .field("tls_ca_file", &self.tls_ca_file)
-            .finish()
     }
 }
 
@@ -114,18 +100,12 @@ impl RedisCacheOptions {
                 "`prefix` must not be empty when set (leave it out to store keys as given)",
             ));
         }
-        let info = self.connection_info()?;
+        let info = address::connection_info(&self.url)?;
         let tls = matches!(info.addr(), ConnectionAddr::TcpTls { .. });
-        if let ConnectionAddr::TcpTls { insecure: true, .. } = info.addr() {
-            return Err(DriverError::new(
-                "`url`: the `#insecure` fragment (no certificate check) is not supported; \
-                 trust a private certificate authority with `tls_ca_file` instead",
-            ));
-        }
         if self.tls_ca_file.is_some() && !tls {
             return Err(DriverError::new(format!(
                 "`tls_ca_file` needs a `rediss://` url, not {}",
-                redact_url(&self.url)
+                self.url
             )));
         }
         if self
@@ -136,17 +116,6 @@ impl RedisCacheOptions {
             return Err(DriverError::new("`tls_ca_file` must not be empty when set"));
         }
         Ok(info)
-    }
-
-    fn connection_info(&self) -> Result<ConnectionInfo, DriverError> {
-        // The client's parse errors never echo the URL, and neither does this message: a URL
-        // that does not parse cannot be redacted reliably.
-        self.url.as_str().into_connection_info().map_err(|err| {
-            DriverError::new(format!(
-                "`url` is not a Redis URL ({err}); expected \
-                 redis://[user][:password@]host[:port][/db], rediss://… or redis+unix:///path"
-            ))
-        })
     }
 
     pub(crate) fn connect_timeout(&self) -> Duration {
@@ -209,14 +178,14 @@ mod tests {
             ),
             (
                 RedisCacheOptions {
-                    url: "http://127.0.0.1".to_owned(),
+                    url: "http://127.0.0.1".into(),
                     ..base.clone()
                 },
                 "`url` is not a Redis URL",
             ),
             (
                 RedisCacheOptions {
-                    url: "rediss://127.0.0.1/#insecure".to_owned(),
+                    url: "rediss://127.0.0.1/#insecure".into(),
                     ..base.clone()
                 },
                 "`#insecure` fragment",
@@ -238,12 +207,12 @@ mod tests {
     #[test]
     fn a_refused_url_never_shows_its_password() {
         let options = RedisCacheOptions {
-            url: "redis://:hunter2@127.0.0.1/notadb".to_owned(),
+            url: "redis://:hunter2@127.0.0.1/notadb".into(),
             ..RedisCacheOptions::default()
         };
         assert!(!refused(&options).contains("hunter2"));
         let options = RedisCacheOptions {
-            url: "redis://:hunter2@127.0.0.1".to_owned(),
+            url: "redis://:hunter2@127.0.0.1".into(),
             tls_ca_file: Some("ca.pem".into()),
             ..RedisCacheOptions::default()
         };

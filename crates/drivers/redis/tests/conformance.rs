@@ -33,7 +33,7 @@ sandloom_driverkit::cache_conformance!(
     )]
     plain: RedisCache,
     |request| RedisCacheOptions {
-        url: server_url(),
+        url: server_url().into(),
         prefix: Some(prefix(request)),
         ..RedisCacheOptions::default()
     }
@@ -46,7 +46,7 @@ sandloom_driverkit::cache_conformance!(
     )]
     with_default_ttl: RedisCache,
     |request| RedisCacheOptions {
-        url: server_url(),
+        url: server_url().into(),
         prefix: Some(prefix(request)),
         // Long enough for every obligation, short enough that the kit's keys do not pile up
         // on a shared server.

@@ -16,7 +16,7 @@ use support::{OwnRedis, free_port};
 
 fn options(url: String) -> RedisCacheOptions {
     RedisCacheOptions {
-        url,
+        url: url.into(),
         connect_timeout_ms: 1000,
         response_timeout_ms: 500,
         ..RedisCacheOptions::default()
@@ -66,7 +66,7 @@ fn assert_retryable<T: std::fmt::Debug>(what: &str, result: &InfraResult<T>) {
 async fn start_against_a_closed_port_fails_at_once_naming_the_redacted_address() {
     let port = free_port();
     let cache = RedisCache::from_options(RedisCacheOptions {
-        url: format!("redis://admin:hunter2-secret@127.0.0.1:{port}/3"),
+        url: format!("redis://admin:hunter2-secret@127.0.0.1:{port}/3").into(),
         connect_timeout_ms: 1000,
         ..RedisCacheOptions::default()
     })
@@ -97,7 +97,7 @@ async fn start_against_a_server_that_never_answers_fails_within_the_connect_time
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = silent.local_addr().unwrap().port();
     let cache = RedisCache::from_options(RedisCacheOptions {
-        url: format!("redis://:hunter2-secret@127.0.0.1:{port}"),
+        url: format!("redis://:hunter2-secret@127.0.0.1:{port}").into(),
         connect_timeout_ms: 700,
         response_timeout_ms: 5000,
         ..RedisCacheOptions::default()

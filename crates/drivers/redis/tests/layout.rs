@@ -35,13 +35,13 @@ async fn started(options: RedisCacheOptions) -> RedisCache {
 async fn keys_live_under_the_prefix_and_instances_do_not_see_each_other() {
     let server = OwnRedis::start();
     let shop = started(RedisCacheOptions {
-        url: server.url(),
+        url: server.url().into(),
         prefix: Some("shop".to_owned()),
         ..RedisCacheOptions::default()
     })
     .await;
     let blog = started(RedisCacheOptions {
-        url: server.url(),
+        url: server.url().into(),
         prefix: Some("blog".to_owned()),
         ..RedisCacheOptions::default()
     })
@@ -83,7 +83,7 @@ async fn expiries_follow_the_documented_rules() {
     let mut connection = raw(&server).await;
 
     let plain = started(RedisCacheOptions {
-        url: server.url(),
+        url: server.url().into(),
         ..RedisCacheOptions::default()
     })
     .await;
@@ -118,7 +118,7 @@ async fn expiries_follow_the_documented_rules() {
     );
 
     let expiring = started(RedisCacheOptions {
-        url: server.url(),
+        url: server.url().into(),
         default_ttl_ms: Some(30_000),
         ..RedisCacheOptions::default()
     })
@@ -173,7 +173,7 @@ async fn one_connection_serves_every_caller_and_stop_closes_it() {
     assert_eq!(connected_clients(&mut connection).await, 1);
     let cache = std::sync::Arc::new(
         started(RedisCacheOptions {
-            url: server.url(),
+            url: server.url().into(),
             ..RedisCacheOptions::default()
         })
         .await,

@@ -11,7 +11,7 @@ fn parse(text: &str) -> Result<RedisCacheOptions, toml::de::Error> {
 fn an_empty_table_gives_the_defaults() {
     let options = parse("").unwrap();
     assert_eq!(options, RedisCacheOptions::default());
-    assert_eq!(options.url, "redis://127.0.0.1:6379");
+    assert_eq!(options.url.expose(), "redis://127.0.0.1:6379");
     assert_eq!(options.prefix, None);
     assert_eq!(options.connect_timeout_ms, 2000);
     assert_eq!(options.response_timeout_ms, 1000);

@@ -55,7 +55,7 @@ fn debug_output_redacts_the_password() {
         format!("redis+unix:///run/redis.sock?pass={SECRET}"),
     ] {
         let options = RedisCacheOptions {
-            url: url.clone(),
+            url: url.clone().into(),
             ..RedisCacheOptions::default()
         };
         let shown = format!("{options:?} {options:#?}");
@@ -77,7 +77,7 @@ fn validation_errors_never_echo_the_password() {
         format!(":{SECRET}@127.0.0.1"),
     ] {
         let options = RedisCacheOptions {
-            url,
+            url: url.into(),
             ..RedisCacheOptions::default()
         };
         let err = RedisCache::validate(&options).unwrap_err();
@@ -100,7 +100,7 @@ async fn start_errors_operation_errors_and_logs_never_show_the_password() {
     // Unreachable at start: a closed port.
     let url = format!("redis://:{SECRET}@127.0.0.1:{}", free_port());
     let cache = RedisCache::from_options(RedisCacheOptions {
-        url,
+        url: url.into(),
         ..RedisCacheOptions::default()
     })
     .unwrap();
@@ -115,7 +115,7 @@ async fn start_errors_operation_errors_and_logs_never_show_the_password() {
     // Reachable, with the password, then gone: the operation errors and health.
     let mut server = OwnRedis::start_with(free_port(), &["--requirepass", SECRET]);
     let cache = RedisCache::from_options(RedisCacheOptions {
-        url: format!("redis://:{SECRET}@127.0.0.1:{}", server.port),
+        url: format!("redis://:{SECRET}@127.0.0.1:{}", server.port).into(),
         connect_timeout_ms: 1000,
         response_timeout_ms: 500,
         ..RedisCacheOptions::default()

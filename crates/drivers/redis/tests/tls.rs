@@ -81,7 +81,7 @@ fn tls_server(files: &TlsFiles) -> OwnRedis {
 
 fn options(url: String, tls_ca_file: Option<PathBuf>) -> RedisCacheOptions {
     RedisCacheOptions {
-        url,
+        url: url.into(),
         tls_ca_file,
         connect_timeout_ms: 2000,
         ..RedisCacheOptions::default()

@@ -6,7 +6,7 @@
 //! cargo bench -p sandloom-driver-s3 -- --measurement-time 3
 //! ```
 //!
-//! Without `SANDLOOM_TEST_S3_ENDPOINT` it says how to run it and exits successfully.
+//! Without `SANDLOOM_TEST_S3_URL` it says how to run it and exits successfully.
 
 use std::hint::black_box;
 
@@ -22,9 +22,9 @@ use sandloom_driverkit::sdk::bytes::Bytes;
 const SIZE: usize = 1024;
 
 fn main() {
-    let Ok(endpoint) = std::env::var("SANDLOOM_TEST_S3_ENDPOINT") else {
+    let Ok(endpoint) = std::env::var("SANDLOOM_TEST_S3_URL") else {
         println!(
-            "benchmark s3 skipped: set SANDLOOM_TEST_S3_ENDPOINT \
+            "benchmark s3 skipped: set SANDLOOM_TEST_S3_URL \
              (eval \"$(scripts/test-services up)\") and run `cargo bench -p sandloom-driver-s3`"
         );
         return;
@@ -39,7 +39,7 @@ fn main() {
     let prefix = format!("bench/{}", std::process::id());
 
     let driver = S3ObjectStore::from_options(S3ObjectStoreOptions {
-        endpoint: Some(endpoint.clone()),
+        endpoint: Some(endpoint.clone().into()),
         bucket: bucket.clone(),
         access_key_id: Some("test".into()),
         secret_access_key: Some("test".into()),

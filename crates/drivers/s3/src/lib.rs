@@ -32,12 +32,13 @@
 //! assert_eq!(S3ObjectStore::features_for(&atomic), ["etag", "conditional_put"]);
 //! ```
 
+mod address;
 mod errors;
 mod keys;
 mod options;
-mod store;
+mod provider;
 
 pub use options::S3ObjectStoreOptions;
-pub use store::S3ObjectStore;
+pub use provider::S3ObjectStore;
 
 sandloom_driverkit::register_driver!(objectstore, "s3", S3ObjectStore);

@@ -1,10 +1,11 @@
 //! The options of `objectstore.s3`, their defaults and their checks.
 
-use std::fmt;
 use std::time::Duration;
 
-use sandloom_driverkit::DriverError;
 use sandloom_driverkit::objectstore::validate_key;
+use sandloom_driverkit::{DriverError, Secret, SecretUrl};
+
+use crate::address::Endpoint;
 
 /// The region used when none is given.
 pub(crate) const DEFAULT_REGION: &str = "us-east-1";
@@ -28,12 +29,12 @@ pub(crate) const DEFAULT_REGION: &str = "us-east-1";
 /// assert_eq!(options.region, "us-east-1");
 /// assert!(!format!("{options:?}").contains("minio-secret")); // secrets are redacted
 /// ```
-#[derive(Clone, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct S3ObjectStoreOptions {
     /// Base URL of an S3-compatible server (`https://minio.internal:9000`), without the bucket
     /// and without user-info. Default: AWS S3 of `region`.
-    pub endpoint: Option<String>,
+    pub endpoint: Option<SecretUrl>,
     /// The region requests are signed for. Default `us-east-1`.
     pub region: String,
     /// The bucket holding the objects. Required; it must exist.
@@ -43,9 +44,9 @@ pub struct S3ObjectStoreOptions {
     /// credentials (environment, instance metadata) are used.
     pub access_key_id: Option<String>,
     /// Secret access key (a secret: redacted in `Debug` and never written in errors or logs).
-    pub secret_access_key: Option<String>,
+    pub secret_access_key: Option<Secret<String>>,
     /// Session token of temporary credentials (a secret, like `secret_access_key`).
-    pub session_token: Option<String>,
+    pub session_token: Option<Secret<String>>,
     /// `true`: path-style requests (`{endpoint}/{bucket}/{key}`); `false`: virtual-hosted
     /// requests (`{bucket}.{endpoint host}/{key}`). Default: path-style with an `endpoint`
     /// (what S3-compatible servers expect), virtual-hosted on AWS.
@@ -100,97 +101,8 @@ impl Default for S3ObjectStoreOptions {
     }
 }
 
-impl fmt::Debug for S3ObjectStoreOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let redacted = |secret: &Option<String>| secret.as_ref().map(|_| "<redacted>");
-        f.debug_struct("S3ObjectStoreOptions")
-            .field("endpoint", &self.endpoint.as_deref().map(redact_user_info))
-            .field("region", &self.region)
-            .field("bucket", &self.bucket)
-            .field("access_key_id", &self.access_key_id)
-            .field("secret_access_key", &redacted(&self.secret_access_key))
-            .field("session_token", &redacted(&self.session_token))
-            .field("path_style", &self.path_style)
-            .field("allow_http", &self.allow_http)
-            .field("prefix", &self.prefix)
-            .field("conditional_put", &self.conditional_put)
-            .field("connect_timeout_ms", &self.connect_timeout_ms)
-            .field("request_timeout_ms", &self.request_timeout_ms)
-            .field("max_retries", &self.max_retries)
-            .field("retry_timeout_ms", &self.retry_timeout_ms)
-            .field("retry_initial_backoff_ms", &self.retry_initial_backoff_ms)
-            .field("retry_max_backoff_ms", &self.retry_max_backoff_ms)
-            .finish()
-    }
-}
-
-/// `scheme://***@host…` for an address with user-info; the address unchanged otherwise.
-pub(crate) fn redact_user_info(address: &str) -> String {
-    let Some((scheme, rest)) = address.split_once("://") else {
-        return address.to_owned();
-    };
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{scheme}://***@{}", &rest[at + 1..]),
-        None => address.to_owned(),
-    }
-}
-
-/// An endpoint split into what the client needs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Endpoint {
-    /// `http` or `https`.
-    pub(crate) scheme: String,
-    /// `host[:port]`.
-    pub(crate) authority: String,
-    /// What follows the authority, without a trailing `/` (usually empty).
-    pub(crate) path: String,
-}
-
-impl Endpoint {
-    fn parse(endpoint: &str) -> Result<Self, String> {
-        let shown = redact_user_info(endpoint);
-        let Some((scheme, rest)) = endpoint.split_once("://") else {
-            return Err(format!(
-                "`endpoint` {shown:?} is not a URL: write it as `https://host[:port]`"
-            ));
-        };
-        let scheme = scheme.to_ascii_lowercase();
-        if scheme != "http" && scheme != "https" {
-            return Err(format!(
-                "`endpoint` {shown:?} has the scheme `{scheme}`: only `http` and `https` are \
-                 supported"
-            ));
-        }
-        if rest.contains(['?', '#']) {
-            return Err(format!(
-                "`endpoint` {shown:?} has a query or a fragment: give the base URL only"
-            ));
-        }
-        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-        if authority.contains('@') {
-            return Err(format!(
-                "`endpoint` {shown:?} holds user-info: put credentials in `access_key_id` and \
-                 `secret_access_key`, not in the URL"
-            ));
-        }
-        if authority.is_empty() || authority.contains(char::is_whitespace) {
-            return Err(format!("`endpoint` {shown:?} has no valid host"));
-        }
-        Ok(Self {
-            scheme,
-            authority: authority.to_owned(),
-            path: path.trim_end_matches('/').to_owned(),
-        })
-    }
-
-    fn base(&self) -> String {
-        format!("{}://{}{}", self.scheme, self.authority, self.path)
-    }
-}
-
 /// Options checked and turned into what the client builder and the driver need.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub(crate) struct Settings {
     /// The endpoint as shown in errors: never with user-info.
     pub(crate) shown_endpoint: String,
@@ -214,38 +126,11 @@ pub(crate) struct Settings {
 }
 
 /// Static credentials; `Debug` shows the key id only.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub(crate) struct Credentials {
     pub(crate) access_key_id: String,
-    pub(crate) secret_access_key: String,
-    pub(crate) session_token: Option<String>,
-}
-
-impl fmt::Debug for Credentials {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Credentials")
-            .field("access_key_id", &self.access_key_id)
-            .field("secret_access_key", &"<redacted>")
-            .field(
-                "session_token",
-                &self.session_token.as_ref().map(|_| "<redacted>"),
-            )
-            .finish()
-    }
-}
-
-impl fmt::Debug for Settings {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Settings")
-            .field("endpoint", &self.shown_endpoint)
-            .field("bucket", &self.bucket)
-            .field("region", &self.region)
-            .field("virtual_hosted", &self.virtual_hosted)
-            .field("key_prefix", &self.key_prefix)
-            .field("conditional_put", &self.conditional_put)
-            .field("credentials", &self.credentials)
-            .finish_non_exhaustive()
-    }
+    pub(crate) secret_access_key: Secret<String>,
+    pub(crate) session_token: Option<Secret<String>>,
 }
 
 /// Bucket names as S3 allows them (3 to 63 of lowercase letters, digits, `.`, `-`; compatible
@@ -304,7 +189,7 @@ impl S3ObjectStoreOptions {
         if self.region.trim().is_empty() {
             return Err("`region` must not be empty (default `us-east-1`)".to_owned());
         }
-        let endpoint = self.endpoint.as_deref().map(Endpoint::parse).transpose()?;
+        let endpoint = self.endpoint.as_ref().map(Endpoint::parse).transpose()?;
         let is_http = endpoint.as_ref().is_some_and(|e| e.scheme == "http");
         let allow_http = self.allow_http.unwrap_or(is_http);
         if is_http && !allow_http {
@@ -327,11 +212,16 @@ impl S3ObjectStoreOptions {
             None => (format!("https://s3.{}.amazonaws.com", self.region), None),
         };
         let credentials = match (&self.access_key_id, &self.secret_access_key) {
-            (Some(id), Some(secret)) if !id.is_empty() && !secret.is_empty() => Some(Credentials {
-                access_key_id: id.clone(),
-                secret_access_key: secret.clone(),
-                session_token: self.session_token.clone().filter(|t| !t.is_empty()),
-            }),
+            (Some(id), Some(secret)) if !id.is_empty() && !secret.expose().is_empty() => {
+                Some(Credentials {
+                    access_key_id: id.clone(),
+                    secret_access_key: secret.clone(),
+                    session_token: self
+                        .session_token
+                        .clone()
+                        .filter(|token| !token.expose().is_empty()),
+                })
+            }
             (None, None) if self.session_token.is_none() => None,
             _ => {
                 return Err(
@@ -508,7 +398,6 @@ mod tests {
         .unwrap_err();
         assert!(err.message().contains("http://***@host:9000"), "{err}");
         assert!(!err.message().contains("hunter2"), "{err}");
-        assert_eq!(redact_user_info("https://h/p@x"), "https://h/p@x");
     }
 
     #[test]

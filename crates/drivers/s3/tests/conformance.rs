@@ -1,7 +1,7 @@
 //! `objectstore.s3` passes the whole conformance kit of the `objectstore` contract against a
 //! real S3 server (moto in CI), each obligation under a prefix of its own in the test bucket.
 
-mod common;
+mod support;
 
 use sandloom_driver_s3::{S3ObjectStore, S3ObjectStoreOptions};
 use sandloom_driverkit::conformance::objectstore::ObjectStoreConformance;
@@ -10,12 +10,12 @@ use sandloom_driverkit::conformance::objectstore::ObjectStoreConformance;
 sandloom_driverkit::objectstore_conformance!(
     #[cfg_attr(
         not(sandloom_test_s3),
-        ignore = "needs a real server: set SANDLOOM_TEST_S3_ENDPOINT (eval \"$(scripts/test-services up)\") and rebuild"
+        ignore = "needs a real server: set SANDLOOM_TEST_S3_URL (eval \"$(scripts/test-services up)\") and rebuild"
     )]
     S3ObjectStore,
-    |request| common::options(&format!(
+    |request| support::options(&format!(
         "conformance/{}",
-        common::unique(&request.namespace)
+        support::unique(&request.namespace)
     ))
 );
 
@@ -26,14 +26,14 @@ sandloom_driverkit::objectstore_conformance!(
 #[test]
 #[cfg_attr(
     not(sandloom_test_s3),
-    ignore = "needs a real server: set SANDLOOM_TEST_S3_ENDPOINT (eval \"$(scripts/test-services up)\") and rebuild"
+    ignore = "needs a real server: set SANDLOOM_TEST_S3_URL (eval \"$(scripts/test-services up)\") and rebuild"
 )]
 fn conditional_put_obligations_that_do_not_race() {
     let kit = ObjectStoreConformance::<S3ObjectStore>::new(|request| S3ObjectStoreOptions {
         conditional_put: true,
-        ..common::options(&format!(
+        ..support::options(&format!(
             "conditional/{}",
-            common::unique(&request.namespace)
+            support::unique(&request.namespace)
         ))
     });
     for obligation in [

@@ -1,21 +1,19 @@
 //! Failure behaviour against real parts: a closed port and a silent listener at start, and an
-//! S3 server that goes away while the driver runs (a TCP proxy between the driver and the
-//! server, cut and restored by the test).
+//! S3 server that goes away or hangs while the driver runs (driverkit's `TcpProxy` between the
+//! driver and the server, cut, stalled and restored by the test).
 
-mod common;
+mod support;
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use sandloom_driver_s3::{S3ObjectStore, S3ObjectStoreOptions};
 use sandloom_driverkit::Driver;
+use sandloom_driverkit::conformance::TcpProxy;
 use sandloom_driverkit::objectstore::{ListOptions, ObjectStore};
 use sandloom_driverkit::sdk::ErrorKind;
 use sandloom_driverkit::sdk::bytes::Bytes;
-use tokio::net::{TcpListener, TcpStream};
-use tokio::task::JoinHandle;
+use tokio::net::TcpListener;
 
 const SECRET: &str = "hunter2-secret";
 
@@ -27,7 +25,7 @@ async fn closed_port() -> u16 {
 
 fn options_at(endpoint: &str) -> S3ObjectStoreOptions {
     S3ObjectStoreOptions {
-        endpoint: Some(endpoint.to_owned()),
+        endpoint: Some(endpoint.into()),
         bucket: "sandloom-test".into(),
         access_key_id: Some("test".into()),
         secret_access_key: Some(SECRET.into()),
@@ -86,102 +84,8 @@ async fn start_on_a_silent_server_fails_within_the_connect_timeout() {
     assert!(!message.contains(SECRET), "{message}");
 }
 
-/// What the proxy does with connections.
-const FORWARD: u8 = 0;
-/// Closed: the port refuses connections, open ones are dropped.
-const CUT: u8 = 1;
-/// Accepts connections and never forwards a byte.
-const STALL: u8 = 2;
-
-/// A TCP proxy on a free port of 127.0.0.1 in front of `upstream`.
-struct Proxy {
-    addr: SocketAddr,
-    upstream: SocketAddr,
-    mode: Arc<AtomicU8>,
-    acceptor: Mutex<Option<JoinHandle<()>>>,
-    connections: Arc<Mutex<Vec<JoinHandle<()>>>>,
-}
-
-impl Proxy {
-    async fn start(upstream: SocketAddr) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let proxy = Self {
-            addr: listener.local_addr().unwrap(),
-            upstream,
-            mode: Arc::new(AtomicU8::new(FORWARD)),
-            acceptor: Mutex::new(None),
-            connections: Arc::new(Mutex::new(Vec::new())),
-        };
-        proxy.accept_on(listener);
-        proxy
-    }
-
-    fn accept_on(&self, listener: TcpListener) {
-        let (upstream, mode, connections) = (
-            self.upstream,
-            Arc::clone(&self.mode),
-            Arc::clone(&self.connections),
-        );
-        let acceptor = tokio::spawn(async move {
-            while let Ok((mut client, _)) = listener.accept().await {
-                let mode = Arc::clone(&mode);
-                let connection = tokio::spawn(async move {
-                    if mode.load(Ordering::Acquire) == STALL {
-                        // Hold the socket open, silent, until the test restores or cuts.
-                        let _client = client;
-                        std::future::pending::<()>().await;
-                        return;
-                    }
-                    if let Ok(mut server) = TcpStream::connect(upstream).await {
-                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
-                    }
-                });
-                connections.lock().unwrap().push(connection);
-            }
-        });
-        *self.acceptor.lock().unwrap() = Some(acceptor);
-    }
-
-    fn endpoint(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-
-    fn drop_connections(&self) {
-        for connection in self.connections.lock().unwrap().drain(..) {
-            connection.abort();
-        }
-    }
-
-    /// Stop accepting (the port then refuses connections) and drop every open connection.
-    async fn cut(&self) {
-        self.mode.store(CUT, Ordering::Release);
-        if let Some(acceptor) = self.acceptor.lock().unwrap().take() {
-            acceptor.abort();
-        }
-        self.drop_connections();
-        // Let the aborted tasks drop their sockets and the listener.
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-
-    /// Accept connections but never answer them.
-    async fn stall(&self) {
-        self.restore().await;
-        self.mode.store(STALL, Ordering::Release);
-    }
-
-    /// Forward again, on the same port.
-    async fn restore(&self) {
-        self.drop_connections();
-        self.mode.store(FORWARD, Ordering::Release);
-        if self.acceptor.lock().unwrap().is_none() {
-            let listener = TcpListener::bind(self.addr).await.unwrap();
-            self.accept_on(listener);
-        }
-    }
-}
-
 fn upstream() -> SocketAddr {
-    let endpoint = common::endpoint();
+    let endpoint = support::endpoint();
     let authority = endpoint
         .split_once("://")
         .map_or(endpoint.as_str(), |(_, rest)| rest)
@@ -225,37 +129,42 @@ async fn every_operation_fails_retryably(store: &dyn ObjectStore, expected: &[Er
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[cfg_attr(
     not(sandloom_test_s3),
-    ignore = "needs a real server: set SANDLOOM_TEST_S3_ENDPOINT (eval \"$(scripts/test-services up)\") and rebuild"
+    ignore = "needs a real server: set SANDLOOM_TEST_S3_URL (eval \"$(scripts/test-services up)\") and rebuild"
 )]
 async fn a_server_that_goes_away_gives_typed_errors_and_comes_back() {
-    let proxy = Proxy::start(upstream()).await;
+    let proxy = TcpProxy::start(upstream()).await.unwrap();
+    let endpoint = format!("http://{}", proxy.address());
     let options = S3ObjectStoreOptions {
-        endpoint: Some(proxy.endpoint()),
-        bucket: common::bucket(),
+        endpoint: Some(endpoint.clone().into()),
+        bucket: support::bucket(),
         secret_access_key: Some(SECRET.into()),
-        prefix: Some(format!("failures/{}", common::unique("away"))),
+        prefix: Some(format!("failures/{}", support::unique("away"))),
         request_timeout_ms: 500,
         max_retries: 1,
         retry_timeout_ms: 500,
         retry_initial_backoff_ms: 10,
         retry_max_backoff_ms: 50,
-        ..common::options("")
+        ..support::options("")
     };
     let store = S3ObjectStore::from_options(options).unwrap();
     store.start().await.unwrap();
     store.put("k", Bytes::from_static(b"before")).await.unwrap();
     assert!(store.health().await.is_healthy());
 
-    proxy.cut().await;
+    proxy.cut();
     every_operation_fails_retryably(&store, &[ErrorKind::Unavailable]).await;
     assert!(!store.health().await.is_healthy());
 
-    proxy.stall().await;
+    // The server hangs: connections are accepted and nothing comes back.
+    proxy.stall();
     every_operation_fails_retryably(&store, &[ErrorKind::Timeout, ErrorKind::Unavailable]).await;
     let get = store.get("k").await.unwrap_err();
     assert_eq!(get.kind(), ErrorKind::Timeout, "{get}");
 
-    proxy.restore().await;
+    // Back, without the requests it held (they die with their connections, so the server never
+    // sees the writes that timed out and "before" is still there).
+    proxy.cut();
+    proxy.restore();
     assert_eq!(store.get("k").await.unwrap(), "before");
     store.put("k", Bytes::from_static(b"after")).await.unwrap();
     assert_eq!(store.get("k").await.unwrap(), "after");
@@ -265,15 +174,15 @@ async fn a_server_that_goes_away_gives_typed_errors_and_comes_back() {
     store.delete("k").await.unwrap();
 
     // A driver whose server is gone at start refuses to start, naming the proxy's address.
-    proxy.cut().await;
+    proxy.cut();
     let late = S3ObjectStore::from_options(S3ObjectStoreOptions {
-        endpoint: Some(proxy.endpoint()),
+        endpoint: Some(endpoint.clone().into()),
         secret_access_key: Some(SECRET.into()),
-        ..common::options("x")
+        ..support::options("x")
     })
     .unwrap();
     let err = late.start().await.unwrap_err();
-    assert!(err.to_string().contains(&proxy.endpoint()), "{err}");
+    assert!(err.to_string().contains(&endpoint), "{err}");
     assert!(!err.to_string().contains(SECRET), "{err}");
     store.stop().await.unwrap();
 }
@@ -281,19 +190,19 @@ async fn a_server_that_goes_away_gives_typed_errors_and_comes_back() {
 #[tokio::test]
 #[cfg_attr(
     not(sandloom_test_s3),
-    ignore = "needs a real server: set SANDLOOM_TEST_S3_ENDPOINT (eval \"$(scripts/test-services up)\") and rebuild"
+    ignore = "needs a real server: set SANDLOOM_TEST_S3_URL (eval \"$(scripts/test-services up)\") and rebuild"
 )]
 async fn start_on_a_missing_bucket_names_it() {
-    let bucket = common::unique("no-such-bucket");
+    let bucket = support::unique("no-such-bucket");
     let store = S3ObjectStore::from_options(S3ObjectStoreOptions {
         bucket: bucket.clone(),
         secret_access_key: Some(SECRET.into()),
-        ..common::options("x")
+        ..support::options("x")
     })
     .unwrap();
     let err = store.start().await.unwrap_err().to_string();
     assert!(err.contains(&format!("`{bucket}`")), "{err}");
     assert!(err.contains("the bucket does not exist"), "{err}");
-    assert!(err.contains(&common::endpoint()), "{err}");
+    assert!(err.contains(&support::endpoint()), "{err}");
     assert!(!err.contains(SECRET), "{err}");
 }

@@ -2,7 +2,7 @@
 //! captured logs (this binary's global tracing subscriber captures everything at TRACE, the
 //! `log` records of the HTTP stack included).
 
-mod common;
+mod support;
 
 use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -72,7 +72,7 @@ async fn secrets_stay_out_of_debug_and_errors_without_a_server() {
         listener.local_addr().unwrap().port()
     };
     let options = with_secrets(S3ObjectStoreOptions {
-        endpoint: Some(format!("http://127.0.0.1:{port}")),
+        endpoint: Some(format!("http://127.0.0.1:{port}").into()),
         bucket: "b".into(),
         access_key_id: Some("id".into()),
         connect_timeout_ms: 500,
@@ -91,7 +91,7 @@ async fn secrets_stay_out_of_debug_and_errors_without_a_server() {
     .unwrap_err();
     assert_clean("the validate error", &format!("{refused} / {refused:?}"));
     let in_url = S3ObjectStore::validate(&S3ObjectStoreOptions {
-        endpoint: Some(format!("http://id:{SECRET}@127.0.0.1:{port}")),
+        endpoint: Some(format!("http://id:{SECRET}@127.0.0.1:{port}").into()),
         ..options
     })
     .unwrap_err();
@@ -105,14 +105,14 @@ async fn secrets_stay_out_of_debug_and_errors_without_a_server() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[cfg_attr(
     not(sandloom_test_s3),
-    ignore = "needs a real server: set SANDLOOM_TEST_S3_ENDPOINT (eval \"$(scripts/test-services up)\") and rebuild"
+    ignore = "needs a real server: set SANDLOOM_TEST_S3_URL (eval \"$(scripts/test-services up)\") and rebuild"
 )]
 async fn secrets_stay_out_of_errors_and_logs_of_a_working_driver() {
     let _ = logs();
     let options = with_secrets(S3ObjectStoreOptions {
         // Conditional writes on, so their `Conflict` errors are checked too.
         conditional_put: true,
-        ..common::options(&format!("secrets/{}", common::unique("run")))
+        ..support::options(&format!("secrets/{}", support::unique("run")))
     });
     let store = S3ObjectStore::from_options(options).unwrap();
     store.start().await.unwrap();

@@ -31,7 +31,7 @@
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let notifier = SmtpNotifier::from_options(SmtpOptions {
 //!     username: Some("orders@example.com".into()),
-//!     password: std::env::var("SMTP_PASSWORD").ok(),
+//!     password: std::env::var("SMTP_PASSWORD").ok().map(Into::into),
 //!     ..SmtpOptions::new("smtp.example.com", "Orders <orders@example.com>")
 //! })?;
 //! notifier.start().await?;
@@ -43,12 +43,13 @@
 //! # }
 //! ```
 
+mod address;
 mod compose;
 mod errors;
-mod notifier;
 mod options;
+mod provider;
 
-pub use notifier::SmtpNotifier;
 pub use options::{Security, SmtpOptions};
+pub use provider::SmtpNotifier;
 
 sandloom_driverkit::register_driver!(notifier, "smtp", SmtpNotifier);

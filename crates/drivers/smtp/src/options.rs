@@ -1,11 +1,12 @@
 //! Options of `notifier.smtp` and their validation.
 
 use std::fmt;
-use std::net::Ipv6Addr;
 use std::time::Duration;
 
 use lettre::message::Mailbox;
-use sandloom_driverkit::DriverError;
+use sandloom_driverkit::{DriverError, Secret};
+
+use crate::address::{check_host, server_name};
 use serde::Deserialize;
 
 /// Longest timeout accepted, so a typo such as an extra zero is caught at startup.
@@ -112,7 +113,7 @@ impl fmt::Display for Security {
 /// assert!(options.validate().is_ok());
 /// assert!(!format!("{options:?}").contains("hunter2"));
 /// ```
-#[derive(Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SmtpOptions {
     /// Host name or IP address of the SMTP server (`smtp.example.com`, `127.0.0.1`, `::1`),
@@ -132,7 +133,7 @@ pub struct SmtpOptions {
     /// Password for SMTP AUTH. A secret: never shown in `Debug`, errors or logs. Prefer
     /// setting it through the environment (`SANDLOOM__NOTIFIER__<INSTANCE>__PASSWORD`).
     #[serde(default)]
-    pub password: Option<String>,
+    pub password: Option<Secret<String>>,
     /// The sender of every message, as a mailbox: `orders@example.com` or
     /// `Orders <orders@example.com>`. Also the envelope sender (`MAIL FROM`), and its domain
     /// is the right-hand side of generated Message-IDs.
@@ -207,29 +208,6 @@ fn default_true() -> bool {
 
 fn default_metadata_header_prefix() -> String {
     "X-Sandloom-".to_owned()
-}
-
-impl fmt::Debug for SmtpOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SmtpOptions")
-            .field("host", &self.host)
-            .field("port", &self.port)
-            .field("security", &self.security)
-            .field("username", &self.username)
-            .field("password", &self.password.as_ref().map(|_| "<redacted>"))
-            .field("from", &self.from)
-            .field("reply_to", &self.reply_to)
-            .field("default_subject", &self.default_subject)
-            .field("connect_timeout_ms", &self.connect_timeout_ms)
-            .field("send_timeout_ms", &self.send_timeout_ms)
-            .field("max_connections", &self.max_connections)
-            .field("idle_timeout_ms", &self.idle_timeout_ms)
-            .field("hello_name", &self.hello_name)
-            .field("metadata_headers", &self.metadata_headers)
-            .field("metadata_header_prefix", &self.metadata_header_prefix)
-            .field("accept_invalid_certs", &self.accept_invalid_certs)
-            .finish()
-    }
 }
 
 /// The options once checked: parsed mailboxes and durations.
@@ -390,47 +368,6 @@ impl SmtpOptions {
             (None, None) | (Some(_), Some(_)) => Ok(()),
         }
     }
-}
-
-/// `host:port`, with brackets around an IPv6 address.
-pub(crate) fn server_name(host: &str, port: u16) -> String {
-    if host.contains(':') {
-        format!("[{host}]:{port}")
-    } else {
-        format!("{host}:{port}")
-    }
-}
-
-fn check_host(host: &str) -> Result<(), DriverError> {
-    if host.trim().is_empty() {
-        return Err(DriverError::new(
-            "`host` must name the SMTP server (e.g. `smtp.example.com`)",
-        ));
-    }
-    // The value is not repeated here: it may hold a password (`smtp://user:pass@host`).
-    if host.contains('@') {
-        return Err(DriverError::new(
-            "`host` must not contain user-info (`user@`): set `username` and `password` instead",
-        ));
-    }
-    if host.contains("://") || host.contains('/') {
-        return Err(DriverError::new(
-            "`host` must be a host name or address only, without scheme or path \
-             (e.g. `smtp.example.com`); the port goes in `port`",
-        ));
-    }
-    if host.contains(':') && host.parse::<Ipv6Addr>().is_err() {
-        return Err(DriverError::new(format!(
-            "`host` {host:?} is not a host name or address: put the port in `port`"
-        )));
-    }
-    if !host.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(DriverError::new(format!(
-            "`host` {host:?} must be printable ASCII without spaces (write international \
-             domain names in their `xn--` form)"
-        )));
-    }
-    Ok(())
 }
 
 fn parse_mailbox(option: &str, text: &str) -> Result<Mailbox, DriverError> {

@@ -1,20 +1,18 @@
 //! Failure behaviour against real parts: a closed port and a silent server at start, a server
-//! that goes away while running (a TCP proxy in front of the real one, cut and restored), TLS
+//! that goes away or hangs while running (driverkit's `TcpProxy` in front of the real one), TLS
 //! modes against a plain server, and options that make no sense.
 
 #[path = "support/maildir.rs"]
 mod maildir;
-#[path = "support/proxy.rs"]
-mod proxy;
 #[path = "support/server.rs"]
 mod server;
 
 use std::net::{SocketAddr, ToSocketAddrs as _};
 use std::time::{Duration, Instant};
 
-use proxy::{Mode, Proxy};
 use sandloom_driver_smtp::{Security, SmtpNotifier, SmtpOptions};
 use sandloom_driverkit::Driver;
+use sandloom_driverkit::conformance::TcpProxy;
 use sandloom_driverkit::notifier::{BATCH, Message, Notifier};
 use sandloom_driverkit::sdk::ErrorKind;
 
@@ -83,12 +81,14 @@ async fn unreachable_server_at_start_is_an_error_naming_it_within_the_timeout() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_never_answers_fails_start_within_the_connect_timeout() {
-    // Accepts connections and never says a word (nothing is forwarded in `Hang`).
-    let silent = Proxy::start(SocketAddr::from(([127, 0, 0, 1], closed_port()))).await;
-    silent.set(Mode::Hang);
+    // Accepts connections and never says a word (nothing is forwarded while stalled).
+    let silent = TcpProxy::start(SocketAddr::from(([127, 0, 0, 1], closed_port())))
+        .await
+        .unwrap();
+    silent.stall();
     let notifier = SmtpNotifier::from_options(SmtpOptions {
         connect_timeout_ms: 500,
-        ..plain("127.0.0.1", silent.port())
+        ..plain("127.0.0.1", silent.address().port())
     })
     .unwrap();
     let started = Instant::now();
@@ -101,7 +101,7 @@ async fn a_server_that_never_answers_fails_start_within_the_connect_timeout() {
     let text = err.to_string();
     eprintln!("silent server: {text}");
     assert!(
-        text.contains(&format!("127.0.0.1:{}", silent.port())),
+        text.contains(&format!("127.0.0.1:{}", silent.address().port())),
         "{text}"
     );
     assert!(text.contains("500 ms"), "{text}");
@@ -114,11 +114,11 @@ async fn a_server_that_never_answers_fails_start_within_the_connect_timeout() {
     ignore = "needs a real SMTP server: set SANDLOOM_TEST_SMTP_URL and SANDLOOM_TEST_SMTP_MAILDIR (eval \"$(scripts/test-services up)\") and rebuild"
 )]
 async fn a_server_going_away_gives_typed_errors_and_the_driver_recovers() {
-    let proxy = Proxy::start(server_socket()).await;
+    let proxy = TcpProxy::start(server_socket()).await.unwrap();
     let notifier = SmtpNotifier::from_options(SmtpOptions {
         connect_timeout_ms: 1000,
         send_timeout_ms: 1500,
-        ..plain("127.0.0.1", proxy.port())
+        ..plain("127.0.0.1", proxy.address().port())
     })
     .unwrap();
     notifier.start().await.unwrap();
@@ -133,7 +133,7 @@ async fn a_server_going_away_gives_typed_errors_and_the_driver_recovers() {
     );
 
     // The server goes away: open sessions are dropped, new ones closed at once.
-    proxy.set(Mode::Close);
+    proxy.cut();
     for n in 0..3 {
         let err = notifier
             .send(&note(&format!("failures: down {n}")))
@@ -146,7 +146,7 @@ async fn a_server_going_away_gives_typed_errors_and_the_driver_recovers() {
         eprintln!("while down: {err}");
         assert!(
             err.to_string()
-                .contains(&format!("127.0.0.1:{}", proxy.port())),
+                .contains(&format!("127.0.0.1:{}", proxy.address().port())),
             "{err}"
         );
     }
@@ -178,7 +178,9 @@ async fn a_server_going_away_gives_typed_errors_and_the_driver_recovers() {
     assert!(skipped.message().contains("not attempted"), "{skipped}");
 
     // The server hangs: a send gives up after `send_timeout_ms`.
-    proxy.set(Mode::Hang);
+    // Without the sessions of before: new ones are accepted and never answered.
+    proxy.cut();
+    proxy.stall();
     let started = Instant::now();
     let err = notifier.send(&note("failures: hanging")).await.unwrap_err();
     eprintln!("while hanging: {err}");
@@ -190,7 +192,9 @@ async fn a_server_going_away_gives_typed_errors_and_the_driver_recovers() {
     );
 
     // Back: the next send works, and the mail arrives.
-    proxy.set(Mode::Forward);
+    // The held sessions die with the outage; new ones reach the server.
+    proxy.cut();
+    proxy.restore();
     let after = notifier
         .send(&note("failures: after the outage"))
         .await

@@ -149,7 +149,7 @@ fn notify(c: &mut Criterion) {
         .with_metadata("severity", "high");
 
     let driver = WebhookNotifier::from_options(WebhookOptions {
-        secret: Some(SECRET.to_owned()),
+        secret: Some(SECRET.into()),
         ..WebhookOptions::new(format!("http://{addr}/hook"))
     })
     .expect("options");

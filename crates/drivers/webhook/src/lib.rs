@@ -123,16 +123,16 @@
 //!
 //! [`send`]: sandloom_driverkit::notifier::Notifier::send
 
-mod endpoint;
+mod address;
 mod errors;
-mod notifier;
 mod options;
 mod payload;
+mod provider;
 mod retry;
 mod signature;
 
-pub use notifier::WebhookNotifier;
 pub use options::WebhookOptions;
+pub use provider::WebhookNotifier;
 pub use signature::{
     IDEMPOTENCY_KEY_HEADER, MESSAGE_ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signature,
     timestamp_is_fresh, verify_signature,

@@ -1,14 +1,13 @@
 //! The options of `notifier.webhook` and their checks.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use sandloom_driverkit::DriverError;
+use sandloom_driverkit::{DriverError, Secret, SecretUrl};
 use serde::Deserialize;
 
-use crate::endpoint::{Endpoint, redact};
+use crate::address::Endpoint;
 use crate::retry::RetryPolicy;
 use crate::signature::{IDEMPOTENCY_KEY_HEADER, Signer};
 
@@ -56,20 +55,20 @@ const RESERVED_HEADERS: &[&str] = &[
 /// assert_eq!(options.timeout_ms, 10_000);
 /// assert_eq!(options.max_retries, 3);
 /// let debug = format!("{options:?}");
-/// assert!(debug.contains("https://***@hooks.example.com:443/***"));
+/// assert!(debug.contains("https://***@hooks.example.com/***"));
 /// assert!(!debug.contains("hunter2") && !debug.contains("xyz"));
 /// ```
-#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WebhookOptions {
     /// The `http://` or `https://` URL every message is posted to. User-info in it
     /// (`https://user:password@host/…`) is removed from the URL and sent as Basic auth; it, the
     /// path and the query are secret: errors and logs show `https://***@host:443/***`.
-    pub url: String,
+    pub url: SecretUrl,
     /// The HMAC-SHA256 key that signs every request ([`SIGNATURE_HEADER`](crate::SIGNATURE_HEADER));
     /// without it requests are sent unsigned. Must not be empty when set. Secret.
     #[serde(default)]
-    pub secret: Option<String>,
+    pub secret: Option<Secret<String>>,
     /// Time budget of one attempt, from connecting to the end of the response, in
     /// milliseconds (default 10 000; 1 to 600 000).
     #[serde(default = "defaults::timeout_ms")]
@@ -94,7 +93,7 @@ pub struct WebhookOptions {
     /// and must not be ones the driver sets (`Content-Type`, `Idempotency-Key`,
     /// `X-Sandloom-*`, …). Values are secret: `Debug` shows names only.
     #[serde(default)]
-    pub headers: BTreeMap<String, String>,
+    pub headers: BTreeMap<String, Secret<String>>,
     /// Whether `start` opens a TCP connection to the endpoint's host and port (within
     /// `connect_timeout_ms`) and fails when it cannot (default `false`: a receiver that is down
     /// at startup does not stop the application; sends then fail typed and `health` reports it).
@@ -129,7 +128,7 @@ impl WebhookOptions {
     /// assert_eq!((options.retry_base_delay_ms, options.retry_max_delay_ms), (200, 5_000));
     /// assert!(options.secret.is_none() && options.headers.is_empty() && !options.verify_on_start);
     /// ```
-    pub fn new(url: impl Into<String>) -> Self {
+    pub fn new(url: impl Into<SecretUrl>) -> Self {
         Self {
             url: url.into(),
             secret: None,
@@ -146,14 +145,14 @@ impl WebhookOptions {
     /// Check every option and prepare what the driver keeps. Messages name options, never
     /// their secret values.
     pub(crate) fn check(&self) -> Result<Checked, DriverError> {
-        let endpoint = Endpoint::parse(&self.url).map_err(DriverError::new)?;
+        let endpoint = Endpoint::parse(self.url.expose()).map_err(DriverError::new)?;
         let signer = match &self.secret {
-            Some(secret) if secret.is_empty() => {
+            Some(secret) if secret.expose().is_empty() => {
                 return Err(DriverError::new(
                     "`secret` must not be empty: leave it out to send unsigned requests",
                 ));
             }
-            Some(secret) => Some(Signer::new(secret.as_bytes())),
+            Some(secret) => Some(Signer::new(secret.expose().as_bytes())),
             None => None,
         };
         let timeout = millis("timeout_ms", self.timeout_ms, 1)?;
@@ -207,7 +206,7 @@ impl WebhookOptions {
                     "`headers` sets `Authorization` and `url` has user-info: keep one of them",
                 ));
             }
-            let mut value = HeaderValue::from_str(value).map_err(|_| {
+            let mut value = HeaderValue::from_str(value.expose()).map_err(|_| {
                 DriverError::new(format!(
                     "the value of header `{name}` in `headers` is not a valid HTTP header value \
                      (control characters or non-ASCII text)"
@@ -228,22 +227,6 @@ fn millis(option: &str, value: u64, min: u64) -> Result<Duration, DriverError> {
         )));
     }
     Ok(Duration::from_millis(value))
-}
-
-impl fmt::Debug for WebhookOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("WebhookOptions")
-            .field("url", &redact(&self.url))
-            .field("secret", &self.secret.as_ref().map(|_| "<redacted>"))
-            .field("timeout_ms", &self.timeout_ms)
-            .field("connect_timeout_ms", &self.connect_timeout_ms)
-            .field("max_retries", &self.max_retries)
-            .field("retry_base_delay_ms", &self.retry_base_delay_ms)
-            .field("retry_max_delay_ms", &self.retry_max_delay_ms)
-            .field("headers", &self.headers.keys().collect::<Vec<_>>())
-            .field("verify_on_start", &self.verify_on_start)
-            .finish()
-    }
 }
 
 /// Options after their checks: what the driver is built from.
@@ -289,7 +272,7 @@ mod tests {
         let cases = [
             (
                 WebhookOptions {
-                    secret: Some(String::new()),
+                    secret: Some("".into()),
                     ..base.clone()
                 },
                 "`secret` must not be empty",
@@ -340,7 +323,7 @@ mod tests {
     #[test]
     fn headers_are_checked_and_their_values_never_echoed() {
         let with = |name: &str, value: &str| WebhookOptions {
-            headers: BTreeMap::from([(name.to_owned(), value.to_owned())]),
+            headers: BTreeMap::from([(name.to_owned(), value.into())]),
             ..WebhookOptions::new("http://u:p@127.0.0.1:1/h")
         };
         for (name, value, expected) in [
@@ -356,7 +339,7 @@ mod tests {
             assert!(!err.message().contains("hunter2"), "{err}");
         }
         let checked = WebhookOptions {
-            headers: BTreeMap::from([("X-Api-Key".to_owned(), "hunter2".to_owned())]),
+            headers: BTreeMap::from([("X-Api-Key".to_owned(), "hunter2".into())]),
             ..WebhookOptions::new("http://127.0.0.1:1/h")
         }
         .check()

@@ -22,7 +22,7 @@ fn options(namespace: &str) -> WebhookOptions {
         server,
     );
     WebhookOptions {
-        secret: Some(SECRET.to_owned()),
+        secret: Some(SECRET.into()),
         retry_base_delay_ms: 10,
         retry_max_delay_ms: 100,
         ..WebhookOptions::new(url)

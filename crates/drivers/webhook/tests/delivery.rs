@@ -19,7 +19,7 @@ use support::{Reply, SECRET, TestServer, closed_port};
 /// Options for the server's `/hook`, signed, with short retry delays.
 fn options_for(server: &TestServer) -> WebhookOptions {
     WebhookOptions {
-        secret: Some(SECRET.to_owned()),
+        secret: Some(SECRET.into()),
         retry_base_delay_ms: 10,
         retry_max_delay_ms: 200,
         ..WebhookOptions::new(format!("{}/hook", server.origin()))
@@ -43,8 +43,9 @@ async fn each_message_is_one_signed_json_post_of_the_documented_schema() {
         url: format!(
             "http://bot:{SECRET}@127.0.0.1:{}/hooks/in?team=ops",
             server.port()
-        ),
-        headers: BTreeMap::from([("X-Team".to_owned(), "ops".to_owned())]),
+        )
+        .into(),
+        headers: BTreeMap::from([("X-Team".to_owned(), "ops".into())]),
         ..options_for(&server)
     };
     let notifier = started(options).await;

@@ -39,8 +39,8 @@ fn assert_clean_error(what: &str, error: &InfraError) {
 
 fn secret_options(origin_port: u16) -> WebhookOptions {
     WebhookOptions {
-        secret: Some(SECRET.to_owned()),
-        headers: BTreeMap::from([("X-Api-Key".to_owned(), HEADER_VALUE.to_owned())]),
+        secret: Some(SECRET.into()),
+        headers: BTreeMap::from([("X-Api-Key".to_owned(), HEADER_VALUE.into())]),
         max_retries: 1,
         retry_base_delay_ms: 10,
         retry_max_delay_ms: 50,
@@ -91,23 +91,26 @@ fn option_errors_never_repeat_secret_values() {
         assert_clean("a validation error", &format!("{err:?}"));
     };
     refuse(WebhookOptions {
-        url: format!("ftp://bot:{SECRET}@127.0.0.1/{PATH_TOKEN}"),
+        url: format!("ftp://bot:{SECRET}@127.0.0.1/{PATH_TOKEN}").into(),
         ..secret_options(1)
     });
     refuse(WebhookOptions {
-        url: format!("http://bot:{SECRET}@127.0.0.1/{PATH_TOKEN}#{PATH_TOKEN}"),
+        url: format!("http://bot:{SECRET}@127.0.0.1/{PATH_TOKEN}#{PATH_TOKEN}").into(),
         ..secret_options(1)
     });
     refuse(WebhookOptions {
-        url: format!("http://bot:{SECRET}@/{PATH_TOKEN}"),
+        url: format!("http://bot:{SECRET}@/{PATH_TOKEN}").into(),
         ..secret_options(1)
     });
     refuse(WebhookOptions {
-        headers: BTreeMap::from([("X-Api-Key".to_owned(), format!("{HEADER_VALUE}\u{7}"))]),
+        headers: BTreeMap::from([(
+            "X-Api-Key".to_owned(),
+            format!("{HEADER_VALUE}\u{7}").into(),
+        )]),
         ..secret_options(1)
     });
     refuse(WebhookOptions {
-        headers: BTreeMap::from([("Authorization".to_owned(), HEADER_VALUE.to_owned())]),
+        headers: BTreeMap::from([("Authorization".to_owned(), HEADER_VALUE.into())]),
         ..secret_options(1)
     });
 }

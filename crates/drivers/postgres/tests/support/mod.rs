@@ -36,7 +36,7 @@ pub(crate) fn unique(prefix: &str) -> String {
 /// Options for the test server with short timeouts, in `namespace` of the shared table.
 pub(crate) fn options(url: &str, namespace: &str) -> PostgresTaskQueueOptions {
     PostgresTaskQueueOptions {
-        url: url.to_owned(),
+        url: url.into(),
         table: TABLE.to_owned(),
         namespace: namespace.to_owned(),
         visibility_timeout_ms: 500,

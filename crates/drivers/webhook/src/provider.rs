@@ -15,7 +15,7 @@ use sandloom_driverkit::sdk::{ErrorKind, InfraError, InfraResult};
 use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
 use tokio::sync::Notify;
 
-use crate::endpoint::Endpoint;
+use crate::address::Endpoint;
 use crate::errors::{self, Failure};
 use crate::options::WebhookOptions;
 use crate::payload;

@@ -12,7 +12,6 @@ use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
 use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
 
-use crate::address::redact_url;
 use crate::{RedisCacheOptions, client, errors};
 
 /// The longest expiry handed to Redis, in milliseconds (about 146 million years); a longer
@@ -308,7 +307,7 @@ impl Driver for RedisCache {
     fn from_options(options: RedisCacheOptions) -> Result<Self, DriverError> {
         let info = options.check()?;
         Ok(Self {
-            address: redact_url(&options.url),
+            address: options.url.redacted(),
             key_prefix: options.prefix.as_ref().map(|prefix| format!("{prefix}:")),
             info,
             options,

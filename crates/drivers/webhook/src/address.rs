@@ -76,11 +76,6 @@ impl Endpoint {
     }
 }
 
-/// The redacted form of `raw` for `Debug` output, whether or not it parses.
-pub(crate) fn redact(raw: &str) -> String {
-    Endpoint::parse(raw).map_or_else(|_| "<invalid URL>".to_owned(), |e| e.redacted)
-}
-
 fn take_credentials(url: &mut Url) -> Result<Option<Credentials>, String> {
     if url.username().is_empty() && url.password().is_none() {
         return Ok(None);
@@ -144,6 +139,5 @@ mod tests {
             assert!(err.contains(expected), "{raw:?}: {err}");
             assert!(!err.contains("hunter2"), "{raw:?}: {err}");
         }
-        assert_eq!(redact("http://u:hunter2@"), "<invalid URL>");
     }
 }

@@ -8,9 +8,9 @@ use sandloom_driver_s3::S3ObjectStoreOptions;
 
 /// The S3 endpoint, read at run time (falling back to the value at build time).
 pub(crate) fn endpoint() -> String {
-    std::env::var("SANDLOOM_TEST_S3_ENDPOINT")
+    std::env::var("SANDLOOM_TEST_S3_URL")
         .ok()
-        .or_else(|| option_env!("SANDLOOM_TEST_S3_ENDPOINT").map(str::to_owned))
+        .or_else(|| option_env!("SANDLOOM_TEST_S3_URL").map(str::to_owned))
         .unwrap_or_else(|| "http://127.0.0.1:5077".to_owned())
 }
 
@@ -33,7 +33,7 @@ pub(crate) fn unique(name: &str) -> String {
 /// Options for the test server with every key under `prefix`.
 pub(crate) fn options(prefix: &str) -> S3ObjectStoreOptions {
     S3ObjectStoreOptions {
-        endpoint: Some(endpoint()),
+        endpoint: Some(endpoint().into()),
         bucket: bucket(),
         access_key_id: Some("test".into()),
         secret_access_key: Some("test".into()),

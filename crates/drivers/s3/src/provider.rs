@@ -123,9 +123,9 @@ fn client(
         Some(credentials) => {
             let builder = builder
                 .with_access_key_id(&credentials.access_key_id)
-                .with_secret_access_key(&credentials.secret_access_key);
+                .with_secret_access_key(credentials.secret_access_key.expose());
             match &credentials.session_token {
-                Some(token) => builder.with_token(token),
+                Some(token) => builder.with_token(token.expose()),
                 None => builder,
             }
         }

@@ -200,7 +200,7 @@ impl Driver for AmqpTaskQueue {
 
     fn from_options(options: AmqpTaskQueueOptions) -> Result<Self, DriverError> {
         Self::validate(&options)?;
-        let address = Address::parse(&options.url).map_err(DriverError::new)?;
+        let address = Address::parse(options.url.expose()).map_err(DriverError::new)?;
         Ok(Self {
             engine: Arc::new(Engine::new(&options, address)),
         })

@@ -15,9 +15,10 @@ use sandloom_driverkit::sdk::{ErrorKind, InfraError, InfraResult};
 use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
 use tokio::sync::Semaphore;
 
+use crate::address::server_name;
 use crate::compose::{Composed, Composer};
 use crate::errors::{self, Undelivered};
-use crate::options::{Security, SmtpOptions, server_name};
+use crate::options::{Security, SmtpOptions};
 
 type Transport = AsyncSmtpTransport<Tokio1Executor>;
 
@@ -210,7 +211,10 @@ impl SmtpNotifier {
             builder = builder.hello_name(ClientId::Domain(name.clone()));
         }
         if let (Some(username), Some(password)) = (&options.username, &options.password) {
-            builder = builder.credentials(Credentials::new(username.clone(), password.clone()));
+            builder = builder.credentials(Credentials::new(
+                username.clone(),
+                password.expose().clone(),
+            ));
         }
         Ok(builder.build())
     }
