@@ -621,6 +621,10 @@ mod tests {
         &[]
     }
 
+    fn no_schema() -> Option<String> {
+        None
+    }
+
     fn parse(raw: &RawOptions) -> Result<ParsedOptions, OptionsError> {
         let options: ProbeOptions = raw.deserialize()?;
         Ok(ParsedOptions {
@@ -648,6 +652,7 @@ mod tests {
             supported_features: no_features,
             parse_options: parse,
             accepts_unknown_keys: accepts_unknown_keys::<ProbeOptions>,
+            options_schema: no_schema,
             build,
         }
     }
