@@ -343,6 +343,7 @@ fn candidates(inputs: &Inputs<'_>, instance: &InstanceConfig) -> Vec<String> {
         "env_logger",
         "futures",
         "insta",
+        "jsonschema",
         "linkme",
         "log",
         "once_cell",
