@@ -18,8 +18,8 @@ fn linked() -> sandloom::LinkedDrivers {
 /// `app infra ARGS…`: the status, standard output and standard error.
 fn infra(args: &[&str]) -> (Status, String, String) {
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let argv = ["app", "infra"].iter().chain(args).copied();
-    let status = execute(linked(), argv, &mut out, &mut err);
+    let command_line = ["app", "infra"].iter().chain(args).copied();
+    let status = execute(linked(), command_line, &mut out, &mut err);
     (
         status,
         String::from_utf8(out).expect("UTF-8 output"),
@@ -32,6 +32,11 @@ fn infra_json(args: &[&str], command: &str) -> (Status, Value) {
     let mut args = args.to_vec();
     args.extend(["--format", "json"]);
     let (status, out, err) = infra(&args);
+    let header = format!("{{\n  \"format_version\": 1,\n  \"command\": \"{command}\",\n");
+    assert!(
+        out.starts_with(&header),
+        "the version is not at the top:\n{out}"
+    );
     let document: Value =
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}\n{err}"));
     assert_eq!(document["format_version"], 1, "{document:#}");

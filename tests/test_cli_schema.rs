@@ -49,7 +49,10 @@ fn every_example_infra_file_validates() {
     for entry in std::fs::read_dir("examples").unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_str().unwrap().to_owned();
-        if !(name.starts_with("infra") && name.ends_with(".toml")) {
+        let toml = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+        if !(name.starts_with("infra") && toml) {
             continue;
         }
         let text = std::fs::read_to_string(&path).unwrap();

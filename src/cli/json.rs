@@ -2,6 +2,7 @@
 
 use std::io::Write;
 
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 
 use crate::{InfraConfig, Location, Problem, UnusableReason};
@@ -17,10 +18,38 @@ pub(super) fn document(command: &str, fields: Value) -> Value {
     Value::Object(document)
 }
 
-/// Pretty JSON and a newline.
+/// Pretty JSON and a newline, `format_version` and `command` first.
 pub(super) fn write(out: &mut dyn Write, document: &Value) -> std::io::Result<()> {
-    let text = serde_json::to_string_pretty(document).map_err(std::io::Error::other)?;
+    let text =
+        serde_json::to_string_pretty(&HeaderFirst(document)).map_err(std::io::Error::other)?;
     writeln!(out, "{text}")
+}
+
+/// The keys every answer starts with, in this order.
+const HEADER: [&str; 2] = ["format_version", "command"];
+
+/// A document serialized with [`HEADER`] at the top and the other keys after them: a reader
+/// (or a person) sees the version before anything that depends on it, while `serde_json`'s
+/// maps, without the `preserve_order` feature this crate does not impose on the workspace, sort
+/// keys.
+struct HeaderFirst<'a>(&'a Value);
+
+impl Serialize for HeaderFirst<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let Value::Object(fields) = self.0 else {
+            return self.0.serialize(serializer);
+        };
+        let mut map = serializer.serialize_map(Some(fields.len()))?;
+        for key in HEADER {
+            if let Some(value) = fields.get(key) {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        for (key, value) in fields.iter().filter(|(k, _)| !HEADER.contains(&k.as_str())) {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
 }
 
 /// A location as text and as parts: `{"text": "infra.toml:3:1", "file": …, "line": 3,

@@ -483,6 +483,8 @@ mod schema_tests {
     }
 
     #[test]
+    // The borrow is the probe: it is what lets a missing impl fall back to the autoref.
+    #[allow(clippy::needless_borrow)]
     fn a_type_deriving_json_schema_describes_its_options_and_others_do_not() {
         let described = (&SchemaProbe::<Described>(PhantomData))
             .options_schema()

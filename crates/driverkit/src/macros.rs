@@ -151,6 +151,8 @@ macro_rules! register_driver {
             }
 
             // The options' JSON Schema when their type derives `JsonSchema` (see `Driver::Options`).
+            // The borrow is the probe: without it, a type with no `JsonSchema` finds no method.
+            #[allow(clippy::needless_borrow)]
             fn options_schema() -> ::core::option::Option<::std::string::String> {
                 #[allow(unused_imports)]
                 use $crate::__private::{DescribedOptions as _, UndescribedOptions as _};

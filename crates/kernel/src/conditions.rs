@@ -615,7 +615,11 @@ impl fmt::Display for ConditionReport {
             let verdict = if candidate.selected {
                 "selected"
             } else if self.configured.is_none() && candidate.reasons.is_empty() && !self.left_out {
-                "would satisfy it"
+                if self.required_by.is_empty() {
+                    "could serve it"
+                } else {
+                    "would satisfy it"
+                }
             } else if candidate.reasons.is_empty() {
                 "usable"
             } else {
