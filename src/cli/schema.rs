@@ -180,6 +180,12 @@ fn driver_schema(entry: &DriverEntry) -> Value {
     };
     schema.remove("$schema");
     schema.insert("title".into(), json!(title));
+    // The options type's rustdoc, first paragraph only: the rest is examples for Rust readers.
+    if let Some(Value::String(description)) = schema.get_mut("description")
+        && let Some((first, _)) = description.split_once("\n\n")
+    {
+        *description = first.to_owned();
+    }
     // The options' own keys, then the kernel's (an option cannot be named like them: the kernel
     // takes those keys out of the table before the driver sees it).
     let mut properties = match schema.remove("properties") {
