@@ -1,6 +1,7 @@
 //! The stable codes. A code never changes meaning; new problems get new codes.
 //!
-//! Match on [`Problem::code`] (or [`StartupError::codes`]) against these, not on messages:
+//! Match on [`Problem::code`](crate::Problem::code) (or
+//! [`StartupError::codes`](crate::StartupError::codes)) against these, not on messages:
 //!
 //! ```
 //! use sandloom_kernel::{codes, InfraConfig, Problem};
