@@ -9,7 +9,11 @@
 //! cargo run --example quickstart -- --check                      # dry run: starts nothing
 //! RUST_LOG=sandloom=debug cargo run --example quickstart         # one span line per operation
 //! cargo run --example quickstart -- --metrics                    # Prometheus text at the end
+//! cargo run --example quickstart -- infra check --infra examples/infra.toml  # the command line
+//! cargo run --example quickstart -- infra drivers | explain B020 | schema | why cache.default | health
 //! ```
+//!
+//! `infra …` is `sandloom::cli`: the same binary, so it knows exactly the drivers linked here.
 //!
 //! On a startup error it prints every problem with its code and exits with status 1; the dry
 //! run prints what it found the same way, or the report of what would start.
@@ -22,6 +26,11 @@ use sandloom_example_orders::OrderDesk;
 use tracing_subscriber::fmt::format::FmtSpan;
 
 fn main() -> ExitCode {
+    // The embedded command line: `quickstart infra check`, `… infra why cache.default`, …
+    if std::env::args_os().nth(1).is_some_and(|arg| arg == "infra") {
+        return sandloom::cli::run(linked());
+    }
+
     // Applications, not libraries, install the global subscriber; `notifier.log` writes here.
     // With `RUST_LOG=sandloom=debug`, each operation's span is printed when it closes, with its
     // capability, instance, driver, operation, outcome and duration.

@@ -77,3 +77,5 @@ pub use sandloom_kernel::*;
 /// assert!(infra.capability(&CACHE, "default").is_err());
 /// ```
 pub use sandloom_sdk_infra as sdk;
+#[cfg(feature = "cli")]
+pub mod cli;

@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 use std::error::Error as StdError;
+use std::marker::PhantomData;
 
 use async_trait::async_trait;
 use serde::de::DeserializeOwned;
@@ -115,6 +116,12 @@ pub trait Driver: Send + Sync + Sized + 'static {
     /// Refuse unknown fields, give every option a default where one makes sense, and keep
     /// secrets out of `Debug`; [`NoOptions`](crate::NoOptions) is the type for a driver without
     /// options.
+    ///
+    /// **Describe the options' schema** by deriving `schemars::JsonSchema` on this type (with
+    /// `schemars` as a dependency of the driver crate): `register_driver!` finds the impl and
+    /// hands the schema, doc comments and defaults included, to `infra schema` and
+    /// `infra drivers`, so editors complete and check `INFRA`. Nothing else is needed, and a
+    /// type without the derive is listed as "schema unknown" (never guessed).
     ///
     /// ```
     /// use std::fmt;
@@ -390,5 +397,114 @@ pub trait Driver: Send + Sync + Sized + 'static {
     /// ```
     async fn health(&self) -> Health {
         Health::Healthy
+    }
+}
+
+/// Whether an options type describes its own JSON Schema, found at the registration site (where
+/// the type is concrete) without a trait bound on `Driver::Options`: a method call on
+/// `&SchemaProbe<T>` picks [`DescribedOptions`] when `T: JsonSchema`, an inherent method for
+/// [`NoOptions`](crate::NoOptions), and otherwise falls back to [`UndescribedOptions`] on the
+/// autoref. Not public API: what `register_driver!` expands to.
+#[doc(hidden)]
+pub struct SchemaProbe<T>(pub PhantomData<fn() -> T>);
+
+/// The probe's answer for an options type that derives `JsonSchema`.
+#[doc(hidden)]
+pub trait DescribedOptions {
+    /// The options' JSON Schema, as JSON text.
+    fn options_schema(&self) -> Option<String>;
+}
+
+/// The probe's answer for any other options type: no schema.
+#[doc(hidden)]
+pub trait UndescribedOptions {
+    /// `None`: the options describe no schema.
+    fn options_schema(&self) -> Option<String>;
+}
+
+impl<T: schemars::JsonSchema> DescribedOptions for SchemaProbe<T> {
+    fn options_schema(&self) -> Option<String> {
+        // Sub-schemas inlined: the schema is embedded in `infra schema`'s document, where a
+        // `$ref` into its own `$defs` would point nowhere.
+        let mut settings = schemars::generate::SchemaSettings::draft2020_12();
+        settings.inline_subschemas = true;
+        let schema = settings.into_generator().into_root_schema_for::<T>();
+        Some(schema.as_value().to_string())
+    }
+}
+
+impl<T> UndescribedOptions for &SchemaProbe<T> {
+    fn options_schema(&self) -> Option<String> {
+        None
+    }
+}
+
+impl SchemaProbe<crate::NoOptions> {
+    /// No options at all: an object that accepts no key.
+    #[must_use]
+    pub fn options_schema(&self) -> Option<String> {
+        let schema = schemars::json_schema!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": "NoOptions",
+            "description": "This driver takes no options.",
+            "type": "object",
+            "properties": {},
+            "additionalProperties": false
+        });
+        Some(schema.as_value().to_string())
+    }
+}
+
+/// For an entry made by hand, whose options describe no schema.
+#[doc(hidden)]
+#[must_use]
+pub fn options_schema_unknown() -> Option<String> {
+    None
+}
+
+#[cfg(test)]
+mod schema_tests {
+    use super::{DescribedOptions as _, SchemaProbe, UndescribedOptions as _};
+    use std::marker::PhantomData;
+
+    /// Documented options.
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Described {
+        /// How many.
+        count: u32,
+    }
+
+    #[derive(serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Undescribed {
+        count: u32,
+    }
+
+    #[test]
+    // The borrow is the probe: it is what lets a missing impl fall back to the autoref.
+    #[allow(clippy::needless_borrow)]
+    fn a_type_deriving_json_schema_describes_its_options_and_others_do_not() {
+        let described = (&SchemaProbe::<Described>(PhantomData))
+            .options_schema()
+            .expect("JsonSchema is derived");
+        assert!(
+            described.contains(r#""additionalProperties":false"#),
+            "{described}"
+        );
+        assert!(
+            described.contains(r#""description":"How many.""#),
+            "{described}"
+        );
+        assert!(described.contains(r#""required":["count"]"#), "{described}");
+        assert_eq!(
+            (&SchemaProbe::<Undescribed>(PhantomData)).options_schema(),
+            None
+        );
+        let none = (&SchemaProbe::<crate::NoOptions>(PhantomData))
+            .options_schema()
+            .expect("NoOptions has a schema");
+        assert!(none.contains(r#""additionalProperties":false"#), "{none}");
     }
 }

@@ -143,6 +143,9 @@ pub struct NoOptions {}
 #[doc(hidden)]
 pub mod __private {
     pub use crate::contract::{checked_contract, declared_bits, feature_bit, is_reserved};
+    pub use crate::driver::{
+        DescribedOptions, SchemaProbe, UndescribedOptions, options_schema_unknown,
+    };
     pub use crate::gate::{Gate, GateContext, GateState, operation_index, refuse};
     pub use crate::glue::{build, parse_options};
     pub use sandloom_kernel::__private::linkme;

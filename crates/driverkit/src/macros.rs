@@ -150,6 +150,18 @@ macro_rules! register_driver {
                 $crate::__private::build::<$driver, $capability>(options, context, $name)
             }
 
+            // The options' JSON Schema when their type derives `JsonSchema` (see `Driver::Options`).
+            // The borrow is the probe: without it, a type with no `JsonSchema` finds no method.
+            #[allow(clippy::needless_borrow)]
+            fn options_schema() -> ::core::option::Option<::std::string::String> {
+                #[allow(unused_imports)]
+                use $crate::__private::{DescribedOptions as _, UndescribedOptions as _};
+                (&$crate::__private::SchemaProbe::<<$driver as $crate::Driver>::Options>(
+                    ::core::marker::PhantomData,
+                ))
+                    .options_schema()
+            }
+
             #[$crate::__private::linkme::distributed_slice($crate::__private::DRIVERS)]
             #[linkme(crate = $crate::__private::linkme)]
             #[allow(unsafe_code)] // linkme places the element with #[link_section]
@@ -162,6 +174,7 @@ macro_rules! register_driver {
                 parse_options: $crate::__private::parse_options::<$driver>,
                 accepts_unknown_keys:
                     $crate::__private::accepts_unknown_keys::<<$driver as $crate::Driver>::Options>,
+                options_schema,
                 build,
             };
         };

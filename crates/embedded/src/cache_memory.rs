@@ -27,7 +27,7 @@ use crate::running::Running;
 /// assert_eq!(options.capacity, 10_000);
 /// assert_eq!(options.default_ttl_ms, None);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct MemoryCacheOptions {
     /// The most entries kept; beyond it the least useful ones are evicted. At least 1.

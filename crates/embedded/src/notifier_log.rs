@@ -32,7 +32,7 @@ const SECRET_MARKERS: &[&str] = &[
 /// ```
 /// assert_eq!(sandloom_embedded::LogLevel::default(), sandloom_embedded::LogLevel::Info);
 /// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum LogLevel {
     /// `tracing::Level::DEBUG`.
@@ -56,10 +56,11 @@ pub enum LogLevel {
 /// use sandloom_embedded::{LogLevel, LogNotifierOptions};
 /// assert_eq!(LogNotifierOptions::default().level, LogLevel::Info);
 /// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LogNotifierOptions {
     /// The level of the events written for messages.
+    #[schemars(extend("default" = "info"))]
     pub level: LogLevel,
 }
 

@@ -24,7 +24,7 @@ use crate::running::Running;
 /// ```
 /// assert_eq!(sandloom_embedded::MemoryNotifierOptions::default().capacity, 1000);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct MemoryNotifierOptions {
     /// How many of the most recent messages are kept; older ones are dropped. At least 1.

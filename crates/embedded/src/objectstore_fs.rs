@@ -42,7 +42,7 @@ const STALE_TEMP_AGE: Duration = Duration::from_hours(1);
 /// let options = sandloom_embedded::FsObjectStoreOptions { root: "/tmp/objects".into() };
 /// assert_eq!(options.root, std::path::Path::new("/tmp/objects"));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FsObjectStoreOptions {
     /// The directory holding the objects. Created (with its parents) by `start`.

@@ -37,7 +37,7 @@ const FAR_FUTURE: Duration = Duration::from_hours(24 * 365 * 30);
 /// assert_eq!((options.visibility_timeout_ms, options.max_attempts), (30_000, 5));
 /// assert_eq!(options.dedupe_window_ms, 24 * 3600 * 1000);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct MemoryTaskQueueOptions {
     /// How long a reserved task stays invisible to other consumers before it is delivered

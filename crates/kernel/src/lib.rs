@@ -70,6 +70,7 @@
 //! this crate ([`Health`], [`registry::Stability`], [`semver::Version`]).
 
 pub mod codes;
+pub mod conditions;
 pub mod config;
 mod error;
 mod health;

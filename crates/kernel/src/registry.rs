@@ -150,6 +150,10 @@ pub struct DriverEntry {
     /// [`accepts_unknown_keys`] of the driver's `Options` (SANDLOOM-B022 when it does).
     #[doc(hidden)]
     pub accepts_unknown_keys: fn(&RawOptions) -> bool,
+    /// The JSON Schema (draft 2020-12, as JSON text) of the driver's options, when its options
+    /// type describes its own (`schemars::JsonSchema`); `None` when it does not, and then no
+    /// schema is guessed (`infra schema` lists the driver as "schema unknown").
+    pub options_schema: fn() -> Option<String>,
     /// Construct the driver from parsed options. Must not do I/O; that belongs in `start`.
     pub build: fn(ParsedOptions, &BuildContext<'_>) -> Result<BuiltDriver, BoxError>,
 }

@@ -343,6 +343,7 @@ fn candidates(inputs: &Inputs<'_>, instance: &InstanceConfig) -> Vec<String> {
         "env_logger",
         "futures",
         "insta",
+        "jsonschema",
         "linkme",
         "log",
         "once_cell",
@@ -621,6 +622,10 @@ mod tests {
         &[]
     }
 
+    fn no_schema() -> Option<String> {
+        None
+    }
+
     fn parse(raw: &RawOptions) -> Result<ParsedOptions, OptionsError> {
         let options: ProbeOptions = raw.deserialize()?;
         Ok(ParsedOptions {
@@ -648,6 +653,7 @@ mod tests {
             supported_features: no_features,
             parse_options: parse,
             accepts_unknown_keys: accepts_unknown_keys::<ProbeOptions>,
+            options_schema: no_schema,
             build,
         }
     }

@@ -44,7 +44,7 @@ pub(crate) const MAX_BROKER_MS: u64 = u32::MAX as u64;
 /// assert!(!shown.contains("hunter2"));
 /// assert_eq!((options.visibility_timeout_ms, options.max_attempts), (30_000, 5));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct AmqpTaskQueueOptions {
     /// The broker: `amqp://user:password@host:port/vhost` (`amqps://` for TLS; the vhost is

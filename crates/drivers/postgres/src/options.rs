@@ -52,7 +52,7 @@ const MAX_DEDUPE_WINDOW_MS: u64 = 30 * MAX_MS;
 /// assert!(!shown.contains("hunter2"));
 /// assert_eq!(PostgresTaskQueueOptions::default().table, "sandloom_tasks");
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PostgresTaskQueueOptions {
     /// The server: a URL (`postgres://user[:password]@host[:port]/database[?param=value]`) or a

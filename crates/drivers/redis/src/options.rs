@@ -42,7 +42,7 @@ const DEFAULT_URL: &str = "redis://127.0.0.1:6379";
 /// assert_eq!(RedisCacheOptions::default().url.expose(), "redis://127.0.0.1:6379");
 /// assert_eq!(RedisCacheOptions::default().connect_timeout_ms, 2000);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RedisCacheOptions {
     /// The server: `redis://[user][:password@]host[:port][/db]`, `rediss://…` for TLS, or

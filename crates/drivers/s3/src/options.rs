@@ -29,7 +29,7 @@ pub(crate) const DEFAULT_REGION: &str = "us-east-1";
 /// assert_eq!(options.region, "us-east-1");
 /// assert!(!format!("{options:?}").contains("minio-secret")); // secrets are redacted
 /// ```
-#[derive(Debug, Clone, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct S3ObjectStoreOptions {
     /// Base URL of an S3-compatible server (`https://minio.internal:9000`), without the bucket

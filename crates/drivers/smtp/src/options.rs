@@ -25,7 +25,7 @@ const MAX_CONNECTIONS: u32 = 1000;
 /// assert_eq!(Security::Tls.default_port(), 465);
 /// assert_eq!(Security::Plain.default_port(), 25);
 /// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Security {
     /// Connect in plain text, then upgrade with `STARTTLS` before anything else is sent; a
@@ -113,7 +113,7 @@ impl fmt::Display for Security {
 /// assert!(options.validate().is_ok());
 /// assert!(!format!("{options:?}").contains("hunter2"));
 /// ```
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SmtpOptions {
     /// Host name or IP address of the SMTP server (`smtp.example.com`, `127.0.0.1`, `::1`),

@@ -58,7 +58,7 @@ const RESERVED_HEADERS: &[&str] = &[
 /// assert!(debug.contains("https://***@hooks.example.com/***"));
 /// assert!(!debug.contains("hunter2") && !debug.contains("xyz"));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WebhookOptions {
     /// The `http://` or `https://` URL every message is posted to. User-info in it

@@ -36,8 +36,14 @@ pub const fn cache_entry<O: DeserializeOwned + Send + 'static>(
         supported_features: no_features,
         parse_options: parse::<O>,
         accepts_unknown_keys: accepts_unknown_keys::<O>,
+        options_schema: no_schema,
         build,
     }
+}
+
+/// A driver whose options describe no schema.
+pub fn no_schema() -> Option<String> {
+    None
 }
 
 /// A driver that declares no feature.

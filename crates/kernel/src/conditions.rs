@@ -1,0 +1,649 @@
+//! The condition report, like Spring Boot's: for one instance of `INFRA`, which linked drivers
+//! could serve it, which one is selected, and why each other one is not; for an instance a
+//! module requires and `INFRA` does not configure, which drivers would satisfy it.
+//!
+//! It is computed from what the dry run reads ([`Kernel::check`](crate::Kernel::check)): the
+//! configuration, the linked drivers and capability specs, and the linked module requirements.
+//! Nothing is built or started.
+//!
+//! ```
+//! use sandloom_kernel::conditions::ConditionReport;
+//! use sandloom_kernel::InfraConfig;
+//!
+//! let config = InfraConfig::from_toml_str("[cache.default]\ndriver = \"memory\"", "infra.toml").unwrap();
+//! let report = ConditionReport::evaluate(&config, &sandloom_kernel::link_drivers!(), "cache", "default");
+//! assert_eq!(report.configured.as_deref(), Some("memory"));
+//! // No driver crate is linked into this example: nothing can serve it, and check says why.
+//! assert!(report.candidates.is_empty());
+//! assert!(report.selected().is_none());
+//! assert_eq!(report.problems[0].code(), "SANDLOOM-B020");
+//! println!("{report}");
+//! ```
+
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use sandloom_sdk_infra::linked_requirements;
+use semver::Version;
+
+use crate::codes;
+use crate::config::{EXPERIMENTAL_CAPABILITY_RISK, Environment, InfraConfig, Location};
+use crate::error::Problem;
+use crate::known::{BUILTIN_OWNER, is_builtin};
+use crate::link::LinkedDrivers;
+use crate::registry::{self, CapabilitySpec, DriverEntry, Stability};
+use crate::resolve::{Inputs, contract_compatible, resolve};
+use crate::specs::{KERNEL_PACKAGE, WITHOUT_OPERATION_TRAIT};
+
+/// Why a linked driver does not serve the instance, or could not.
+///
+/// ```
+/// use sandloom_kernel::conditions::WhyNot;
+///
+/// let reason = WhyNot::OtherName { selected: "redis".into() };
+/// assert_eq!(reason.code(), None);
+/// assert_eq!(reason.to_string(), "INFRA selects `redis`");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WhyNot {
+    /// `INFRA` selects another driver name for the instance.
+    OtherName {
+        /// The name it selects.
+        selected: String,
+    },
+    /// Another package registers the same name (SANDLOOM-B021): there is nothing to choose by.
+    DuplicateProvider {
+        /// Every package registering it, sorted.
+        packages: Vec<String>,
+    },
+    /// The name is a built-in driver's, and this package is not its owner (SANDLOOM-B021).
+    BuiltinClaimed {
+        /// The package that owns the built-in names.
+        owner: &'static str,
+    },
+    /// The driver was written against another major version of the contract (SANDLOOM-B022).
+    ContractMajor {
+        /// The version the driver was written against.
+        driver: Version,
+        /// The contract linked into the binary.
+        runtime: Version,
+        /// The package that defines the contract.
+        defined_by: &'static str,
+    },
+    /// The capability has no operation trait yet, so no driver can serve it (SANDLOOM-B022).
+    NoOperationTrait,
+    /// The instance's options are not valid for this driver (SANDLOOM-B022).
+    InvalidOptions {
+        /// What is wrong, with the key and a suggestion when there is one.
+        message: String,
+    },
+    /// A module requires a feature this driver does not declare (SANDLOOM-B022).
+    MissingFeature {
+        /// The feature.
+        feature: &'static str,
+        /// The module that requires it.
+        module: &'static str,
+        /// Whether the driver supports the feature with other options (its `features_for`
+        /// does not give it for the options configured): changing options may be enough.
+        with_other_options: bool,
+    },
+    /// The capability is experimental, `environment` is `production`, and the risk
+    /// `experimental_capability` is not accepted (SANDLOOM-B023).
+    ExperimentalInProduction,
+}
+
+impl WhyNot {
+    /// The code of the problem this reason is, when it is one; `None` for
+    /// [`OtherName`](Self::OtherName), which is a choice, not a problem.
+    ///
+    /// ```
+    /// use sandloom_kernel::conditions::WhyNot;
+    /// assert_eq!(WhyNot::ExperimentalInProduction.code(), Some("SANDLOOM-B023"));
+    /// ```
+    pub fn code(&self) -> Option<&'static str> {
+        match self {
+            Self::OtherName { .. } => None,
+            Self::DuplicateProvider { .. } | Self::BuiltinClaimed { .. } => Some(codes::CONFLICT),
+            Self::ContractMajor { .. }
+            | Self::NoOperationTrait
+            | Self::InvalidOptions { .. }
+            | Self::MissingFeature { .. } => Some(codes::UNUSABLE),
+            Self::ExperimentalInProduction => Some(codes::EXPERIMENTAL),
+        }
+    }
+
+    /// A stable lowercase name of the kind of reason, for tools (`other_name`,
+    /// `duplicate_provider`, `builtin_claimed`, `contract_major`, `no_operation_trait`,
+    /// `invalid_options`, `missing_feature`, `experimental_in_production`).
+    ///
+    /// ```
+    /// use sandloom_kernel::conditions::WhyNot;
+    /// assert_eq!(WhyNot::NoOperationTrait.kind(), "no_operation_trait");
+    /// ```
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::OtherName { .. } => "other_name",
+            Self::DuplicateProvider { .. } => "duplicate_provider",
+            Self::BuiltinClaimed { .. } => "builtin_claimed",
+            Self::ContractMajor { .. } => "contract_major",
+            Self::NoOperationTrait => "no_operation_trait",
+            Self::InvalidOptions { .. } => "invalid_options",
+            Self::MissingFeature { .. } => "missing_feature",
+            Self::ExperimentalInProduction => "experimental_in_production",
+        }
+    }
+}
+
+impl fmt::Display for WhyNot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::OtherName { selected } => write!(f, "INFRA selects `{selected}`"),
+            Self::DuplicateProvider { packages } => write!(
+                f,
+                "the name is registered by more than one package: {}",
+                packages.join(", ")
+            ),
+            Self::BuiltinClaimed { owner } => {
+                write!(f, "the name is built in: only `{owner}` may register it")
+            }
+            Self::ContractMajor {
+                driver,
+                runtime,
+                defined_by,
+            } => write!(
+                f,
+                "written for contract {driver}, and the contract linked (defined by `{defined_by}`) is {runtime}: another major version"
+            ),
+            Self::NoOperationTrait => write!(
+                f,
+                "the capability has no operation trait yet, so no driver can serve it"
+            ),
+            Self::InvalidOptions { message } => write!(f, "invalid options: {message}"),
+            Self::MissingFeature {
+                feature,
+                module,
+                with_other_options: true,
+            } => write!(
+                f,
+                "module `{module}` requires feature `{feature}`, which it does not declare for these options (it supports it with others)"
+            ),
+            Self::MissingFeature {
+                feature, module, ..
+            } => write!(
+                f,
+                "module `{module}` requires feature `{feature}`, which it does not support"
+            ),
+            Self::ExperimentalInProduction => write!(
+                f,
+                "the capability is experimental, and the environment is production without the accepted risk `{EXPERIMENTAL_CAPABILITY_RISK}`"
+            ),
+        }
+    }
+}
+
+/// A linked driver of the instance's capability, and whether it serves the instance.
+///
+/// ```
+/// use sandloom_kernel::conditions::Candidate;
+///
+/// fn verdict(candidate: &Candidate) -> String {
+///     if candidate.selected {
+///         format!("{} is selected", candidate.driver)
+///     } else {
+///         let reasons: Vec<String> = candidate.reasons.iter().map(ToString::to_string).collect();
+///         format!("{} ({}): {}", candidate.driver, candidate.package, reasons.join("; "))
+///     }
+/// }
+/// # let _ = verdict;
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Candidate {
+    /// The driver name.
+    pub driver: &'static str,
+    /// The package that registers it.
+    pub package: &'static str,
+    /// The contract version it was written against.
+    pub contract_version: Version,
+    /// Every feature it may declare (for some options).
+    pub supported_features: Vec<&'static str>,
+    /// Whether it is the driver resolution selects for the instance.
+    pub selected: bool,
+    /// Why it does not serve the instance (or, for an unconfigured instance, could not); empty
+    /// for the selected driver and for one that would satisfy an unconfigured instance.
+    pub reasons: Vec<WhyNot>,
+}
+
+/// A module that requires the instance, with the features it requires.
+///
+/// ```
+/// use sandloom_kernel::conditions::RequiredBy;
+///
+/// fn describe(required: &RequiredBy) -> String {
+///     format!("{} requires {:?}", required.module, required.features)
+/// }
+/// # let _ = describe;
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RequiredBy {
+    /// The module's package.
+    pub module: &'static str,
+    /// The features it requires of the instance.
+    pub features: Vec<&'static str>,
+}
+
+/// The condition report of one instance. See the [module docs](self).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ConditionReport {
+    /// The capability (`cache`).
+    pub capability: String,
+    /// The instance (`default`).
+    pub instance: String,
+    /// The environment `INFRA` sets.
+    pub environment: Environment,
+    /// The capability's stability; `None` when no linked package defines the capability.
+    pub stability: Option<Stability>,
+    /// The driver name `INFRA` selects for the instance; `None` when it does not configure it.
+    pub configured: Option<String>,
+    /// Where the instance is configured.
+    pub location: Option<Location>,
+    /// The instance's table could not be read (a SANDLOOM-B010 of the configuration): whether
+    /// it is configured, and how, is unknown.
+    pub left_out: bool,
+    /// The modules that require the instance, sorted.
+    pub required_by: Vec<RequiredBy>,
+    /// Every linked driver of the capability, sorted by name then package.
+    pub candidates: Vec<Candidate>,
+    /// What the dry run reports about this instance (every code, with its action).
+    pub problems: Vec<Problem>,
+}
+
+impl ConditionReport {
+    /// The report of `capability.instance` under `config`, with the drivers and module
+    /// requirements linked into this binary (`linked` as the application's `link_drivers!`
+    /// gave it, for the names of unlinked crates in SANDLOOM-B020).
+    ///
+    /// ```
+    /// use sandloom_kernel::conditions::ConditionReport;
+    /// use sandloom_kernel::InfraConfig;
+    ///
+    /// let config = InfraConfig::from_toml_str("", "infra.toml").unwrap();
+    /// let report = ConditionReport::evaluate(&config, &sandloom_kernel::link_drivers!(), "lock", "default");
+    /// assert_eq!(report.configured, None);
+    /// assert!(report.required_by.is_empty()); // no module in this example requires it
+    /// assert!(report.problems.is_empty());
+    /// ```
+    pub fn evaluate(
+        config: &InfraConfig,
+        linked: &LinkedDrivers,
+        capability: &str,
+        instance: &str,
+    ) -> Self {
+        Self::evaluate_in(
+            config,
+            linked,
+            registry::drivers(),
+            registry::capabilities(),
+            capability,
+            instance,
+        )
+    }
+
+    fn evaluate_in(
+        config: &InfraConfig,
+        linked: &LinkedDrivers,
+        drivers: &'static [DriverEntry],
+        specs: &'static [CapabilitySpec],
+        capability: &str,
+        instance: &str,
+    ) -> Self {
+        let requirements = linked_requirements();
+        let configured = config.instance(capability, instance);
+        let spec = specs.iter().find(|spec| spec.name == capability);
+        let mut required_by: Vec<RequiredBy> = Vec::new();
+        for requirement in requirements
+            .iter()
+            .filter(|r| r.capability() == capability && r.instance() == instance)
+        {
+            match required_by
+                .iter_mut()
+                .find(|r| r.module == requirement.module())
+            {
+                Some(known) => {
+                    for feature in requirement.features() {
+                        if !known.features.contains(feature) {
+                            known.features.push(feature);
+                        }
+                    }
+                }
+                None => required_by.push(RequiredBy {
+                    module: requirement.module(),
+                    features: requirement.features().to_vec(),
+                }),
+            }
+        }
+        required_by.sort_by_key(|r| r.module);
+
+        let experimental_refused = spec.is_some_and(|spec| {
+            spec.stability == Stability::Experimental
+                && config.environment() == Environment::Production
+                && !config.accepts(EXPERIMENTAL_CAPABILITY_RISK)
+        });
+        let mut entries: Vec<&'static DriverEntry> = drivers
+            .iter()
+            .filter(|entry| entry.capability == capability)
+            .collect();
+        entries.sort_by_key(|entry| (entry.name, entry.package));
+
+        let judge = Judge {
+            capability,
+            entries: &entries,
+            spec,
+            configured,
+            required_by: &required_by,
+            experimental_refused,
+        };
+        let candidates = entries.iter().map(|entry| judge.candidate(entry)).collect();
+
+        let problems = match resolve(&Inputs {
+            config,
+            drivers,
+            specs,
+            requirements,
+            linked,
+        }) {
+            Ok(_) => Vec::new(),
+            Err(problems) => problems
+                .into_iter()
+                .filter(|problem| concerns(problem, capability, instance, configured))
+                .collect(),
+        };
+
+        Self {
+            capability: capability.to_owned(),
+            instance: instance.to_owned(),
+            environment: config.environment(),
+            stability: spec.map(|spec| spec.stability),
+            configured: configured.map(|c| c.driver.clone()),
+            location: configured.map(|c| c.location.clone()),
+            left_out: configured.is_none() && config.is_left_out(capability, Some(instance)),
+            required_by,
+            candidates,
+            problems,
+        }
+    }
+
+    /// The selected driver, when resolution selects one.
+    ///
+    /// ```
+    /// use sandloom_kernel::conditions::ConditionReport;
+    /// use sandloom_kernel::InfraConfig;
+    ///
+    /// let config = InfraConfig::embedded_defaults();
+    /// let report = ConditionReport::evaluate(&config, &sandloom_kernel::link_drivers!(), "cache", "default");
+    /// // With `sandloom_embedded` linked, this is `memory`; this example links no driver.
+    /// assert!(report.selected().is_none());
+    /// ```
+    pub fn selected(&self) -> Option<&Candidate> {
+        self.candidates.iter().find(|c| c.selected)
+    }
+
+    /// The linked drivers that would satisfy the instance if it were configured with them (with
+    /// their default options): for an instance a module requires and `INFRA` does not
+    /// configure, what to choose from.
+    ///
+    /// ```
+    /// use sandloom_kernel::conditions::ConditionReport;
+    /// use sandloom_kernel::InfraConfig;
+    ///
+    /// let config = InfraConfig::from_toml_str("", "infra.toml").unwrap();
+    /// let report = ConditionReport::evaluate(&config, &sandloom_kernel::link_drivers!(), "cache", "sessions");
+    /// assert!(report.satisfying().next().is_none()); // no driver is linked here
+    /// ```
+    pub fn satisfying(&self) -> impl Iterator<Item = &Candidate> {
+        self.candidates.iter().filter(|c| {
+            c.reasons
+                .iter()
+                .all(|r| matches!(r, WhyNot::OtherName { .. }))
+        })
+    }
+}
+
+/// What every candidate of one instance is judged against.
+struct Judge<'a> {
+    capability: &'a str,
+    entries: &'a [&'static DriverEntry],
+    spec: Option<&'static CapabilitySpec>,
+    configured: Option<&'a crate::config::InstanceConfig>,
+    required_by: &'a [RequiredBy],
+    experimental_refused: bool,
+}
+
+impl Judge<'_> {
+    fn candidate(&self, entry: &'static DriverEntry) -> Candidate {
+        let Self {
+            capability,
+            entries,
+            spec,
+            configured,
+            required_by,
+            experimental_refused,
+        } = *self;
+        let mut reasons = Vec::new();
+        let is_configured = configured.is_some_and(|c| c.driver == entry.name);
+        if let Some(other) = configured.filter(|c| c.driver != entry.name) {
+            reasons.push(WhyNot::OtherName {
+                selected: other.driver.clone(),
+            });
+        }
+        let mut packages: Vec<String> = entries
+            .iter()
+            .filter(|other| other.name == entry.name)
+            .map(|other| other.package.to_owned())
+            .collect();
+        if packages.len() > 1 {
+            packages.sort();
+            reasons.push(WhyNot::DuplicateProvider { packages });
+        }
+        if is_builtin(capability, entry.name) && entry.package != BUILTIN_OWNER {
+            reasons.push(WhyNot::BuiltinClaimed {
+                owner: BUILTIN_OWNER,
+            });
+        }
+        if let Some(spec) = spec {
+            if !contract_compatible(&entry.contract_version, &spec.contract_version) {
+                reasons.push(WhyNot::ContractMajor {
+                    driver: entry.contract_version.clone(),
+                    runtime: spec.contract_version.clone(),
+                    defined_by: spec.package,
+                });
+            }
+            if spec.package == KERNEL_PACKAGE && WITHOUT_OPERATION_TRAIT.contains(&spec.name) {
+                reasons.push(WhyNot::NoOperationTrait);
+            }
+        }
+        let supported: Vec<&'static str> =
+            guarded(entry.supported_features).map_or_else(Vec::new, <[_]>::to_vec);
+        // The configured driver is judged with the instance's options; any other one by
+        // what it supports for some options.
+        let declared = match configured.filter(|_| is_configured) {
+            Some(configured) => match options_features(entry, &configured.options) {
+                Ok(features) => Some(features),
+                Err(message) => {
+                    reasons.push(WhyNot::InvalidOptions { message });
+                    None
+                }
+            },
+            None => Some(supported.clone()),
+        };
+        if let Some(declared) = declared {
+            for required in required_by {
+                for &feature in &required.features {
+                    if !declared.contains(&feature) {
+                        reasons.push(WhyNot::MissingFeature {
+                            feature,
+                            module: required.module,
+                            with_other_options: supported.contains(&feature),
+                        });
+                    }
+                }
+            }
+        }
+        if experimental_refused {
+            reasons.push(WhyNot::ExperimentalInProduction);
+        }
+        Candidate {
+            driver: entry.name,
+            package: entry.package,
+            contract_version: entry.contract_version.clone(),
+            supported_features: supported,
+            selected: is_configured && reasons.is_empty(),
+            reasons,
+        }
+    }
+}
+
+/// Whether `problem` is about the instance (or the name it selects).
+fn concerns(
+    problem: &Problem,
+    capability: &str,
+    instance: &str,
+    configured: Option<&crate::config::InstanceConfig>,
+) -> bool {
+    match problem {
+        Problem::NoDriver {
+            capability: c,
+            instance: i,
+            ..
+        }
+        | Problem::NoInstance {
+            capability: c,
+            instance: i,
+            ..
+        }
+        | Problem::Unusable {
+            capability: c,
+            instance: i,
+            ..
+        }
+        | Problem::Experimental {
+            capability: c,
+            instance: i,
+            ..
+        } => c == capability && i == instance,
+        Problem::Conflict {
+            capability: c,
+            name,
+            ..
+        } => c == capability && configured.is_some_and(|configured| &configured.driver == name),
+        Problem::InvalidRequirement { capability: c, .. } => c == capability,
+        _ => false,
+    }
+}
+
+/// The features a driver declares for these options, or why the options are refused.
+fn options_features(
+    entry: &DriverEntry,
+    options: &crate::options::RawOptions,
+) -> Result<Vec<&'static str>, String> {
+    match catch_unwind(AssertUnwindSafe(|| (entry.parse_options)(options))) {
+        Ok(Ok(parsed)) => Ok(parsed.features),
+        Ok(Err(error)) => Err(error.to_string()),
+        Err(payload) => Err(format!(
+            "parsing them panicked: {}",
+            crate::panic_message(payload.as_ref())
+        )),
+    }
+}
+
+/// Call driver code that may panic; a panic gives nothing.
+fn guarded<T>(call: fn() -> T) -> Option<T> {
+    catch_unwind(call).ok()
+}
+
+impl fmt::Display for ConditionReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = format!("{}.{}", self.capability, self.instance);
+        let stability = match self.stability {
+            Some(stability) => stability.to_string(),
+            None => "not defined by any linked package".to_owned(),
+        };
+        writeln!(
+            f,
+            "Why `{name}` ({} environment; `{}` is {stability}):",
+            self.environment, self.capability
+        )?;
+        match (&self.configured, &self.location) {
+            (Some(driver), Some(location)) => {
+                writeln!(f, "  configured: driver = \"{driver}\" (at {location})")?;
+            }
+            (Some(driver), None) => writeln!(f, "  configured: driver = \"{driver}\"")?,
+            (None, _) if self.left_out => writeln!(
+                f,
+                "  configured: unknown: its table could not be read (see SANDLOOM-B010 in `infra check`)"
+            )?,
+            (None, _) => writeln!(f, "  configured: no: INFRA has no `[{name}]`")?,
+        }
+        if self.required_by.is_empty() {
+            writeln!(f, "  required by: no module")?;
+        }
+        for required in &self.required_by {
+            let features = if required.features.is_empty() {
+                String::new()
+            } else {
+                format!(" (features: {})", required.features.join(", "))
+            };
+            writeln!(f, "  required by: module `{}`{features}", required.module)?;
+        }
+        match self.selected() {
+            Some(selected) => writeln!(
+                f,
+                "  selected: `{}` from `{}` (contract {})",
+                selected.driver, selected.package, selected.contract_version
+            )?,
+            None => writeln!(f, "  selected: none")?,
+        }
+        if self.candidates.is_empty() {
+            writeln!(f, "  candidates: no linked driver of `{}`", self.capability)?;
+        } else {
+            writeln!(f, "  candidates:")?;
+        }
+        for candidate in &self.candidates {
+            let verdict = if candidate.selected {
+                "selected"
+            } else if self.configured.is_none() && candidate.reasons.is_empty() && !self.left_out {
+                if self.required_by.is_empty() {
+                    "could serve it"
+                } else {
+                    "would satisfy it"
+                }
+            } else if candidate.reasons.is_empty() {
+                "usable"
+            } else {
+                "not selected"
+            };
+            writeln!(
+                f,
+                "    {} ({}, contract {}): {verdict}",
+                candidate.driver, candidate.package, candidate.contract_version
+            )?;
+            for reason in &candidate.reasons {
+                match reason.code() {
+                    Some(code) => writeln!(f, "      - [{code}] {reason}")?,
+                    None => writeln!(f, "      - {reason}")?,
+                }
+            }
+        }
+        if !self.problems.is_empty() {
+            writeln!(f, "  problems (as `infra check` reports them):")?;
+            for problem in &self.problems {
+                writeln!(f, "    [{}] {}", problem.code(), problem.description())?;
+                writeln!(f, "      Action: {}", problem.action())?;
+            }
+        }
+        Ok(())
+    }
+}

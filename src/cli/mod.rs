@@ -1,0 +1,405 @@
+//! The embeddable `infra` command line (feature `cli`): one call gives an application's own
+//! binary an `infra` subcommand that knows exactly the drivers linked into it.
+//!
+//! | subcommand | what it does |
+//! |---|---|
+//! | `infra check` | the dry run ([`Kernel::check`]): every problem with its code, location and action |
+//! | `infra drivers` | every linked driver: capability, name, package, contract, stability, features, options |
+//! | `infra explain CODE` | the long explanation of a code (`B020`, `SANDLOOM-B020`), like `rustc --explain` |
+//! | `infra schema` | a JSON Schema (draft 2020-12) of `INFRA` for the linked drivers, for editors |
+//! | `infra why CAPABILITY.INSTANCE` | the condition report: candidates, the selected driver, why not the others |
+//! | `infra health` | starts the infrastructure, prints each instance's health, stops |
+//!
+//! Every subcommand takes `--format text|json` (JSON carries `"format_version": 1` and
+//! `"command"` at the top) and `--infra FILE`. `INFRA` is read as the application reads it:
+//! `--infra FILE` stands for `SANDLOOM_INFRA=FILE`; without it, the file `SANDLOOM_INFRA` names,
+//! else the embedded defaults; then the `SANDLOOM__…` overrides of the environment
+//! ([`InfraConfig::from_env`]). `drivers`, `explain` and `schema` do not read `INFRA`.
+//!
+//! ## Exit status (stable)
+//!
+//! | status | meaning |
+//! |---|---|
+//! | 0 | ok: `check` found no problem, `health` is ready (or degraded: it still serves), `why`'s instance has no problem |
+//! | 1 | the infrastructure has problems: `check` found some (a file that is not TOML or not UTF-8 included: that is `INFRA` being checked), `health` is not ready or could not start, `why`'s instance has problems |
+//! | 2 | bad input: an unknown subcommand or option (clap's usage error), an unknown code, a malformed `CAPABILITY.INSTANCE` or an unknown capability, an `--infra` file (or `SANDLOOM_INFRA`) that does not exist or cannot be opened |
+//!
+//! Results go to standard output; bad-input errors, in text, to standard error. Nothing panics
+//! on any input.
+//!
+//! ## Embedding
+//!
+//! Dispatch to [`run`] when the first argument is `infra`:
+//!
+//! ```no_run
+//! fn main() -> std::process::ExitCode {
+//!     let linked = sandloom::link_drivers!(/* sandloom_embedded, my_driver_crate */);
+//!     if std::env::args_os().nth(1).is_some_and(|arg| arg == "infra") {
+//!         return sandloom::cli::run(linked);
+//!     }
+//!     // ... the application itself ...
+//!     std::process::ExitCode::SUCCESS
+//! }
+//! ```
+//!
+//! An application with its own `clap` parser embeds [`InfraCommand`] as a subcommand:
+//!
+//! ```
+//! use clap::Parser;
+//!
+//! #[derive(Parser)]
+//! enum App {
+//!     /// Serve requests.
+//!     Serve,
+//!     /// Inspect the infrastructure.
+//!     Infra(sandloom::cli::InfraCommand),
+//! }
+//!
+//! let linked = sandloom::link_drivers!();
+//! let App::Infra(command) = App::parse_from(["app", "infra", "explain", "b023"]) else {
+//!     unreachable!()
+//! };
+//! let mut out = Vec::new();
+//! let status = command.execute(linked, &mut out, &mut std::io::sink());
+//! assert_eq!(status, sandloom::cli::Status::Ok);
+//! assert!(String::from_utf8(out).unwrap().starts_with("SANDLOOM-B023"));
+//! ```
+
+mod check;
+mod drivers;
+mod explain;
+mod health;
+mod json;
+mod schema;
+mod why;
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::{InfraConfig, LinkedDrivers, StartupError};
+
+#[cfg(doc)]
+use crate::Kernel;
+
+/// The version of the JSON output's shape: `"format_version"` at the top of every JSON answer.
+/// It changes only when a field is removed or changes meaning; fields may be added.
+///
+/// ```
+/// assert_eq!(sandloom::cli::FORMAT_VERSION, 1);
+/// ```
+pub const FORMAT_VERSION: u32 = 1;
+
+/// How a command ended; its [`code`](Status::code) is the process's exit status.
+///
+/// ```
+/// use sandloom::cli::Status;
+/// assert_eq!([Status::Ok, Status::Problems, Status::BadInput].map(Status::code), [0, 1, 2]);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// 0: nothing to report.
+    Ok,
+    /// 1: the infrastructure has problems (check found some; not ready; the instance has some).
+    Problems,
+    /// 2: bad input (usage, an unknown code or capability, a file that cannot be opened).
+    BadInput,
+}
+
+impl Status {
+    /// The exit status: 0, 1 or 2.
+    ///
+    /// ```
+    /// assert_eq!(sandloom::cli::Status::BadInput.code(), 2);
+    /// ```
+    pub fn code(self) -> u8 {
+        match self {
+            Self::Ok => 0,
+            Self::Problems => 1,
+            Self::BadInput => 2,
+        }
+    }
+}
+
+impl From<Status> for ExitCode {
+    fn from(status: Status) -> Self {
+        ExitCode::from(status.code())
+    }
+}
+
+/// The output format.
+///
+/// ```
+/// assert_eq!(sandloom::cli::Format::default(), sandloom::cli::Format::Text);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// For people.
+    #[default]
+    Text,
+    /// For tools: one JSON document with `"format_version": 1`.
+    Json,
+}
+
+/// The `infra` subcommand, for applications with their own `clap` parser (see the
+/// [module docs](self)); [`run`] parses it from the process's arguments.
+///
+/// ```
+/// use clap::Parser;
+///
+/// #[derive(Parser)]
+/// struct App {
+///     #[command(subcommand)]
+///     command: Command,
+/// }
+/// #[derive(clap::Subcommand)]
+/// enum Command {
+///     Infra(sandloom::cli::InfraCommand),
+/// }
+/// let app = App::parse_from(["app", "infra", "schema", "--format", "json"]);
+/// let Command::Infra(infra) = app.command;
+/// assert_eq!(infra.format, sandloom::cli::Format::Json);
+/// ```
+#[derive(Debug, Clone, Args)]
+#[command(about = "Inspect the infrastructure: check, drivers, explain, schema, why, health")]
+pub struct InfraCommand {
+    /// The INFRA file (else the file `SANDLOOM_INFRA` names, else the embedded defaults);
+    /// `SANDLOOM__…` overrides apply either way.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub infra: Option<PathBuf>,
+    /// Output for people (text) or tools (json).
+    #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// What to do.
+    #[command(subcommand)]
+    pub action: InfraAction,
+}
+
+/// The subcommands of `infra`.
+///
+/// ```
+/// use sandloom::cli::InfraAction;
+/// let action = InfraAction::Why { target: "cache.default".into() };
+/// assert!(matches!(action, InfraAction::Why { .. }));
+/// ```
+#[derive(Debug, Clone, Subcommand)]
+#[non_exhaustive]
+pub enum InfraAction {
+    /// The dry run: resolve and validate everything, start nothing; every problem with its code,
+    /// location and action. Exit 1 when there is any problem.
+    Check,
+    /// Every linked driver: capability, name, package, contract version, stability, features and
+    /// options.
+    Drivers,
+    /// The long explanation of a code: when it happens, an example, how to fix it.
+    Explain {
+        /// The code: `SANDLOOM-B020` or `B020`, in any case.
+        code: String,
+    },
+    /// A JSON Schema (draft 2020-12) of INFRA for the linked drivers, for editors.
+    Schema,
+    /// Which linked drivers could serve an instance, which is selected, and why not the others.
+    Why {
+        /// The instance, as `CAPABILITY.INSTANCE` (`cache.default`).
+        #[arg(value_name = "CAPABILITY.INSTANCE")]
+        target: String,
+    },
+    /// Start the infrastructure, print each instance's health, stop. Exit 1 when not ready.
+    Health,
+}
+
+/// The parser [`run`] and [`run_from`] use: `PROGRAM infra …`.
+#[derive(Debug, Parser)]
+#[command(disable_help_subcommand = true)]
+enum Program {
+    Infra(InfraCommand),
+}
+
+impl InfraCommand {
+    /// Run the command with the drivers `linked` by the application, writing the result to
+    /// `out` and bad-input errors to `err`.
+    ///
+    /// ```
+    /// use clap::Parser;
+    ///
+    /// #[derive(Parser)]
+    /// struct Args {
+    ///     #[command(flatten)]
+    ///     infra: sandloom::cli::InfraCommand,
+    /// }
+    /// let args = Args::parse_from(["app", "explain", "nope"]);
+    /// let mut err = Vec::new();
+    /// let status = args.infra.execute(sandloom::link_drivers!(), &mut std::io::sink(), &mut err);
+    /// assert_eq!(status.code(), 2);
+    /// assert!(String::from_utf8(err).unwrap().contains("unknown code `nope`"));
+    /// ```
+    pub fn execute(
+        &self,
+        linked: LinkedDrivers,
+        out: &mut dyn Write,
+        err: &mut dyn Write,
+    ) -> Status {
+        let result = match &self.action {
+            InfraAction::Check => self
+                .config()
+                .and_then(|config| check::run(config, linked, self.format, out)),
+            InfraAction::Drivers => drivers::run(self.format, out),
+            InfraAction::Explain { code } => explain::run(code, self.format, out),
+            InfraAction::Schema => schema::run(self.format, out),
+            InfraAction::Why { target } => self
+                .config()
+                .and_then(|config| why::run(&config, linked, target, self.format, out)),
+            InfraAction::Health => self
+                .config()
+                .and_then(|config| health::run(config, linked, self.format, out)),
+        };
+        match result {
+            Ok(status) => status,
+            Err(Failure::BadInput(message)) => {
+                let _ = writeln!(err, "error: {message}");
+                Status::BadInput
+            }
+            Err(Failure::Runtime(message)) => {
+                let _ = writeln!(err, "error: {message}");
+                Status::Problems
+            }
+            Err(Failure::Output(error)) => {
+                // Standard output closed (a pipe to `head`): nothing more can be said there.
+                let _ = writeln!(err, "error: cannot write the output: {error}");
+                Status::Problems
+            }
+        }
+    }
+
+    /// `INFRA` as the application reads it: `--infra FILE` in place of `SANDLOOM_INFRA`, then
+    /// the overrides. A file that cannot be opened is bad input; one that is not UTF-8 or not
+    /// TOML is a SANDLOOM-B010 of the configuration checked, reported as a problem.
+    fn config(&self) -> Result<Loaded, Failure> {
+        let named = match &self.infra {
+            Some(path) => Some((path.clone(), "--infra")),
+            None => std::env::var_os(crate::config::INFRA_FILE_VAR)
+                .filter(|path| !path.is_empty())
+                .map(|path| (PathBuf::from(path), crate::config::INFRA_FILE_VAR)),
+        };
+        let read = match &named {
+            Some((path, by)) => {
+                openable(path, by)?;
+                InfraConfig::from_file(path).and_then(InfraConfig::with_env_overrides)
+            }
+            None => InfraConfig::from_env(),
+        };
+        Ok(match read {
+            Ok(config) => Loaded::Config(config),
+            Err(error) => Loaded::Unreadable(error),
+        })
+    }
+}
+
+/// `INFRA`, or why it could not be read as a whole (not UTF-8, not TOML).
+enum Loaded {
+    Config(InfraConfig),
+    Unreadable(StartupError),
+}
+
+/// Why a command did not produce its result.
+enum Failure {
+    /// Exit 2, with this message.
+    BadInput(String),
+    /// The command could not run here (no async runtime): exit 1, with this message.
+    Runtime(String),
+    /// Writing the result failed.
+    Output(std::io::Error),
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(error: std::io::Error) -> Self {
+        Self::Output(error)
+    }
+}
+
+fn openable(path: &Path, named_by: &str) -> Result<(), Failure> {
+    match std::fs::File::open(path) {
+        Ok(_) if path.is_dir() => Err(Failure::BadInput(format!(
+            "the INFRA file `{}` (named by {named_by}) is a directory",
+            path.display()
+        ))),
+        Ok(_) => Ok(()),
+        Err(error) => Err(Failure::BadInput(format!(
+            "cannot open the INFRA file `{}` (named by {named_by}): {error}",
+            path.display()
+        ))),
+    }
+}
+
+/// Run `PROGRAM infra …` from the process's arguments, with the drivers `linked` by the
+/// application, printing to standard output and standard error. Returns the exit status
+/// (see the [module docs](self)).
+///
+/// ```no_run
+/// fn main() -> std::process::ExitCode {
+///     sandloom::cli::run(sandloom::link_drivers!(/* sandloom_embedded */))
+/// }
+/// ```
+pub fn run(linked: LinkedDrivers) -> ExitCode {
+    run_from(linked, std::env::args_os())
+}
+
+/// [`run`] with explicit arguments, the program's name first (`["app", "infra", "check"]`).
+///
+/// ```
+/// let status = sandloom::cli::run_from(sandloom::link_drivers!(), ["app", "infra", "explain", "B001"]);
+/// assert_eq!(status, std::process::ExitCode::SUCCESS);
+/// ```
+pub fn run_from<I, T>(linked: LinkedDrivers, args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    execute(linked, args, &mut stdout.lock(), &mut stderr.lock()).into()
+}
+
+/// [`run_from`] writing to `out` and `err`, returning the [`Status`]: for tests, and for
+/// applications that show the output elsewhere.
+///
+/// ```
+/// use sandloom::cli::{execute, Status};
+///
+/// let (mut out, mut err) = (Vec::new(), Vec::new());
+/// let status = execute(sandloom::link_drivers!(), ["app", "infra", "frobnicate"], &mut out, &mut err);
+/// assert_eq!(status, Status::BadInput);
+/// assert!(String::from_utf8(err).unwrap().contains("unrecognized subcommand 'frobnicate'"));
+/// ```
+pub fn execute<I, T>(
+    linked: LinkedDrivers,
+    args: I,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Status
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    match Program::try_parse_from(args) {
+        Ok(Program::Infra(command)) => command.execute(linked, out, err),
+        Err(error) => {
+            // `--help` and `--version` are answers, not errors.
+            let status = if error.use_stderr() {
+                Status::BadInput
+            } else {
+                Status::Ok
+            };
+            let text = error.render().to_string();
+            let _ = if error.use_stderr() {
+                write!(err, "{text}")
+            } else {
+                write!(out, "{text}")
+            };
+            status
+        }
+    }
+}
