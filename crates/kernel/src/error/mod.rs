@@ -26,7 +26,9 @@ pub use reason::{ConflictKind, UnusableReason};
 /// println!("{err}");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StartupError(Problems<Phase>);
+pub struct StartupError {
+    found: Problems<Phase>,
+}
 
 /// Shutdown finished, but some drivers did not stop cleanly (SANDLOOM-B030). Every other driver
 /// was still stopped.
@@ -40,7 +42,9 @@ pub struct StartupError(Problems<Phase>);
 /// # }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ShutdownError(Problems<Shutdown>);
+pub struct ShutdownError {
+    found: Problems<Shutdown>,
+}
 
 /// What both errors are: the problems found, and what found them, which heads the report.
 ///
@@ -138,7 +142,9 @@ impl StartupError {
     }
 
     fn found_by(heading: Phase, problems: Vec<Problem>) -> Self {
-        Self(Problems { problems, heading })
+        Self {
+            found: Problems { problems, heading },
+        }
     }
 
     /// Every problem.
@@ -154,7 +160,7 @@ impl StartupError {
     /// assert_eq!(err.problems().len(), 1);
     /// ```
     pub fn problems(&self) -> &[Problem] {
-        &self.0.problems
+        &self.found.problems
     }
 
     /// The code of every problem, in order.
@@ -164,13 +170,13 @@ impl StartupError {
     /// assert_eq!(StartupError::new(vec![Problem::NoRuntime]).codes(), ["SANDLOOM-B001"]);
     /// ```
     pub fn codes(&self) -> Vec<&'static str> {
-        self.0.codes()
+        self.found.codes()
     }
 }
 
 impl fmt::Display for StartupError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
+        self.found.fmt(f)
     }
 }
 
@@ -187,10 +193,12 @@ impl ShutdownError {
     /// assert!(err.to_string().starts_with("Sandloom did not shut down cleanly: 1 problem found."));
     /// ```
     pub fn new(problems: Vec<Problem>) -> Self {
-        Self(Problems {
-            problems,
-            heading: Shutdown,
-        })
+        Self {
+            found: Problems {
+                problems,
+                heading: Shutdown,
+            },
+        }
     }
 
     /// Every problem.
@@ -210,7 +218,7 @@ impl ShutdownError {
     /// assert!(failed_instances(&ShutdownError::new(Vec::new())).is_empty());
     /// ```
     pub fn problems(&self) -> &[Problem] {
-        &self.0.problems
+        &self.found.problems
     }
 
     /// The code of every problem, in order.
@@ -221,13 +229,13 @@ impl ShutdownError {
     /// assert_eq!(err.codes(), ["SANDLOOM-B010"]);
     /// ```
     pub fn codes(&self) -> Vec<&'static str> {
-        self.0.codes()
+        self.found.codes()
     }
 }
 
 impl fmt::Display for ShutdownError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
+        self.found.fmt(f)
     }
 }
 
