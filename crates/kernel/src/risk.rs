@@ -14,6 +14,7 @@
 /// assert!(config.accepts(EXPERIMENTAL_CAPABILITY_RISK));
 /// ```
 pub const EXPERIMENTAL_CAPABILITY_RISK: &str = "experimental_capability";
+
 /// Every risk an application may accept; any other in `accepted_risks` is SANDLOOM-B010.
 ///
 /// ```
