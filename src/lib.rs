@@ -1,8 +1,10 @@
 //! # Sandloom — infrastructure by capability
 //!
 //! The application door: everything an application needs to read `INFRA`, link driver crates,
-//! start infrastructure and hand it to modules. It re-exports `sandloom-kernel` (every item at
-//! the top level here) and `sandloom-sdk-infra` (as [`sdk`]).
+//! start infrastructure and hand it to modules. It re-exports, by name, the part of
+//! `sandloom-kernel` an application uses, and `sandloom-sdk-infra` (as [`sdk`]). The kernel's
+//! registry of linked drivers and capabilities, and what driverkit's macros expand to, are not
+//! here: they are for driver authors, through `sandloom-driverkit`.
 //!
 //! ## For applications
 //!
@@ -67,7 +69,30 @@
 //! Depend on `sandloom-driverkit`: implement a provider trait and `register_driver!` the type.
 //! Applications then link your crate with [`link_drivers!`] and select the driver in `INFRA`.
 
-pub use sandloom_kernel::*;
+// Starting: link the driver crates, read `INFRA`, start, and stop.
+pub use sandloom_kernel::{Kernel, LinkedDrivers, Running, link_drivers};
+
+// `INFRA`: the configuration read, and where each part of it was written.
+pub use sandloom_kernel::config;
+pub use sandloom_kernel::{Environment, InfraConfig, InstanceConfig, Location, RawOptions};
+
+// What a start reports, and health in operation.
+pub use sandloom_kernel::{
+    Health, HealthReport, InstanceHealth, Readiness, ReportLine, StartAttempts, StartupReport,
+};
+
+// Refusals: every problem with its stable code, and the reasons they carry.
+pub use sandloom_kernel::codes;
+// Why an instance got the driver it got, or none (`infra why`).
+pub use sandloom_kernel::conditions;
+pub use sandloom_kernel::{
+    ConflictKind, OptionsError, Problem, ShutdownError, StartupError, UnusableReason,
+};
+
+// The names of the spans and metrics the drivers' operations emit, for the application's
+// subscriber and exporter.
+pub use sandloom_kernel::telemetry;
+
 /// The module door: operation traits, capability keys, `Infra`.
 ///
 /// ```

@@ -51,7 +51,7 @@ fn an_unknown_capability_is_b010_with_location_and_suggestion() {
 
 #[test]
 fn built_in_specs_hold_every_feature_apart_from_required_operations() {
-    for spec in sandloom::registry::capabilities() {
+    for spec in sandloom_kernel::registry::capabilities() {
         for feature in spec.features {
             assert!(
                 !spec.required_operations.contains(feature),
@@ -60,7 +60,7 @@ fn built_in_specs_hold_every_feature_apart_from_required_operations() {
             );
         }
     }
-    let names: Vec<&str> = sandloom::registry::capabilities()
+    let names: Vec<&str> = sandloom_kernel::registry::capabilities()
         .iter()
         .map(|s| s.name)
         .collect();
@@ -128,7 +128,7 @@ async fn an_undeclared_optional_operation_of_a_third_party_capability_is_unsuppo
 fn reserved_names_and_built_in_contracts_agree_with_the_runtime() {
     use sandloom_driverkit::RESERVED_CAPABILITIES;
 
-    let mut runtime: Vec<&str> = sandloom::registry::capabilities()
+    let mut runtime: Vec<&str> = sandloom_kernel::registry::capabilities()
         .iter()
         .filter(|spec| spec.package == "sandloom-kernel")
         .map(|spec| spec.name)
@@ -147,7 +147,7 @@ fn reserved_names_and_built_in_contracts_agree_with_the_runtime() {
 }
 
 fn agrees<C: sandloom_driverkit::Contract>() {
-    let spec = sandloom::registry::capabilities()
+    let spec = sandloom_kernel::registry::capabilities()
         .iter()
         .find(|spec| spec.name == C::NAME)
         .unwrap();

@@ -16,11 +16,11 @@ use std::sync::{Arc, Mutex};
 
 use health_http::{Probes, answer, serve};
 use kernel_support::HealthOnly;
-use sandloom::__private::linkme::distributed_slice;
-use sandloom::registry::{
+use sandloom::{Health, InfraConfig, Kernel};
+use sandloom_kernel::__private::linkme::distributed_slice;
+use sandloom_kernel::registry::{
     BoxError, BoxFuture, BuildContext, BuiltDriver, DRIVERS, DriverEntry, ParsedOptions,
 };
-use sandloom::{Health, InfraConfig, Kernel};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// The health each instance answers, by instance name (`healthy` when not set).
@@ -55,7 +55,7 @@ fn build(parsed: ParsedOptions, context: &BuildContext<'_>) -> Result<BuiltDrive
 
 // A driver entry made by hand, as `register_driver!` would make it, whose health the test sets.
 #[distributed_slice(DRIVERS)]
-#[linkme(crate = sandloom::__private::linkme)]
+#[linkme(crate = sandloom_kernel::__private::linkme)]
 #[allow(unsafe_code)] // linkme places the element with #[link_section]
 static PROBED: DriverEntry =
     kernel_support::cache_entry::<Options>("probed", "probed-driver", build);

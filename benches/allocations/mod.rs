@@ -5,8 +5,8 @@
 
 use std::alloc::System;
 
-use sandloom::registry;
 use sandloom::{InfraConfig, Kernel, LinkedDrivers};
+use sandloom_kernel::registry;
 use stats_alloc::{Region, StatsAlloc};
 
 use crate::support;

@@ -23,7 +23,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use criterion::{BatchSize, Criterion};
-use sandloom::registry::{self, DriverEntry};
 use sandloom::sdk::{
     CACHE, Cache, Infra, NOTIFIER, Notifier, OBJECT_STORE, ObjectStore, TASK_QUEUE, TaskQueue,
 };
@@ -34,6 +33,7 @@ use sandloom_embedded::{
     FsObjectStore, FsObjectStoreOptions, LogNotifier, LogNotifierOptions, MemoryCache,
     MemoryCacheOptions, MemoryTaskQueue, MemoryTaskQueueOptions,
 };
+use sandloom_kernel::registry::{self, DriverEntry};
 
 use crate::support;
 

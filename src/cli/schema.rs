@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use super::{Failure, Format, Status, drivers, json as doc};
 use crate::Environment;
 use crate::config::{EXPERIMENTAL_CAPABILITY_RISK, KNOWN_RISKS};
-use crate::registry::{self, CapabilitySpec, DriverEntry, Stability};
+use sandloom_kernel::registry::{self, CapabilitySpec, DriverEntry, Stability};
 
 /// The `$id` of the document; editors only use it as a name.
 const ID: &str = "https://sandloom.invalid/schema/infra.json";

@@ -6,8 +6,8 @@ use serde_json::{Value, json};
 
 use super::{Failure, Format, Loaded, Status, json as doc};
 use crate::conditions::{Candidate, ConditionReport, WhyNot};
-use crate::registry;
 use crate::{InfraConfig, LinkedDrivers};
+use sandloom_kernel::registry;
 
 pub(super) fn run(
     loaded: &Loaded,

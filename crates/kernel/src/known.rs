@@ -32,8 +32,21 @@ pub(crate) const BUILTIN_DRIVERS: &[(&str, &str)] = &[
 ];
 
 /// `(capability, driver, package)` for every driver name whose providing package is known: the
-/// built-ins and the backend driver crates of this repository (`crates/drivers/`).
-pub(crate) const KNOWN_PROVIDERS: &[(&str, &str, &str)] = &[
+/// built-ins and the backend driver crates of this repository (`crates/drivers/`), sorted.
+///
+/// Kept by hand, since the kernel must name a crate that is not linked; the root package's
+/// `tests/test_known_providers.rs` links every one of those crates and fails when this list and
+/// what they register differ.
+///
+/// ```
+/// use sandloom_kernel::known::{provider_of, KNOWN_PROVIDERS};
+///
+/// for &(capability, driver, package) in KNOWN_PROVIDERS {
+///     assert_eq!(provider_of(capability, driver), Some(package));
+/// }
+/// assert!(KNOWN_PROVIDERS.contains(&("cache", "redis", "sandloom-driver-redis")));
+/// ```
+pub const KNOWN_PROVIDERS: &[(&str, &str, &str)] = &[
     ("cache", "memory", BUILTIN_OWNER),
     ("cache", "redis", "sandloom-driver-redis"),
     ("lock", "memory", BUILTIN_OWNER),
@@ -75,4 +88,31 @@ pub fn provider_of(capability: &str, driver: &str) -> Option<&'static str> {
         .iter()
         .find(|&&(c, d, _)| c == capability && d == driver)
         .map(|&(_, _, package)| package)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{BUILTIN_DRIVERS, BUILTIN_OWNER, KNOWN_PROVIDERS};
+
+    #[test]
+    fn the_builtins_are_the_providers_owned_by_the_builtin_owner() {
+        let owned: Vec<(&str, &str)> = KNOWN_PROVIDERS
+            .iter()
+            .filter(|&&(_, _, package)| package == BUILTIN_OWNER)
+            .map(|&(capability, driver, _)| (capability, driver))
+            .collect();
+        assert_eq!(owned, BUILTIN_DRIVERS);
+    }
+
+    #[test]
+    fn each_name_has_one_known_provider_in_sorted_order() {
+        let names: Vec<(&str, &str)> = KNOWN_PROVIDERS
+            .iter()
+            .map(|&(capability, driver, _)| (capability, driver))
+            .collect();
+        assert!(
+            names.windows(2).all(|pair| pair[0] < pair[1]),
+            "sorted, without duplicates: {names:?}"
+        );
+    }
 }

@@ -9,8 +9,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use sandloom_sdk_infra::Requirement;
 use semver::Version;
 
+use crate::config::order_by_location;
 use crate::config::{EXPERIMENTAL_CAPABILITY_RISK, Environment, InfraConfig, InstanceConfig};
-use crate::error::{ConflictKind, Problem, UnusableReason, order_by_location};
+use crate::error::{ConflictKind, Problem, UnusableReason};
 use crate::known::{BUILTIN_DRIVERS, BUILTIN_OWNER, is_builtin, provider_of};
 use crate::link::LinkedDrivers;
 use crate::panic_message;

@@ -7,7 +7,8 @@ use sandloom_sdk_infra::{Infra, Requirement, linked_requirements};
 
 use crate::config::InfraConfig;
 use crate::config::Location;
-use crate::error::{Problem, ShutdownError, StartupError, UnusableReason, order_by_location};
+use crate::config::order_by_location;
+use crate::error::{Problem, ShutdownError, StartupError, UnusableReason};
 use crate::health::{Check, Checks, HealthReport, Prober};
 use crate::lifecycle::{self, Attempted, Attempts, Started, error_chain, timers_enabled};
 use crate::link::LinkedDrivers;

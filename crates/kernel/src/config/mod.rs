@@ -26,7 +26,7 @@
 //! when it is one — `10`, `true`, `["a"]` — and as a string otherwise).
 
 mod env;
-mod location;
+mod order;
 mod parse;
 mod settings;
 
@@ -36,8 +36,11 @@ use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
-pub use location::Location;
+pub use crate::location::Location;
+pub use crate::risk::{EXPERIMENTAL_CAPABILITY_RISK, KNOWN_RISKS};
 pub use settings::{DEFAULT_HEALTH_TIMEOUT, DEFAULT_START_WAIT, RESERVED_INSTANCE_KEYS};
+
+pub(crate) use order::order_by_location;
 
 use crate::error::{Problem, StartupError};
 use crate::options::RawOptions;
@@ -65,28 +68,6 @@ pub const INFRA_FILE_VAR: &str = "SANDLOOM_INFRA";
 /// assert_eq!(config.environment(), Environment::Test);
 /// ```
 pub const OVERRIDE_PREFIX: &str = "SANDLOOM__";
-/// The risk that allows experimental capabilities in production.
-///
-/// ```
-/// use sandloom_kernel::config::EXPERIMENTAL_CAPABILITY_RISK;
-/// use sandloom_kernel::InfraConfig;
-///
-/// let toml = format!("environment = \"production\"\naccepted_risks = [\"{EXPERIMENTAL_CAPABILITY_RISK}\"]");
-/// let config = InfraConfig::from_toml_str(&toml, "infra.toml").unwrap();
-/// assert!(config.accepts(EXPERIMENTAL_CAPABILITY_RISK));
-/// ```
-pub const EXPERIMENTAL_CAPABILITY_RISK: &str = "experimental_capability";
-/// Every risk an application may accept; any other in `accepted_risks` is SANDLOOM-B010.
-///
-/// ```
-/// use sandloom_kernel::config::{EXPERIMENTAL_CAPABILITY_RISK, KNOWN_RISKS};
-/// use sandloom_kernel::InfraConfig;
-///
-/// assert_eq!(KNOWN_RISKS, [EXPERIMENTAL_CAPABILITY_RISK]);
-/// let config = InfraConfig::from_toml_str("accepted_risks = [\"yolo\"]", "infra.toml").unwrap();
-/// assert_eq!(config.problems()[0].code(), "SANDLOOM-B010");
-/// ```
-pub const KNOWN_RISKS: &[&str] = &[EXPERIMENTAL_CAPABILITY_RISK];
 
 /// Where the application runs.
 ///
@@ -606,7 +587,7 @@ impl InfraConfig {
     /// Order the problems by location.
     pub(crate) fn order_problems(&mut self) {
         let mut problems = std::mem::take(&mut self.problems);
-        crate::error::order_by_location(&mut problems, self);
+        order_by_location(&mut problems, self);
         self.problems = problems;
     }
 

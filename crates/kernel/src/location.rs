@@ -1,3 +1,8 @@
+//! Where in the configuration something was written: the place every problem points at.
+//!
+//! Its own home, not `config`'s: problems (`error`) carry locations, and `config` reports
+//! problems, so neither may need the other for this type.
+
 use std::fmt;
 
 /// Where in the configuration something was written.
