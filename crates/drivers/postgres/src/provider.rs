@@ -307,24 +307,29 @@ impl TaskQueue for PostgresTaskQueue {
         let Ok(id) = reservation.task.id.parse::<i64>() else {
             return Err(stale(reservation));
         };
-        let row = self
+        let queue = &reservation.task.queue;
+        let receipt = &reservation.receipt;
+        let settled = self
             .run("ack", async |client| {
+                // Without a key first, on the same connection; a task with a key (or a stale
+                // receipt) then takes the full statement, which also leaves the tombstone.
+                let unkeyed = client.prepare_cached(&self.sql.ack_unkeyed).await?;
+                let deleted = client
+                    .execute(&unkeyed, &[&id, &self.namespace, queue, receipt])
+                    .await?;
+                if deleted == 1 {
+                    return Ok(1);
+                }
                 let statement = client.prepare_cached(&self.sql.ack).await?;
-                client
+                let row = client
                     .query_one(
                         &statement,
-                        &[
-                            &id,
-                            &self.namespace,
-                            &reservation.task.queue,
-                            &reservation.receipt,
-                            &self.dedupe_window_ms,
-                        ],
+                        &[&id, &self.namespace, queue, receipt, &self.dedupe_window_ms],
                     )
-                    .await
+                    .await?;
+                row.try_get::<_, i64>(0)
             })
             .await?;
-        let settled: i64 = column(&row, 0, "ack")?;
         if settled == 0 {
             return Err(stale(reservation));
         }

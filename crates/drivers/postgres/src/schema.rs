@@ -137,6 +137,9 @@ pub(crate) struct Statements {
     /// tasks it settled: 1, or 0 when stale. A task with a key becomes a tombstone instead of
     /// being deleted.
     pub(crate) ack: String,
+    /// `$1` id, `$2` namespace, `$3` queue, `$4` receipt → 1 when it deleted a current task
+    /// without a key, else 0 (stale, or a task with a key: then [`ack`](Self::ack) settles it).
+    pub(crate) ack_unkeyed: String,
     /// `$1` id, `$2` namespace, `$3` queue, `$4` receipt, `$5` max attempts, `$6` retry
     /// delay in ms → whether the task was dead-lettered; no row when stale.
     pub(crate) nack: String,
@@ -250,6 +253,11 @@ impl Statements {
              SELECT count(*) FROM (SELECT id FROM deleted UNION ALL SELECT id FROM kept) AS settled",
             before = before_ms("$5")
         ));
+        // Most tasks have no key: a plain delete settles them for a third of the full
+        // statement's server time (three data-modifying CTEs are planned and run every time).
+        let ack_unkeyed = compact(&format!(
+            "DELETE FROM {t} WHERE {current} AND dedupe_key IS NULL"
+        ));
         // Nacking the last delivery dead-letters the task now rather than at the lease's end.
         let nack = compact(&format!(
             "UPDATE {t} SET
@@ -273,6 +281,7 @@ impl Statements {
             enqueue_once,
             reserve,
             ack,
+            ack_unkeyed,
             nack,
             dead_letters,
         }
