@@ -1,5 +1,5 @@
 //! Obligations under concurrency and conditions: writes and deletes at once lose nothing,
-//! //! `put_if` creates once and compares etags, one winner among racing creators.
+//! `put_if` creates once and compares etags, one winner among racing creators.
 
 use sandloom_sdk_infra::ErrorKind;
 use sandloom_sdk_infra::bytes::Bytes;

@@ -1,5 +1,5 @@
 //! Obligations on what an object holds: absence, exact bytes at every size, overwrites seen
-//! //! whole, metadata and etags, and deletion.
+//! whole, metadata and etags, and deletion.
 
 use std::sync::Arc;
 

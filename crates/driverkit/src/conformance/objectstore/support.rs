@@ -1,5 +1,5 @@
 //! Helpers the objectstore obligations share: exact byte comparison, and listings
-//! //! followed to their end and held to the general listing rules.
+//! followed to their end and held to the general listing rules.
 
 use sandloom_sdk_infra::bytes::Bytes;
 use sandloom_sdk_infra::objectstore::{DEFAULT_PAGE_SIZE, ListOptions, ObjectMeta, ObjectStore};

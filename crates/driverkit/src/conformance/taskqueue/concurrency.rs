@@ -1,5 +1,5 @@
 //! Obligations under concurrency and on order: many consumers lose nothing and never share a
-//! //! task; FIFO where declared.
+//! task; FIFO where declared.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -1,5 +1,5 @@
 //! Obligations on delivery: the round trip, exact payloads, unique ids, `reserve` waiting and
-//! //! waking, a reserved task hidden from others, and `delay`.
+//! waking, a reserved task hidden from others, and `delay`.
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};

@@ -1,5 +1,5 @@
 //! Obligations on redelivery: `nack` (with and without `retry_after`), the visibility timeout,
-//! //! and receipts gone stale.
+//! and receipts gone stale.
 
 use std::time::{Duration, Instant};
 

@@ -1,5 +1,5 @@
 //! Helpers the taskqueue obligations share: the kit's time bounds, queue names, and
-//! //! enqueue/reserve steps that fail the obligation with a message.
+//! enqueue/reserve steps that fail the obligation with a message.
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
