@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use sandloom_sdk_infra::bytes::Bytes;
-use sandloom_sdk_infra::objectstore::{ETAG, ObjectMeta};
+use sandloom_sdk_infra::objectstore::{CONDITIONAL_PUT, ETAG, ObjectMeta, PutCondition};
 use sandloom_sdk_infra::{ErrorKind, InfraResult};
 
 use super::super::harness::Instance;
@@ -323,6 +323,70 @@ pub(super) async fn etag_tracks_content<T: ObjectStoreProvider>(
         "put reports etag {second:?}, head {:?}",
         head.etag
     );
+    Ok(())
+}
+
+pub(super) async fn rewriting_identical_content_reports_the_current_etag<T: ObjectStoreProvider>(
+    i: &Instance<T>,
+    _: &ObjectStoreSettings,
+) -> Result<(), String> {
+    if !i.declares(ETAG) {
+        return Ok(()); // `etag_tracks_content` holds an undeclared `etag` to no etags.
+    }
+    let store = &*i.driver;
+    let key = "same/object";
+    let content = || Bytes::from_static(b"identical content");
+    let first = call!("put", store.put(key, content())).etag;
+    for round in 1..=2 {
+        let rewritten = call!(
+            format!("put of identical content (rewrite {round})"),
+            store.put(key, content())
+        );
+        let Some(current) = rewritten.etag.filter(|etag| !etag.is_empty()) else {
+            return Err("the feature `etag` is declared, but put reports no etag".to_owned());
+        };
+        // Keeping the etag (a content hash) and a new one (a generation) are both allowed; the
+        // one `put` reports must be the object's.
+        let head = call!("head", store.head(key));
+        ensure!(
+            head.etag.as_deref() == Some(current.as_str()),
+            "rewrite {round} of identical content: put reports etag {current:?}, head {:?}",
+            head.etag
+        );
+        let listing = list_all(store, "same/", None, None).await?;
+        let listed = listing.objects.first().and_then(|o| o.etag.clone());
+        ensure!(
+            listed.as_deref() == Some(current.as_str()),
+            "rewrite {round} of identical content: put reports etag {current:?}, list {listed:?}"
+        );
+        get_exact(store, key, &content()).await?;
+    }
+    if i.declares(CONDITIONAL_PUT) {
+        let current = call!("head", store.head(key)).etag.unwrap_or_default();
+        if first.as_deref() != Some(current.as_str()) {
+            expect_kind(
+                "put_if(IfMatch) with the etag identical content had before a rewrite gave it a \
+                 new one",
+                ErrorKind::Conflict,
+                &store
+                    .put_if(
+                        key,
+                        content(),
+                        PutCondition::IfMatch(first.unwrap_or_default()),
+                    )
+                    .await,
+            )?;
+        }
+        call!(
+            "put_if(IfMatch) with the etag of the current (rewritten) object",
+            store.put_if(
+                key,
+                Bytes::from_static(b"changed"),
+                PutCondition::IfMatch(current)
+            )
+        );
+        get_exact(store, key, b"changed").await?;
+    }
     Ok(())
 }
 

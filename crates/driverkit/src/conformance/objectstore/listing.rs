@@ -1,11 +1,13 @@
-//! Obligations on `list`: prefixes, byte order, pages and `next`, `start_after`, page size.
+//! Obligations on `list`: prefixes, byte order, pages and `next` (announced only when more
+//! follows), `start_after`, page size and its limits.
 
 use futures_util::TryStreamExt as _;
+use sandloom_sdk_infra::ErrorKind;
 use sandloom_sdk_infra::bytes::Bytes;
-use sandloom_sdk_infra::objectstore::DEFAULT_PAGE_SIZE;
+use sandloom_sdk_infra::objectstore::{DEFAULT_PAGE_SIZE, ListOptions, ObjectStore};
 
 use super::super::harness::Instance;
-use super::super::{call, ensure};
+use super::super::{call, ensure, expect_kind};
 use super::ObjectStoreSettings;
 use super::support::{expect_listing, list_all, same_keys};
 use crate::objectstore::ObjectStoreProvider;
@@ -156,5 +158,75 @@ pub(super) async fn list_default_page_size_is_bounded<T: ObjectStoreProvider>(
     let expected: Vec<&str> = keys.iter().map(String::as_str).collect();
     expect_listing(&*i.driver, "bulk/", None, &expected).await?;
     expect_listing(&*i.driver, "", None, &expected).await?;
+    Ok(())
+}
+
+pub(super) async fn list_limit_of_zero_is_invalid_input<T: ObjectStoreProvider>(
+    i: &Instance<T>,
+    _: &ObjectStoreSettings,
+) -> Result<(), String> {
+    let store = &*i.driver;
+    let zero = || ListOptions::default().with_limit(0);
+    expect_kind(
+        "list(\"\", limit 0) of an empty store",
+        ErrorKind::InvalidInput,
+        &store.list("", zero()).await,
+    )?;
+    call!("put", store.put("zero/a", Bytes::from_static(b"a")));
+    for prefix in ["", "zero/"] {
+        expect_kind(
+            &format!("list({prefix:?}, limit 0)"),
+            ErrorKind::InvalidInput,
+            &store.list(prefix, zero()).await,
+        )?;
+        expect_kind(
+            &format!("list({prefix:?}, start_after \"zero/0\", limit 0)"),
+            ErrorKind::InvalidInput,
+            &store.list(prefix, zero().after("zero/0")).await,
+        )?;
+    }
+    expect_listing(store, "", Some(1), &["zero/a"]).await?;
+    Ok(())
+}
+
+/// Whether a listing of `prefix` with `limit` after `start_after` takes exactly `pages` pages:
+/// the last page that holds objects must not announce more when nothing follows.
+async fn expect_pages(
+    store: &dyn ObjectStore,
+    prefix: &str,
+    start_after: Option<&str>,
+    limit: usize,
+    expected: &[&str],
+) -> Result<(), String> {
+    let listing = list_all(store, prefix, start_after, Some(limit)).await?;
+    let what = format!("list({prefix:?}, start_after {start_after:?}, limit {limit})");
+    same_keys(&what, &listing, expected)?;
+    let pages = expected.len().div_ceil(limit).max(1);
+    ensure!(
+        listing.pages == pages,
+        "{what}: {} objects took {} pages where {pages} hold them: a page announced `next` \
+         though no object followed it",
+        expected.len(),
+        listing.pages
+    );
+    Ok(())
+}
+
+pub(super) async fn list_next_only_when_more_follows<T: ObjectStoreProvider>(
+    i: &Instance<T>,
+    _: &ObjectStoreSettings,
+) -> Result<(), String> {
+    let store = &*i.driver;
+    let keys = ["more/1", "more/2", "more/3", "more/4", "more/5", "more/6"];
+    // Keys beyond the prefix in byte order: they follow in the store, not in the listing.
+    for key in keys.iter().chain(&["more0", "more1/x", "morf"]) {
+        call!("put", store.put(key, Bytes::from_static(b"m")));
+    }
+    for limit in [6, 7, 3, 2, 1] {
+        expect_pages(store, "more/", None, limit, &keys).await?;
+    }
+    expect_pages(store, "more/", Some("more/3"), 3, &keys[3..]).await?;
+    expect_pages(store, "more/", Some("more/6"), 3, &[]).await?;
+    expect_pages(store, "", Some("more1/x"), 1, &["morf"]).await?;
     Ok(())
 }

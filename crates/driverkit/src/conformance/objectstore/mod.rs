@@ -6,11 +6,11 @@
 //! [`KitRequest::namespace`] (see the example on [`ObjectStoreConformance`]). Keys carry no
 //! special prefix of the kit's own.
 //!
-//! What the contract leaves open is not checked: whether a `limit` of zero is refused (the
-//! embedded stores answer `InvalidInput`), whether writing identical content again keeps the
-//! etag (content-hash etags do, generation etags do not), `last_modified`, and whether a key
-//! may be both an object and the prefix of others (`a` and `a/b`; file-backed stores refuse it,
-//! so no obligation writes such a pair).
+//! What the contract leaves open is not checked: whether writing identical content again keeps
+//! the etag (content-hash etags do, generation etags do not; either way `put` reports the
+//! current one, which is checked), `last_modified`, and whether a key may be both an object and
+//! the prefix of others (`a` and `a/b`; file-backed stores refuse it, so no obligation writes
+//! such a pair).
 //!
 //! A kit can run single obligations directly, here on a deliberately flawed stand-in driver.
 //! In a driver crate's tests, run them all with [`objectstore_conformance!`](crate::objectstore_conformance)
@@ -78,11 +78,13 @@ use content::{
     binary_objects_round_trip_exactly, delete_removes_and_is_idempotent, empty_object_round_trips,
     etag_tracks_content, large_object_round_trips, metadata_reports_key_and_size,
     missing_object_is_not_found, put_is_atomic_for_readers, put_overwrites,
+    rewriting_identical_content_reports_the_current_etag,
 };
 use key_rule::one_key_rule_for_every_operation;
 use keys::{invalid_keys_are_refused, unusual_keys_round_trip};
 use listing::{
     list_default_page_size_is_bounded, list_filters_by_prefix, list_is_in_ascending_byte_order,
+    list_limit_of_zero_is_invalid_input, list_next_only_when_more_follows,
     list_pages_follow_next_to_the_end, list_starts_strictly_after_start_after,
 };
 use stopped::operations_after_stop_fail_with_stopped;
@@ -255,6 +257,10 @@ crate::define_kit! {
     /// - `etag_tracks_content`: declared `etag`: `put`, `head` and `list` report the same non-empty
     ///   etag, `head` reports it again unchanged, and a new content of the same size gets a new
     ///   etag; undeclared: no etag anywhere.
+    /// - `rewriting_identical_content_reports_the_current_etag`: declared `etag`: writing the same
+    ///   bytes again (twice) may keep the etag or give a new one, but `put` reports the one `head`
+    ///   and `list` then report; with `conditional_put` too, `IfMatch` of that etag writes, and
+    ///   `IfMatch` of a replaced etag answers `Conflict`.
     /// - `unusual_keys_round_trip`: keys with spaces, non-ASCII letters (NFC and NFD forms distinct),
     ///   URL-special characters, dotted names that are not `.`/`..` segments, case-only differences,
     ///   more than ten segments and 800+ bytes are distinct, exact, and listed as written.
@@ -287,6 +293,12 @@ crate::define_kit! {
     ///   the prefix).
     /// - `list_default_page_size_is_bounded`: with 1001 objects and no limit, no page exceeds
     ///   `DEFAULT_PAGE_SIZE` (1000) and following `next` yields all 1001.
+    /// - `list_limit_of_zero_is_invalid_input`: `list` with a `limit` of 0 answers `InvalidInput`,
+    ///   on an empty store and a filled one, with and without a prefix and `start_after`.
+    /// - `list_next_only_when_more_follows`: a page announces `next` only when more objects with
+    ///   the prefix follow: 6 objects with limits 6, 7, 3, 2 and 1 take exactly 1, 1, 2, 3 and 6
+    ///   pages (no empty last page), the last 3 after `start_after` one page, none after the last
+    ///   key one empty page, and keys beyond the prefix are no reason to announce more.
     /// - `concurrent_puts_lose_nothing`: 16 tasks on several threads each write 16 keys at once;
     ///   every object is there with its content and listed once.
     /// - `concurrent_puts_and_deletes_lose_nothing`: 8 tasks each write a key, then delete it while
@@ -314,7 +326,7 @@ crate::define_kit! {
     /// ```
     /// use sandloom_driverkit::conformance::objectstore::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 23);
+    /// assert_eq!(OBLIGATIONS.len(), 26);
     /// assert_eq!(OBLIGATIONS[0], "missing_object_is_not_found");
     /// assert_eq!(OBLIGATIONS.last(), Some(&"operations_after_stop_fail_with_stopped"));
     /// ```
@@ -327,6 +339,7 @@ crate::define_kit! {
         put_is_atomic_for_readers,
         metadata_reports_key_and_size,
         etag_tracks_content,
+        rewriting_identical_content_reports_the_current_etag,
         unusual_keys_round_trip,
         invalid_keys_are_refused,
         one_key_rule_for_every_operation,
@@ -336,6 +349,8 @@ crate::define_kit! {
         list_pages_follow_next_to_the_end,
         list_starts_strictly_after_start_after,
         list_default_page_size_is_bounded,
+        list_limit_of_zero_is_invalid_input,
+        list_next_only_when_more_follows,
         concurrent_puts_lose_nothing,
         concurrent_puts_and_deletes_lose_nothing,
         put_if_absent_creates_only_once,

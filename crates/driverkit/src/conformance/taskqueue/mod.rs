@@ -70,6 +70,7 @@ mod delivery;
 mod queues;
 mod redelivery;
 mod support;
+mod windows;
 
 use concurrency::{
     concurrent_consumers_lose_nothing_and_never_share_a_task, fifo_order_where_declared,
@@ -93,6 +94,10 @@ use redelivery::{
     nack_redelivers_with_a_new_receipt, nack_retry_after_postpones_redelivery,
     stale_receipt_is_conflict_and_changes_nothing,
     unacked_task_is_redelivered_after_visibility_timeout,
+};
+use windows::{
+    a_nacked_receipt_is_spent_at_once, a_second_ack_is_conflict_and_changes_nothing,
+    stop_ends_a_waiting_reserve_with_stopped,
 };
 
 /// The conformance kit of the `taskqueue` contract. See [`OBLIGATIONS`] for what it holds a
@@ -263,6 +268,12 @@ crate::define_kit! {
     ///   timeout passed, even before any redelivery; or the task was redelivered after a timeout or a
     ///   nack), `ack` and `nack` with it answer `Conflict`, and the task stays with its current
     ///   delivery.
+    /// - `a_second_ack_is_conflict_and_changes_nothing`: once a task is acked, a second `ack` and a
+    ///   `nack` with its receipt answer `Conflict` (the contract's rule for a spent receipt), and
+    ///   the queue's other task is still delivered once, on its first attempt; nothing comes back.
+    /// - `a_nacked_receipt_is_spent_at_once`: right after a `nack` with a `retry_after`, before any
+    ///   redelivery, `ack` and `nack` with its receipt answer `Conflict`; the task neither goes nor
+    ///   comes back early, and is redelivered (attempt 2, a new receipt) after its `retry_after`.
     /// - `delay_is_respected`: declared `delay`: a delayed task is not delivered before its delay (a
     ///   later undelayed task is), and is delivered after it; undeclared: an enqueue with a delay
     ///   answers `Unsupported` and enqueues nothing.
@@ -300,13 +311,16 @@ crate::define_kit! {
     ///   `InvalidInput`.
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, `enqueue`, `reserve`, `ack`, `nack`
     ///   (and `dead_letters` when declared) answer `Stopped`.
+    /// - `stop_ends_a_waiting_reserve_with_stopped`: a `reserve` waiting (for up to a minute) on an
+    ///   empty queue when `stop` is called answers `Stopped` within 2 seconds of `stop`, not `None`
+    ///   and not at the end of its wait.
     ///
     /// ```
     /// use sandloom_driverkit::conformance::taskqueue::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 23);
+    /// assert_eq!(OBLIGATIONS.len(), 26);
     /// assert_eq!(OBLIGATIONS[0], "enqueue_reserve_ack_round_trips");
-    /// assert_eq!(OBLIGATIONS.last(), Some(&"operations_after_stop_fail_with_stopped"));
+    /// assert_eq!(OBLIGATIONS.last(), Some(&"stop_ends_a_waiting_reserve_with_stopped"));
     /// ```
     obligations [
         enqueue_reserve_ack_round_trips,
@@ -319,6 +333,8 @@ crate::define_kit! {
         nack_retry_after_postpones_redelivery,
         unacked_task_is_redelivered_after_visibility_timeout,
         stale_receipt_is_conflict_and_changes_nothing,
+        a_second_ack_is_conflict_and_changes_nothing,
+        a_nacked_receipt_is_spent_at_once,
         delay_is_respected,
         retry_limit_stops_redelivery,
         dead_letters_list_exhausted_tasks_oldest_first,
@@ -332,5 +348,6 @@ crate::define_kit! {
         queues_are_isolated,
         empty_queue_name_is_invalid_input,
         operations_after_stop_fail_with_stopped,
+        stop_ends_a_waiting_reserve_with_stopped,
     ];
 }
