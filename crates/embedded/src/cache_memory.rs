@@ -81,6 +81,12 @@ impl Expiry<String, Entry> for EntryExpiry {
     }
 }
 
+/// Whether `entry`'s ttl has passed. Moka evicts expired entries lazily: `and_compute_with` can
+/// still hand one over, and to every operation it must be absent.
+fn expired(entry: &Entry) -> bool {
+    entry.expires_at.is_some_and(|at| at <= Instant::now())
+}
+
 /// The deadline `ttl` from now (`None` for no ttl, or one too far to represent: never).
 fn deadline(ttl: Option<Duration>) -> Option<Instant> {
     ttl.and_then(|ttl| Instant::now().checked_add(ttl))
@@ -151,13 +157,18 @@ impl MemoryCache {
             .await;
     }
 
+    /// Remove `key`; whether it had a value (an expired entry is removed but had none).
     async fn remove(&self, key: &str) -> bool {
+        let mut had_value = false;
         let result = self
             .entries
             .entry_by_ref(key)
-            .and_compute_with(|_| std::future::ready(Op::<Entry>::Remove))
+            .and_compute_with(|current| {
+                had_value = current.is_some_and(|entry| !expired(entry.value()));
+                std::future::ready(Op::<Entry>::Remove)
+            })
             .await;
-        matches!(result, CompResult::Removed(_))
+        had_value && matches!(result, CompResult::Removed(_))
     }
 }
 
@@ -203,6 +214,7 @@ impl Cache for MemoryCache {
             .and_compute_with(|current| {
                 let (base, expires_at) = match current {
                     None => (Some(0), deadline(default_ttl)),
+                    Some(entry) if expired(entry.value()) => (Some(0), deadline(default_ttl)),
                     Some(entry) => (
                         parse_counter(&entry.value().value),
                         entry.value().expires_at,
