@@ -31,6 +31,7 @@ enum Flaw {
     FoldsCase,
     PanicsOnNonAsciiNames,
     WorksAfterStop,
+    RefusedAcquireResetsExpiry,
 }
 
 struct Held {
@@ -123,6 +124,12 @@ impl Lock for Reference {
             self.flaw == Flaw::ExpiredLeasesNeverFreed || held.until > Instant::now()
         });
         if occupied && self.flaw != Flaw::AcquireOverwrites {
+            if self.flaw == Flaw::RefusedAcquireResetsExpiry
+                && let Some(current) = table.get_mut(&key)
+            {
+                // The refused caller's ttl lands on the holder's lease.
+                current.until = held.until;
+            }
             return Ok(None);
         }
         table.insert(key, held);
@@ -247,6 +254,10 @@ fn each_broken_driver_is_caught_by_its_obligation() {
         (
             Flaw::RefreshRevivesExpired,
             "an_expired_lease_can_neither_be_released_nor_refreshed",
+        ),
+        (
+            Flaw::RefusedAcquireResetsExpiry,
+            "refused_acquires_leave_the_lease_as_it_was",
         ),
         (Flaw::RefreshDoesNotExtend, "refresh_extends_the_lease"),
         (
