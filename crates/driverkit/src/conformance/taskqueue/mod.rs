@@ -307,8 +307,8 @@ crate::define_kit! {
     /// - `queues_are_isolated`: a task is delivered only from its own queue (also when one name is a
     ///   prefix of another), and a consumer waiting on one queue is not handed another queue's
     ///   task.
-    /// - `empty_queue_name_is_invalid_input`: `enqueue` and `reserve` of the queue `""` answer
-    ///   `InvalidInput`.
+    /// - `empty_queue_name_is_invalid_input`: `enqueue`, `reserve` (with no wait and with a long
+    ///   one) and `dead_letters` (when declared) of the queue `""` answer `InvalidInput`.
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, `enqueue`, `reserve`, `ack`, `nack`
     ///   (and `dead_letters` when declared) answer `Stopped`.
     /// - `stop_ends_a_waiting_reserve_with_stopped`: a `reserve` waiting (for up to a minute) on an

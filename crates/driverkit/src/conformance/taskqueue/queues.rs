@@ -86,7 +86,21 @@ pub(super) async fn empty_queue_name_is_invalid_input<T: TaskQueueProvider>(
         "reserve from the queue \"\"",
         ErrorKind::InvalidInput,
         &q.reserve("", Duration::ZERO).await,
-    )
+    )?;
+    // A long wait: a driver that waits before it checks the name hangs here, not answers.
+    expect_kind(
+        "reserve from the queue \"\" with a long wait",
+        ErrorKind::InvalidInput,
+        &q.reserve("", SLACK * 30).await,
+    )?;
+    if i.declares(DEAD_LETTER) {
+        expect_kind(
+            "dead_letters of the queue \"\"",
+            ErrorKind::InvalidInput,
+            &q.dead_letters("", 10).await,
+        )?;
+    }
+    Ok(())
 }
 
 pub(super) async fn operations_after_stop_fail_with_stopped<T: TaskQueueProvider>(
