@@ -32,6 +32,7 @@ enum Flaw {
     PanicsOnNonAsciiNames,
     WorksAfterStop,
     RefusedAcquireResetsExpiry,
+    EvictsAtAThousand,
 }
 
 struct Held {
@@ -123,6 +124,10 @@ impl Lock for Reference {
         let occupied = table.get(&key).is_some_and(|held| {
             self.flaw == Flaw::ExpiredLeasesNeverFreed || held.until > Instant::now()
         });
+        if self.flaw == Flaw::EvictsAtAThousand && table.len() >= 1000 {
+            // A bounded table that makes room by dropping leases still held.
+            table.clear();
+        }
         if occupied && self.flaw != Flaw::AcquireOverwrites {
             if self.flaw == Flaw::RefusedAcquireResetsExpiry
                 && let Some(current) = table.get_mut(&key)
@@ -260,6 +265,7 @@ fn each_broken_driver_is_caught_by_its_obligation() {
             "refused_acquires_leave_the_lease_as_it_was",
         ),
         (Flaw::RefreshDoesNotExtend, "refresh_extends_the_lease"),
+        (Flaw::EvictsAtAThousand, "many_locks_are_held_at_once"),
         (
             Flaw::TwoHolders,
             "concurrent_acquirers_get_exactly_one_lease",

@@ -208,13 +208,16 @@ crate::define_kit! {
     ///   name, and `acquire` or `refresh` with a zero ttl, answer `InvalidInput` and change nothing.
     /// - `distinct_names_are_independent`: locks whose names differ in case, by a suffix, in
     ///   non-ASCII letters or are 200 characters long are held and released independently.
+    /// - `many_locks_are_held_at_once`: 1,500 locks acquired one after another, with short leases
+    ///   ending among them, are all still held afterwards (refused to another `acquire`) and each
+    ///   is released by its own lease.
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, `acquire`, `release` and
     ///   `refresh` answer `Stopped`.
     ///
     /// ```
     /// use sandloom_driverkit::conformance::lock::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 12);
+    /// assert_eq!(OBLIGATIONS.len(), 13);
     /// assert_eq!(OBLIGATIONS[0], "acquire_grants_a_lease_naming_the_lock");
     /// assert_eq!(OBLIGATIONS.last(), Some(&"operations_after_stop_fail_with_stopped"));
     /// ```
@@ -230,6 +233,7 @@ crate::define_kit! {
         concurrent_acquirers_get_exactly_one_lease,
         empty_name_or_zero_ttl_is_invalid_input,
         distinct_names_are_independent,
+        many_locks_are_held_at_once,
         operations_after_stop_fail_with_stopped,
     ];
 }
@@ -597,6 +601,44 @@ async fn empty_name_or_zero_ttl_is_invalid_input<T: LockProvider>(
         &lock.refresh(&nameless, LONG).await,
     )?;
     expect_release(lock, &lease, true, "refused calls must not touch it").await
+}
+
+/// How many locks `many_locks_are_held_at_once` holds: more than a table that sweeps or evicts
+/// every thousand entries keeps.
+const MANY: usize = 1500;
+
+async fn many_locks_are_held_at_once<T: LockProvider>(
+    i: &Instance<T>,
+    _: &LockSettings,
+) -> Result<(), String> {
+    let lock = &*i.driver;
+    let mut leases = Vec::with_capacity(MANY);
+    for n in 0..MANY {
+        leases.push(acquire_free(lock, &format!("kit-many-{n}"), LONG).await?);
+        if n % 100 == 0 {
+            // Short leases among the long ones: a sweep of the ended ones must spare the rest.
+            acquire_free(lock, &format!("kit-brief-{n}"), Duration::from_millis(1)).await?;
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    for n in (0..MANY).step_by(7).chain([MANY - 1]) {
+        expect_held(
+            lock,
+            &format!("kit-many-{n}"),
+            &format!("one of {MANY} locks held at once (the {n}th acquired)"),
+        )
+        .await?;
+    }
+    for lease in &leases {
+        expect_release(
+            lock,
+            lease,
+            true,
+            "one of many locks, released by its holder",
+        )
+        .await?;
+    }
+    Ok(())
 }
 
 async fn distinct_names_are_independent<T: LockProvider>(
