@@ -33,6 +33,7 @@ enum Flaw {
     WorksAfterStop,
     RefusedAcquireResetsExpiry,
     EvictsAtAThousand,
+    DeclaresUnknownFeature,
 }
 
 struct Held {
@@ -183,6 +184,13 @@ impl Driver for Reference {
 
     fn supported_features() -> &'static [&'static str] {
         &[]
+    }
+
+    fn features_for(flaw: &Flaw) -> Vec<&'static str> {
+        match flaw {
+            Flaw::DeclaresUnknownFeature => vec!["xyzzy"],
+            _ => Vec::new(),
+        }
     }
 
     fn from_options(flaw: Flaw) -> Result<Self, DriverError> {
@@ -337,4 +345,17 @@ fn a_panicking_driver_is_a_failed_obligation_not_a_crash() {
 fn an_unknown_obligation_is_a_failure() {
     let failure = kit(Flaw::None).check("no_such_thing").unwrap_err();
     assert!(failure.message.contains("no such obligation"), "{failure}");
+}
+
+#[test]
+fn a_driver_declaring_a_feature_its_contract_lacks_fails_every_obligation() {
+    let failures = LockConformance::<Reference>::new(|_| Flaw::DeclaresUnknownFeature).check_all();
+    assert_eq!(failures.len(), OBLIGATIONS.len(), "{failures:#?}");
+    assert!(
+        failures[0]
+            .message
+            .contains("declares the feature \"xyzzy\""),
+        "{}",
+        failures[0]
+    );
 }
