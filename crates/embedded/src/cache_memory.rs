@@ -81,12 +81,6 @@ impl Expiry<String, Entry> for EntryExpiry {
     }
 }
 
-/// Whether `entry`'s ttl has passed. Moka evicts expired entries lazily: `and_compute_with` can
-/// still hand one over, and to every operation it must be absent.
-fn expired(entry: &Entry) -> bool {
-    entry.expires_at.is_some_and(|at| at <= Instant::now())
-}
-
 /// The deadline `ttl` from now (`None` for no ttl, or one too far to represent: never).
 fn deadline(ttl: Option<Duration>) -> Option<Instant> {
     ttl.and_then(|ttl| Instant::now().checked_add(ttl))
@@ -157,14 +151,16 @@ impl MemoryCache {
             .await;
     }
 
-    /// Remove `key`; whether it had a value (an expired entry is removed but had none).
+    /// Remove `key`; whether it had a value. Moka evicts lazily: an entry whose ttl passed is
+    /// handed to the closure as absent, yet still reported `Removed`, so only the closure's
+    /// view tells whether there was a value.
     async fn remove(&self, key: &str) -> bool {
         let mut had_value = false;
         let result = self
             .entries
             .entry_by_ref(key)
             .and_compute_with(|current| {
-                had_value = current.is_some_and(|entry| !expired(entry.value()));
+                had_value = current.is_some();
                 std::future::ready(Op::<Entry>::Remove)
             })
             .await;
@@ -214,7 +210,6 @@ impl Cache for MemoryCache {
             .and_compute_with(|current| {
                 let (base, expires_at) = match current {
                     None => (Some(0), deadline(default_ttl)),
-                    Some(entry) if expired(entry.value()) => (Some(0), deadline(default_ttl)),
                     Some(entry) => (
                         parse_counter(&entry.value().value),
                         entry.value().expires_at,
