@@ -33,6 +33,10 @@ enum Flaw {
     BulkInKeyOrder,
     WorksAfterStop,
     PanicsOnLargeValues,
+    ExpiredStillCounts,
+    IncrementWraps,
+    BulkWritesBeforeChecking,
+    EmptyBatchRefused,
 }
 
 struct Reference {
@@ -94,14 +98,31 @@ impl Reference {
         Ok(())
     }
 
+    /// Drop `key`'s entry if its ttl passed, unless the flaw keeps expired entries for every
+    /// operation but `get`.
+    fn purge(&self, map: &mut HashMap<String, (Bytes, Option<Instant>)>, key: &str, reading: bool) {
+        if !reading && self.flaw == Flaw::ExpiredStillCounts {
+            return;
+        }
+        if let Some((_, Some(at))) = map.get(key)
+            && *at <= Instant::now()
+        {
+            map.remove(key);
+        }
+    }
+
+    /// `ExpiredStillCounts`: an entry that `get` sees expired is kept (marked by no expiry in
+    /// the past) for the other operations.
     fn load(&self, key: &str) -> InfraResult<Option<Bytes>> {
         let key = self.check(key)?;
         let mut map = self.map();
-        if let Some((_, Some(at))) = map.get(&key)
+        if self.flaw == Flaw::ExpiredStillCounts
+            && let Some((_, Some(at))) = map.get(&key)
             && *at <= Instant::now()
         {
-            map.remove(&key);
+            return Ok(None);
         }
+        self.purge(&mut map, &key, true);
         match map.get(&key) {
             Some((value, _)) => Ok(Some(value.clone())),
             None if self.flaw == Flaw::MissingIsEmpty => Ok(Some(Bytes::new())),
@@ -122,9 +143,11 @@ impl Cache for Reference {
 
     async fn delete(&self, key: &str) -> InfraResult<bool> {
         let key = self.check(key)?;
+        let mut map = self.map();
+        self.purge(&mut map, &key, false);
         let existed = match self.flaw {
-            Flaw::KeepsValueAfterDelete => self.map().contains_key(&key),
-            _ => self.map().remove(&key).is_some(),
+            Flaw::KeepsValueAfterDelete => map.contains_key(&key),
+            _ => map.remove(&key).is_some(),
         };
         Ok(existed || self.flaw == Flaw::DeleteAlwaysTrue)
     }
@@ -158,12 +181,22 @@ impl Cache for Reference {
             return Ok(current + delta);
         }
         let mut map = self.map();
-        let next = read(&map)? + delta;
+        self.purge(&mut map, &key, false);
+        let current = read(&map)?;
+        let next = match self.flaw {
+            Flaw::IncrementWraps => current.wrapping_add(delta),
+            _ => current
+                .checked_add(delta)
+                .ok_or_else(|| InfraError::conflict(NAME, "the counter would overflow"))?,
+        };
         map.insert(key, (Bytes::from(next.to_string()), None));
         Ok(next)
     }
 
     async fn get_many(&self, keys: &[&str]) -> InfraResult<Vec<Option<Bytes>>> {
+        if keys.is_empty() && self.flaw == Flaw::EmptyBatchRefused {
+            return Err(InfraError::invalid_input(NAME, "no keys"));
+        }
         let mut keys = keys.to_vec();
         if self.flaw == Flaw::BulkInKeyOrder {
             keys.sort_unstable();
@@ -172,6 +205,11 @@ impl Cache for Reference {
     }
 
     async fn set_many(&self, entries: &[(&str, Bytes)]) -> InfraResult<()> {
+        if self.flaw != Flaw::BulkWritesBeforeChecking {
+            for (key, _) in entries {
+                self.check(key)?;
+            }
+        }
         for (key, value) in entries {
             self.store(key, value.clone(), None).await?;
         }
@@ -179,6 +217,11 @@ impl Cache for Reference {
     }
 
     async fn delete_many(&self, keys: &[&str]) -> InfraResult<u64> {
+        if self.flaw != Flaw::BulkWritesBeforeChecking {
+            for key in keys {
+                self.check(key)?;
+            }
+        }
         let mut count = 0;
         for key in keys {
             count += u64::from(self.delete(key).await?);
@@ -254,6 +297,16 @@ fn each_broken_driver_is_caught_by_its_obligation() {
         (Flaw::TtlWithoutDeclaring, "ttl_entries_expire"),
         (Flaw::RacyIncrement, "increment_is_atomic"),
         (Flaw::BulkInKeyOrder, "bulk_operations_work"),
+        (
+            Flaw::ExpiredStillCounts,
+            "expiry_is_seen_by_every_operation",
+        ),
+        (Flaw::IncrementWraps, "increment_at_the_limits"),
+        (
+            Flaw::BulkWritesBeforeChecking,
+            "every_operation_refuses_an_empty_key",
+        ),
+        (Flaw::EmptyBatchRefused, "empty_batches_are_no_ops"),
         (
             Flaw::WorksAfterStop,
             "operations_after_stop_fail_with_stopped",

@@ -31,6 +31,9 @@ enum Flaw {
     FoldsCase,
     PanicsOnNonAsciiNames,
     WorksAfterStop,
+    RefusedAcquireResetsExpiry,
+    EvictsAtAThousand,
+    DeclaresUnknownFeature,
 }
 
 struct Held {
@@ -122,7 +125,17 @@ impl Lock for Reference {
         let occupied = table.get(&key).is_some_and(|held| {
             self.flaw == Flaw::ExpiredLeasesNeverFreed || held.until > Instant::now()
         });
+        if self.flaw == Flaw::EvictsAtAThousand && table.len() >= 1000 {
+            // A bounded table that makes room by dropping leases still held.
+            table.clear();
+        }
         if occupied && self.flaw != Flaw::AcquireOverwrites {
+            if self.flaw == Flaw::RefusedAcquireResetsExpiry
+                && let Some(current) = table.get_mut(&key)
+            {
+                // The refused caller's ttl lands on the holder's lease.
+                current.until = held.until;
+            }
             return Ok(None);
         }
         table.insert(key, held);
@@ -171,6 +184,13 @@ impl Driver for Reference {
 
     fn supported_features() -> &'static [&'static str] {
         &[]
+    }
+
+    fn features_for(flaw: &Flaw) -> Vec<&'static str> {
+        match flaw {
+            Flaw::DeclaresUnknownFeature => vec!["xyzzy"],
+            _ => Vec::new(),
+        }
     }
 
     fn from_options(flaw: Flaw) -> Result<Self, DriverError> {
@@ -248,7 +268,12 @@ fn each_broken_driver_is_caught_by_its_obligation() {
             Flaw::RefreshRevivesExpired,
             "an_expired_lease_can_neither_be_released_nor_refreshed",
         ),
+        (
+            Flaw::RefusedAcquireResetsExpiry,
+            "refused_acquires_leave_the_lease_as_it_was",
+        ),
         (Flaw::RefreshDoesNotExtend, "refresh_extends_the_lease"),
+        (Flaw::EvictsAtAThousand, "many_locks_are_held_at_once"),
         (
             Flaw::TwoHolders,
             "concurrent_acquirers_get_exactly_one_lease",
@@ -320,4 +345,17 @@ fn a_panicking_driver_is_a_failed_obligation_not_a_crash() {
 fn an_unknown_obligation_is_a_failure() {
     let failure = kit(Flaw::None).check("no_such_thing").unwrap_err();
     assert!(failure.message.contains("no such obligation"), "{failure}");
+}
+
+#[test]
+fn a_driver_declaring_a_feature_its_contract_lacks_fails_every_obligation() {
+    let failures = LockConformance::<Reference>::new(|_| Flaw::DeclaresUnknownFeature).check_all();
+    assert_eq!(failures.len(), OBLIGATIONS.len(), "{failures:#?}");
+    assert!(
+        failures[0]
+            .message
+            .contains("declares the feature \"xyzzy\""),
+        "{}",
+        failures[0]
+    );
 }

@@ -59,6 +59,9 @@ enum Flaw {
     IfMatchIgnoresEtag,
     RacyIfAbsent,
     WorksAfterStop,
+    LimitZeroIsDefault,
+    NextOnFullPage,
+    RewriteReportsAnotherEtag,
 }
 
 /// Beyond this size, the large-object flaws strike.
@@ -152,7 +155,11 @@ impl Reference {
     async fn store(&self, key: &str, data: Bytes) -> InfraResult<ObjectMeta> {
         let key = self.key(key)?;
         let mut data = self.shape(data);
-        let meta = self.meta(&key, &data);
+        let mut meta = self.meta(&key, &data);
+        if self.flaw == Flaw::RewriteReportsAnotherEtag && self.map().get(&key) == Some(&data) {
+            // A generation store that reports the generation it would write, not the one kept.
+            meta = meta.with_etag(format!("{}-next", etag_of(&data)));
+        }
         match self.flaw {
             Flaw::DeleteLeavesDirectories if self.directories.lock().unwrap().contains(&key) => {
                 return Err(InfraError::conflict(NAME, "a directory is in the way"));
@@ -213,7 +220,7 @@ impl Reference {
     fn page_limit(&self, options: &ListOptions) -> InfraResult<usize> {
         match (options.limit, self.flaw) {
             (_, Flaw::IgnoresLimit) | (None, Flaw::DefaultPageUnbounded) => Ok(usize::MAX),
-            (None, _) => Ok(DEFAULT_PAGE_SIZE),
+            (None, _) | (Some(0), Flaw::LimitZeroIsDefault) => Ok(DEFAULT_PAGE_SIZE),
             (Some(0), _) => Err(InfraError::invalid_input(NAME, "limit 0")),
             (Some(limit), _) => Ok(limit),
         }
@@ -327,7 +334,11 @@ impl ObjectStore for Reference {
             .take(limit)
             .map(|key| self.meta(key, &map[*key]))
             .collect();
-        let mut next = (keys.len() > limit).then(|| keys[limit - 1].clone());
+        let mut next = match self.flaw {
+            // Announces more whenever the page is full, whether or not anything follows.
+            Flaw::NextOnFullPage => (keys.len() >= limit).then(|| keys[limit - 1].clone()),
+            _ => (keys.len() > limit).then(|| keys[limit - 1].clone()),
+        };
         if self.flaw == Flaw::SkipsSecondPage && start_after.is_none() && next.is_some() {
             next = keys.get(2 * limit - 1).map(|key| (*key).clone());
         }
@@ -424,6 +435,10 @@ const CASES: &[(Flaw, &str)] = &[
     (Flaw::HeadSizeWrong, "metadata_reports_key_and_size"),
     (Flaw::EtagConstant, "etag_tracks_content"),
     (Flaw::EtagWithoutDeclaring, "etag_tracks_content"),
+    (
+        Flaw::RewriteReportsAnotherEtag,
+        "rewriting_identical_content_reports_the_current_etag",
+    ),
     (Flaw::FoldsNonAsciiKeys, "unusual_keys_round_trip"),
     (Flaw::RefusesDotsInNames, "unusual_keys_round_trip"),
     (Flaw::AcceptsDotDotKeys, "invalid_keys_are_refused"),
@@ -450,6 +465,11 @@ const CASES: &[(Flaw, &str)] = &[
     (Flaw::SortsSlashFirst, "list_is_in_ascending_byte_order"),
     (Flaw::SkipsSecondPage, "list_pages_follow_next_to_the_end"),
     (Flaw::IgnoresLimit, "list_pages_follow_next_to_the_end"),
+    (
+        Flaw::LimitZeroIsDefault,
+        "list_limit_of_zero_is_invalid_input",
+    ),
+    (Flaw::NextOnFullPage, "list_next_only_when_more_follows"),
     (
         Flaw::StartAfterInclusive,
         "list_starts_strictly_after_start_after",

@@ -36,6 +36,8 @@ enum Flaw {
     RedeliversEarly,
     AcceptsStaleReceipts,
     AcceptsExpiredReceipts,
+    AcksSpentReceipts,
+    AcceptsNackedReceipt,
     IgnoresDelay,
     DelayWithoutDeclaring,
     NoRetryLimit,
@@ -57,6 +59,8 @@ enum Flaw {
     AcceptsBadKeys,
     AcceptsEmptyQueueName,
     WorksAfterStop,
+    StopLeavesReserveWaiting,
+    StopEndsReserveWithNone,
 }
 
 #[derive(Debug, Clone, serde::Deserialize)]
@@ -301,7 +305,11 @@ impl Reference {
         let entry = &entries[index];
         let current = entry.receipt.as_deref() == Some(reservation.receipt.as_str())
             && (Instant::now() < entry.visible_at || self.flaw() == Flaw::AcceptsExpiredReceipts);
-        if current || self.flaw() == Flaw::AcceptsStaleReceipts {
+        // Nacked, waiting for its retry: the nack's receipt taken for the current one.
+        let nacked_receipt = self.flaw() == Flaw::AcceptsNackedReceipt
+            && entry.receipt.is_none()
+            && entry.attempts == reservation.task.attempts;
+        if current || nacked_receipt || self.flaw() == Flaw::AcceptsStaleReceipts {
             Ok(index)
         } else {
             Err(stale(reservation))
@@ -416,7 +424,14 @@ impl TaskQueue for Reference {
             let notified = self.notify.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            self.check(queue)?;
+            if self.stopped.load(Ordering::Acquire) {
+                match self.flaw() {
+                    // Only checked on entry: a waiting reserve sleeps on through `stop`.
+                    Flaw::StopLeavesReserveWaiting => {}
+                    Flaw::StopEndsReserveWithNone => return Ok(None),
+                    _ => self.check(queue)?,
+                }
+            }
             if let Some(reservation) = self.take(queue).await {
                 return Ok(Some(reservation));
             }
@@ -432,6 +447,13 @@ impl TaskQueue for Reference {
         self.check(&reservation.task.queue)?;
         let key = self.key(&reservation.task.queue);
         let mut state = self.state();
+        let gone = !state
+            .queues
+            .get(&key)
+            .is_some_and(|entries| entries.iter().any(|e| e.id == reservation.task.id));
+        if gone && self.flaw() == Flaw::AcksSpentReceipts {
+            return Ok(());
+        }
         let index = self.current(&state, &key, reservation)?;
         if self.flaw() != Flaw::AckKeepsTask {
             let entry = state.queues.get_mut(&key).unwrap().remove(index);
@@ -621,6 +643,14 @@ const CASES: &[(Flaw, &str)] = &[
         Flaw::AcceptsExpiredReceipts,
         "stale_receipt_is_conflict_and_changes_nothing",
     ),
+    (
+        Flaw::AcksSpentReceipts,
+        "a_second_ack_is_conflict_and_changes_nothing",
+    ),
+    (
+        Flaw::AcceptsNackedReceipt,
+        "a_nacked_receipt_is_spent_at_once",
+    ),
     (Flaw::IgnoresDelay, "delay_is_respected"),
     (Flaw::DelayWithoutDeclaring, "delay_is_respected"),
     (Flaw::NoRetryLimit, "retry_limit_stops_redelivery"),
@@ -674,6 +704,14 @@ const CASES: &[(Flaw, &str)] = &[
     (
         Flaw::WorksAfterStop,
         "operations_after_stop_fail_with_stopped",
+    ),
+    (
+        Flaw::StopLeavesReserveWaiting,
+        "stop_ends_a_waiting_reserve_with_stopped",
+    ),
+    (
+        Flaw::StopEndsReserveWithNone,
+        "stop_ends_a_waiting_reserve_with_stopped",
     ),
 ];
 

@@ -151,13 +151,20 @@ impl MemoryCache {
             .await;
     }
 
+    /// Remove `key`; whether it had a value. Moka evicts lazily: an entry whose ttl passed is
+    /// handed to the closure as absent, yet still reported `Removed`, so only the closure's
+    /// view tells whether there was a value.
     async fn remove(&self, key: &str) -> bool {
+        let mut had_value = false;
         let result = self
             .entries
             .entry_by_ref(key)
-            .and_compute_with(|_| std::future::ready(Op::<Entry>::Remove))
+            .and_compute_with(|current| {
+                had_value = current.is_some();
+                std::future::ready(Op::<Entry>::Remove)
+            })
             .await;
-        matches!(result, CompResult::Removed(_))
+        had_value && matches!(result, CompResult::Removed(_))
     }
 }
 

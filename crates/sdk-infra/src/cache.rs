@@ -111,6 +111,10 @@ pub trait Cache: Send + Sync {
 
     /// Store `value` under `key` for `ttl`; afterwards `get` answers `None`. Feature [`TTL`].
     ///
+    /// Once expired, the entry is absent to every operation: `delete` answers `false`,
+    /// `get_many` `None`, `delete_many` does not count it, `increment` counts from 0. A second
+    /// `set_with_ttl` replaces the first ttl (longer or shorter); a plain `set` clears it.
+    ///
     /// ```
     /// use std::time::Duration;
     /// use sandloom_sdk_infra::{Cache, ErrorKind, InfraResult};
@@ -182,7 +186,8 @@ pub trait Cache: Send + Sync {
     ///
     /// # Errors
     /// `Unsupported` without the feature; `Conflict` when the value is not a counter written
-    /// by `increment`, or on overflow.
+    /// by `increment`, or on overflow (beyond `i64::MAX` or `i64::MIN`; the counter keeps its
+    /// value).
     async fn increment(&self, key: &str, delta: i64) -> InfraResult<i64> {
         let _ = (key, delta);
         Err(InfraError::unsupported(NAME, "increment", INCREMENT))
@@ -226,6 +231,9 @@ pub trait Cache: Send + Sync {
     /// assert_eq!(block_on(load(&PlainCache, &["a", "b"])).unwrap(), [None, None]);
     /// ```
     ///
+    /// A call with an invalid key anywhere among `keys` answers `InvalidInput`; no keys answer
+    /// no values.
+    ///
     /// # Errors
     /// `Unsupported` without the feature; else as `get`.
     async fn get_many(&self, keys: &[&str]) -> InfraResult<Vec<Option<Bytes>>> {
@@ -265,6 +273,9 @@ pub trait Cache: Send + Sync {
     ///     "cache: `set_many` is not supported: the driver does not declare feature `bulk`"
     /// );
     /// ```
+    ///
+    /// A call with an invalid key anywhere among `entries` answers `InvalidInput` and writes
+    /// nothing; no entries is a successful no-op.
     ///
     /// # Errors
     /// `Unsupported` without the feature; else as `set`.
@@ -309,6 +320,9 @@ pub trait Cache: Send + Sync {
     /// // `PlainCache` implements only `get`, `set` and `delete`, and holds nothing.
     /// assert_eq!(block_on(forget(&PlainCache, &["a", "b"])).unwrap(), 0);
     /// ```
+    ///
+    /// A call with an invalid key anywhere among `keys` answers `InvalidInput` and deletes
+    /// nothing; no keys count 0.
     ///
     /// # Errors
     /// `Unsupported` without the feature; else as `delete`.

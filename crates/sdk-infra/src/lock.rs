@@ -90,6 +90,9 @@ impl Lease {
 pub trait Lock: Send + Sync {
     /// Take the lock `name` for `ttl`; `None` when another holder's lease is still valid.
     ///
+    /// A refused `acquire` changes nothing: the holder's lease keeps its expiry, whatever `ttl`
+    /// the refused caller asked for.
+    ///
     /// ```
     /// use std::time::Duration;
     /// use sandloom_sdk_infra::lock::{Lease, Lock};

@@ -193,6 +193,11 @@ pub struct ObjectMeta {
     /// Its size in bytes.
     pub size: u64,
     /// An opaque version tag that changes whenever the content does (feature [`ETAG`]).
+    ///
+    /// Writing identical content again may keep the etag (a content hash) or give a new one (a
+    /// generation number): callers must not rely on either. Whichever it is, the etag `put`
+    /// reports is the object's current one: `head` and `list` report it, and
+    /// [`PutCondition::IfMatch`] of it holds until the next write.
     pub etag: Option<String>,
     /// When it was last written, when the store knows.
     pub last_modified: Option<SystemTime>,
@@ -253,7 +258,8 @@ impl ObjectMeta {
 pub struct ListOptions {
     /// Only keys strictly greater than this one (the previous page's `next`).
     pub start_after: Option<String>,
-    /// At most this many objects; `None` means [`DEFAULT_PAGE_SIZE`].
+    /// At most this many objects; `None` means [`DEFAULT_PAGE_SIZE`]. A limit of 0 asks for
+    /// nothing and is refused: `list` answers `InvalidInput`.
     pub limit: Option<usize>,
 }
 
@@ -310,6 +316,10 @@ pub struct ListPage {
     /// The objects of this page, in ascending byte order of their keys.
     pub objects: Vec<ObjectMeta>,
     /// When more objects follow: pass it to [`ListOptions::after`] for the next page.
+    ///
+    /// `Some` only when at least one more object with the prefix follows, so a page that is
+    /// exactly full at the end of the listing has `None`, and a caller never fetches an empty
+    /// last page.
     pub next: Option<String>,
 }
 
@@ -448,7 +458,7 @@ pub trait ObjectStore: Send + Sync {
     ///
     /// # Errors
     /// `InvalidInput` for a prefix no valid key starts with (`../`, `/`, `a//`, a NUL, …) and
-    /// for a limit of zero where the driver refuses it; else as `put`.
+    /// for a limit of zero; else as `put`.
     async fn list(&self, prefix: &str, options: ListOptions) -> InfraResult<ListPage>;
 
     /// Write only when `condition` holds. Feature [`CONDITIONAL_PUT`].

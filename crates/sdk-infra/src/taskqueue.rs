@@ -374,6 +374,10 @@ pub trait TaskQueue: Send + Sync {
 
     /// Take the next ready task of `queue`, waiting up to `wait` for one; `None` when none came.
     ///
+    /// A `reserve` still waiting when the driver is stopped answers `Stopped` promptly: it
+    /// neither waits out `wait` nor answers `None` (a consumer loop then ends instead of
+    /// polling a stopped driver).
+    ///
     /// ```
     /// use std::time::Duration;
     /// use sandloom_sdk_infra::taskqueue::{Reservation, TaskQueue};
@@ -403,8 +407,13 @@ pub trait TaskQueue: Send + Sync {
     /// }
     /// ```
     ///
+    /// A receipt is spent once acked: a second `ack` of the same reservation, or a `nack` after
+    /// the `ack`, answers `Conflict` and changes nothing (as any stale receipt does). Handlers
+    /// that ack twice by mistake learn it, and no other task is touched.
+    ///
     /// # Errors
-    /// `Conflict` when the reservation is stale (timed out and possibly redelivered).
+    /// `Conflict` when the reservation is stale (timed out and possibly redelivered, already
+    /// acked or nacked).
     async fn ack(&self, reservation: &Reservation) -> InfraResult<()>;
 
     /// The task failed: deliver it again after `retry_after` (immediately when `None`), or
@@ -422,8 +431,12 @@ pub trait TaskQueue: Send + Sync {
     /// }
     /// ```
     ///
+    /// The receipt is spent by the `nack` at once, before any redelivery: acking or nacking
+    /// with it again answers `Conflict`, and changes neither the task's retry time nor its
+    /// attempts.
+    ///
     /// # Errors
-    /// `Conflict` when the reservation is stale.
+    /// `Conflict` when the reservation is stale (timed out, already acked or nacked).
     async fn nack(
         &self,
         reservation: &Reservation,

@@ -44,6 +44,13 @@ use super::harness::{Instance, Kit};
 use super::{KitRequest, call, ensure, expect_kind, expect_unsupported};
 use crate::cache::CacheProvider;
 
+mod combined;
+
+use combined::{
+    empty_batches_are_no_ops, every_operation_refuses_an_empty_key,
+    expiry_is_seen_by_every_operation, increment_at_the_limits,
+};
+
 /// The conformance kit of the `cache` contract. See [`OBLIGATIONS`] for what it holds a driver
 /// to; run it with [`cache_conformance!`](crate::cache_conformance).
 ///
@@ -171,12 +178,24 @@ crate::define_kit! {
     ///   be negative, a non-counter value is `Conflict`; undeclared: `Unsupported`.
     /// - `bulk_operations_work`: declared `bulk`: `set_many`, `get_many` (in order, with misses) and
     ///   `delete_many` (counting hits); undeclared: all three answer `Unsupported`.
+    /// - `expiry_is_seen_by_every_operation`: declared `ttl`: once an entry's 300 ms ttl passed
+    ///   (seen by `get` within 5 s), `delete` answers `false`, `get_many` `None` and `delete_many`
+    ///   counts 0 (with `bulk`), `increment` counts from 0 (with `increment`); a second ttl
+    ///   replaces the first, longer or shorter; a plain `set` after expiry does not expire.
+    /// - `increment_at_the_limits`: declared `increment`: 0 on a missing key is 0, `i64::MAX` and
+    ///   `i64::MIN` are reached exactly, one step beyond either answers `Conflict` and leaves the
+    ///   counter as it was.
+    /// - `every_operation_refuses_an_empty_key`: `set_with_ttl` and `increment` (when declared),
+    ///   and `get_many`, `set_many` and `delete_many` with `""` among valid keys (with `bulk`)
+    ///   answer `InvalidInput`; the refused bulk call writes and deletes nothing.
+    /// - `empty_batches_are_no_ops`: declared `bulk`: `get_many` of no keys answers no values,
+    ///   `set_many` of no entries succeeds, `delete_many` of no keys counts 0, and nothing changes.
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, every operation answers `Stopped`.
     ///
     /// ```
     /// use sandloom_driverkit::conformance::cache::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 13);
+    /// assert_eq!(OBLIGATIONS.len(), 17);
     /// assert_eq!(OBLIGATIONS[0], "get_missing_key_returns_none");
     /// assert_eq!(OBLIGATIONS.last(), Some(&"operations_after_stop_fail_with_stopped"));
     /// ```
@@ -193,6 +212,10 @@ crate::define_kit! {
         ttl_entries_expire,
         increment_is_atomic,
         bulk_operations_work,
+        expiry_is_seen_by_every_operation,
+        increment_at_the_limits,
+        every_operation_refuses_an_empty_key,
+        empty_batches_are_no_ops,
         operations_after_stop_fail_with_stopped,
     ];
 }

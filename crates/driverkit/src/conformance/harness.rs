@@ -400,6 +400,8 @@ type OptionsFn<T> = dyn Fn(&KitRequest) -> <T as Driver>::Options + Send + Sync;
 /// ```
 pub struct Kit<T: Driver, S> {
     name: &'static str,
+    /// The contract's features: an instance may declare no other.
+    contract_features: &'static [&'static str],
     obligations: Vec<Obligation<T, S>>,
     options: Box<OptionsFn<T>>,
     serve: ServeFn<T>,
@@ -449,6 +451,7 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
     ) -> Self {
         Self {
             name: C::NAME,
+            contract_features: C::FEATURES,
             obligations,
             options: Box::new(options),
             serve: serve::<C, T>,
@@ -688,6 +691,18 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
         let options = (self.options)(&request);
         T::validate(&options).map_err(|err| format!("the kit's options were refused: {err}"))?;
         let features = T::features_for(&options);
+        // Every obligation fails for such a driver: a module's `declares` of that name, and the
+        // gate, would answer for a feature no contract document describes.
+        if let Some(unknown) = features
+            .iter()
+            .find(|feature| !self.contract_features.contains(feature))
+        {
+            return Err(format!(
+                "the instance declares the feature {unknown:?}, which the `{}` contract does not \
+                 define (its features: {:?})",
+                self.name, self.contract_features
+            ));
+        }
         let driver =
             T::from_options(options).map_err(|err| format!("construction failed: {err}"))?;
         let (driver, operations) = (self.serve)(driver, &features);

@@ -197,6 +197,9 @@ crate::define_kit! {
     ///   the lock of the new holder.
     /// - `an_expired_lease_can_neither_be_released_nor_refreshed`: with no new holder, an expired
     ///   lease's `release` answers `false` and its `refresh` `Conflict`; the lock stays free.
+    /// - `refused_acquires_leave_the_lease_as_it_was`: while a lease of 1.5 s is held, a refused
+    ///   `acquire` with a 300 ms ttl does not shorten it (the lock is still held 600 ms in), and
+    ///   refused ones with a 30 s ttl do not lengthen it (the lock is free within 5 s of its end).
     /// - `refresh_extends_the_lease`: `refresh` answers a lease of the same lock expiring later, and
     ///   the lock stays held past the original expiry.
     /// - `concurrent_acquirers_get_exactly_one_lease`: 16 tasks on several threads, each racing 4
@@ -205,13 +208,16 @@ crate::define_kit! {
     ///   name, and `acquire` or `refresh` with a zero ttl, answer `InvalidInput` and change nothing.
     /// - `distinct_names_are_independent`: locks whose names differ in case, by a suffix, in
     ///   non-ASCII letters or are 200 characters long are held and released independently.
+    /// - `many_locks_are_held_at_once`: 1,500 locks acquired one after another, with short leases
+    ///   ending among them, are all still held afterwards (refused to another `acquire`) and each
+    ///   is released by its own lease.
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, `acquire`, `release` and
     ///   `refresh` answer `Stopped`.
     ///
     /// ```
     /// use sandloom_driverkit::conformance::lock::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 11);
+    /// assert_eq!(OBLIGATIONS.len(), 13);
     /// assert_eq!(OBLIGATIONS[0], "acquire_grants_a_lease_naming_the_lock");
     /// assert_eq!(OBLIGATIONS.last(), Some(&"operations_after_stop_fail_with_stopped"));
     /// ```
@@ -222,10 +228,12 @@ crate::define_kit! {
         a_foreign_or_stale_token_can_neither_release_nor_refresh,
         an_expired_lease_can_be_taken_over,
         an_expired_lease_can_neither_be_released_nor_refreshed,
+        refused_acquires_leave_the_lease_as_it_was,
         refresh_extends_the_lease,
         concurrent_acquirers_get_exactly_one_lease,
         empty_name_or_zero_ttl_is_invalid_input,
         distinct_names_are_independent,
+        many_locks_are_held_at_once,
         operations_after_stop_fail_with_stopped,
     ];
 }
@@ -431,6 +439,49 @@ async fn an_expired_lease_can_neither_be_released_nor_refreshed<T: LockProvider>
         .map(drop)
 }
 
+/// The lease `refused_acquires_leave_the_lease_as_it_was` holds while others try.
+const HOLD: Duration = Duration::from_millis(1500);
+
+async fn refused_acquires_leave_the_lease_as_it_was<T: LockProvider>(
+    i: &Instance<T>,
+    _: &LockSettings,
+) -> Result<(), String> {
+    let lock = &*i.driver;
+    let name = "kit-lasting";
+    let holder = acquire_free(lock, name, HOLD).await?;
+    let acquired = tokio::time::Instant::now();
+    let refused = call!(
+        format!("acquire({name:?}, {SHORT:?}) of a held lock"),
+        lock.acquire(name, SHORT)
+    );
+    ensure!(
+        refused.is_none(),
+        "acquire of a held lock answered a lease: {refused:?}"
+    );
+    tokio::time::sleep(SHORT * 2).await;
+    // `expect_held` tries again with a 30 s ttl: refused too, it must not lengthen the lease.
+    expect_held(
+        lock,
+        name,
+        "a refused acquire with a shorter ttl must not shorten the holder's lease of 1.5 s",
+    )
+    .await?;
+    let deadline = acquired + HOLD + EXPIRY_BOUND;
+    let taker = loop {
+        if let Some(lease) = call!("acquire after the lease's end", lock.acquire(name, LONG)) {
+            break lease;
+        }
+        ensure!(
+            tokio::time::Instant::now() < deadline,
+            "a lease of {HOLD:?} still held its lock {EXPIRY_BOUND:?} after its end: refused \
+             acquires with a 30 s ttl must not lengthen it"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    expect_release(lock, &holder, false, "its lease ended and was taken over").await?;
+    expect_release(lock, &taker, true, "the new holder releases its lease").await
+}
+
 async fn refresh_extends_the_lease<T: LockProvider>(
     i: &Instance<T>,
     _: &LockSettings,
@@ -550,6 +601,44 @@ async fn empty_name_or_zero_ttl_is_invalid_input<T: LockProvider>(
         &lock.refresh(&nameless, LONG).await,
     )?;
     expect_release(lock, &lease, true, "refused calls must not touch it").await
+}
+
+/// How many locks `many_locks_are_held_at_once` holds: more than a table that sweeps or evicts
+/// every thousand entries keeps.
+const MANY: usize = 1500;
+
+async fn many_locks_are_held_at_once<T: LockProvider>(
+    i: &Instance<T>,
+    _: &LockSettings,
+) -> Result<(), String> {
+    let lock = &*i.driver;
+    let mut leases = Vec::with_capacity(MANY);
+    for n in 0..MANY {
+        leases.push(acquire_free(lock, &format!("kit-many-{n}"), LONG).await?);
+        if n % 100 == 0 {
+            // Short leases among the long ones: a sweep of the ended ones must spare the rest.
+            acquire_free(lock, &format!("kit-brief-{n}"), Duration::from_millis(1)).await?;
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    for n in (0..MANY).step_by(7).chain([MANY - 1]) {
+        expect_held(
+            lock,
+            &format!("kit-many-{n}"),
+            &format!("one of {MANY} locks held at once (the {n}th acquired)"),
+        )
+        .await?;
+    }
+    for lease in &leases {
+        expect_release(
+            lock,
+            lease,
+            true,
+            "one of many locks, released by its holder",
+        )
+        .await?;
+    }
+    Ok(())
 }
 
 async fn distinct_names_are_independent<T: LockProvider>(

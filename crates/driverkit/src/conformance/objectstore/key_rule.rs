@@ -9,7 +9,8 @@ use sandloom_sdk_infra::{ErrorKind, InfraResult};
 
 use super::super::harness::Instance;
 use super::super::{ensure, expect_kind};
-use super::{ObjectStoreSettings, expect_listing, get_exact};
+use super::ObjectStoreSettings;
+use super::support::{expect_listing, get_exact};
 use crate::objectstore::ObjectStoreProvider;
 
 /// Keys that `validate_key` refuses for their length alone, which a store that checks keys

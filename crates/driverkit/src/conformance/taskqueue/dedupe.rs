@@ -15,7 +15,8 @@ use sandloom_sdk_infra::taskqueue::{
 
 use super::super::harness::Instance;
 use super::super::{call, ensure, expect_kind, expect_unsupported};
-use super::{SLACK, TaskQueueSettings, expect_none, put, queue_name, take};
+use super::TaskQueueSettings;
+use super::support::{SLACK, expect_none, put, queue_name, take};
 use crate::taskqueue::{TaskQueueCapability, TaskQueueProvider};
 
 /// How the kit names the operation in its messages.

@@ -1,0 +1,232 @@
+//! Obligations on `list`: prefixes, byte order, pages and `next` (announced only when more
+//! follows), `start_after`, page size and its limits.
+
+use futures_util::TryStreamExt as _;
+use sandloom_sdk_infra::ErrorKind;
+use sandloom_sdk_infra::bytes::Bytes;
+use sandloom_sdk_infra::objectstore::{DEFAULT_PAGE_SIZE, ListOptions, ObjectStore};
+
+use super::super::harness::Instance;
+use super::super::{call, ensure, expect_kind};
+use super::ObjectStoreSettings;
+use super::support::{expect_listing, list_all, same_keys};
+use crate::objectstore::ObjectStoreProvider;
+
+pub(super) async fn list_filters_by_prefix<T: ObjectStoreProvider>(
+    i: &Instance<T>,
+    _: &ObjectStoreSettings,
+) -> Result<(), String> {
+    let store = &*i.driver;
+    let all = [
+        "a.txt",
+        "a/a",
+        "a/b-c",
+        "a/b/1",
+        "a/b/2/deep",
+        "a/bc/1",
+        "a2/1",
+        "b",
+    ];
+    for key in all {
+        call!(format!("put({key:?})"), store.put(key, Bytes::from(key)));
+    }
+    let cases: [(&str, &[&str]); 10] = [
+        ("a/b/", &["a/b/1", "a/b/2/deep"]),
+        ("a/b", &["a/b-c", "a/b/1", "a/b/2/deep", "a/bc/1"]),
+        ("a/b/2/de", &["a/b/2/deep"]),
+        ("a/", &["a/a", "a/b-c", "a/b/1", "a/b/2/deep", "a/bc/1"]),
+        ("a", &all[..7]),
+        ("", &all),
+        ("a/bc/1", &["a/bc/1"]),
+        ("a/bc/1/", &[]),
+        ("A", &[]),
+        ("c", &[]),
+    ];
+    for (prefix, expected) in cases {
+        expect_listing(store, prefix, None, expected).await?;
+    }
+    // Prefix and pages together.
+    expect_listing(store, "a/", Some(2), cases[3].1).await?;
+    expect_listing(store, "a/b", Some(1), cases[1].1).await?;
+    Ok(())
+}
+
+pub(super) async fn list_is_in_ascending_byte_order<T: ObjectStoreProvider>(
+    i: &Instance<T>,
+    _: &ObjectStoreSettings,
+) -> Result<(), String> {
+    let store = &*i.driver;
+    // Written out of order; `list_all` holds the listing to strictly ascending byte order.
+    let keys = [
+        "order/z",
+        "order/B",
+        "order/a0",
+        "order/ä",
+        "order/a/b",
+        "order/10",
+        "order/a.b",
+        "order/9",
+        "order/a-b",
+    ];
+    for key in keys {
+        call!(format!("put({key:?})"), store.put(key, Bytes::from(key)));
+    }
+    for limit in [None, Some(2), Some(4)] {
+        expect_listing(store, "order/", limit, &keys).await?;
+    }
+    expect_listing(store, "", None, &keys).await?;
+    Ok(())
+}
+
+pub(super) async fn list_pages_follow_next_to_the_end<T: ObjectStoreProvider>(
+    i: &Instance<T>,
+    _: &ObjectStoreSettings,
+) -> Result<(), String> {
+    let store = &*i.driver;
+    let keys: Vec<String> = (0..25).map(|n| format!("page/{n:02}")).collect();
+    let decoys = ["pag/x", "pagf/x", "pagd"];
+    for key in keys.iter().map(String::as_str).chain(decoys) {
+        call!(
+            format!("put({key:?})"),
+            store.put(key, Bytes::from(key.to_owned()))
+        );
+    }
+    let expected: Vec<&str> = keys.iter().map(String::as_str).collect();
+    for limit in [1, 7, 10, 25, 100] {
+        let listing = expect_listing(store, "page/", Some(limit), &expected).await?;
+        // One spare page, for a store that only learns at the end that nothing follows.
+        let most = expected.len().div_ceil(limit) + 1;
+        ensure!(
+            listing.pages <= most,
+            "list(\"page/\", limit {limit}) took {} pages for {} objects",
+            listing.pages,
+            expected.len()
+        );
+    }
+    let mut everything = expected.clone();
+    everything.extend(decoys);
+    expect_listing(store, "", Some(10), &everything).await?;
+    Ok(())
+}
+
+pub(super) async fn list_starts_strictly_after_start_after<T: ObjectStoreProvider>(
+    i: &Instance<T>,
+    _: &ObjectStoreSettings,
+) -> Result<(), String> {
+    let store = &*i.driver;
+    let keys = ["after/1", "after/2", "after/3", "after/4", "after/5"];
+    for key in keys.iter().chain(&["afte", "aftermath/x", "b"]) {
+        call!(format!("put({key:?})"), store.put(key, Bytes::from(*key)));
+    }
+    let cases: [(&str, Option<usize>, &[&str]); 9] = [
+        ("after/2", None, &keys[2..]),
+        ("after/2x", None, &keys[2..]),
+        ("after/", None, &keys),
+        ("afte", None, &keys),
+        ("", None, &keys),
+        ("after/5", None, &[]),
+        ("after/9", None, &[]),
+        ("b", None, &[]),
+        ("after/1", Some(2), &keys[1..]),
+    ];
+    for (after, limit, expected) in cases {
+        let listing = list_all(store, "after/", Some(after), limit).await?;
+        let what = format!("list(\"after/\", start_after {after:?})");
+        same_keys(&what, &listing, expected)?;
+    }
+    Ok(())
+}
+
+pub(super) async fn list_default_page_size_is_bounded<T: ObjectStoreProvider>(
+    i: &Instance<T>,
+    _: &ObjectStoreSettings,
+) -> Result<(), String> {
+    let count = DEFAULT_PAGE_SIZE + 1;
+    let keys: Vec<String> = (0..count).map(|n| format!("bulk/{n:05}")).collect();
+    futures_util::stream::iter(keys.iter().map(Ok))
+        .try_for_each_concurrent(32, |key| {
+            let store = i.shared();
+            async move {
+                store
+                    .put(key, Bytes::from_static(b"b"))
+                    .await
+                    .map(drop)
+                    .map_err(|err| format!("put({key:?}) failed: {err}"))
+            }
+        })
+        .await?;
+    let expected: Vec<&str> = keys.iter().map(String::as_str).collect();
+    expect_listing(&*i.driver, "bulk/", None, &expected).await?;
+    expect_listing(&*i.driver, "", None, &expected).await?;
+    Ok(())
+}
+
+pub(super) async fn list_limit_of_zero_is_invalid_input<T: ObjectStoreProvider>(
+    i: &Instance<T>,
+    _: &ObjectStoreSettings,
+) -> Result<(), String> {
+    let store = &*i.driver;
+    let zero = || ListOptions::default().with_limit(0);
+    expect_kind(
+        "list(\"\", limit 0) of an empty store",
+        ErrorKind::InvalidInput,
+        &store.list("", zero()).await,
+    )?;
+    call!("put", store.put("zero/a", Bytes::from_static(b"a")));
+    for prefix in ["", "zero/"] {
+        expect_kind(
+            &format!("list({prefix:?}, limit 0)"),
+            ErrorKind::InvalidInput,
+            &store.list(prefix, zero()).await,
+        )?;
+        expect_kind(
+            &format!("list({prefix:?}, start_after \"zero/0\", limit 0)"),
+            ErrorKind::InvalidInput,
+            &store.list(prefix, zero().after("zero/0")).await,
+        )?;
+    }
+    expect_listing(store, "", Some(1), &["zero/a"]).await?;
+    Ok(())
+}
+
+/// Whether a listing of `prefix` with `limit` after `start_after` takes exactly `pages` pages:
+/// the last page that holds objects must not announce more when nothing follows.
+async fn expect_pages(
+    store: &dyn ObjectStore,
+    prefix: &str,
+    start_after: Option<&str>,
+    limit: usize,
+    expected: &[&str],
+) -> Result<(), String> {
+    let listing = list_all(store, prefix, start_after, Some(limit)).await?;
+    let what = format!("list({prefix:?}, start_after {start_after:?}, limit {limit})");
+    same_keys(&what, &listing, expected)?;
+    let pages = expected.len().div_ceil(limit).max(1);
+    ensure!(
+        listing.pages == pages,
+        "{what}: {} objects took {} pages where {pages} hold them: a page announced `next` \
+         though no object followed it",
+        expected.len(),
+        listing.pages
+    );
+    Ok(())
+}
+
+pub(super) async fn list_next_only_when_more_follows<T: ObjectStoreProvider>(
+    i: &Instance<T>,
+    _: &ObjectStoreSettings,
+) -> Result<(), String> {
+    let store = &*i.driver;
+    let keys = ["more/1", "more/2", "more/3", "more/4", "more/5", "more/6"];
+    // Keys beyond the prefix in byte order: they follow in the store, not in the listing.
+    for key in keys.iter().chain(&["more0", "more1/x", "morf"]) {
+        call!("put", store.put(key, Bytes::from_static(b"m")));
+    }
+    for limit in [6, 7, 3, 2, 1] {
+        expect_pages(store, "more/", None, limit, &keys).await?;
+    }
+    expect_pages(store, "more/", Some("more/3"), 3, &keys[3..]).await?;
+    expect_pages(store, "more/", Some("more/6"), 3, &[]).await?;
+    expect_pages(store, "", Some("more1/x"), 1, &["morf"]).await?;
+    Ok(())
+}

@@ -1,0 +1,193 @@
+//! Obligations on the retry limit and the dead letters.
+
+use std::time::{Duration, Instant};
+
+use sandloom_sdk_infra::bytes::Bytes;
+use sandloom_sdk_infra::taskqueue::{DEAD_LETTER, Task, TaskQueue};
+
+use super::super::harness::Instance;
+use super::super::{KitRequest, call, ensure, expect_unsupported};
+use super::TaskQueueSettings;
+use super::support::{SLACK, expect_none, ids, patience, put, queue_name, take};
+use crate::taskqueue::TaskQueueProvider;
+
+/// Deliver the only task of `name` `max_attempts` times, ending each delivery by nack or by
+/// letting it time out; returns its id.
+async fn exhaust(
+    q: &dyn TaskQueue,
+    name: &str,
+    payload: &'static [u8],
+    request: &KitRequest,
+    by_timeout: bool,
+) -> Result<String, String> {
+    let (vt, max) = (request.visibility_timeout, request.max_attempts);
+    let id = put(q, name, Bytes::from_static(payload)).await?;
+    let how = if by_timeout { "timeout" } else { "nack" };
+    for attempt in 1..=max {
+        let wait = if by_timeout && attempt > 1 {
+            patience(vt)
+        } else {
+            SLACK
+        };
+        let r = take(
+            q,
+            name,
+            wait,
+            &format!("delivery {attempt} of {max} (max_attempts), each ended by {how}"),
+        )
+        .await?;
+        ensure!(
+            r.task.id == id,
+            "reserve delivered task {:?}, expected {id:?}",
+            r.task.id
+        );
+        ensure!(
+            r.task.attempts == attempt,
+            "delivery {attempt} has attempts {}",
+            r.task.attempts
+        );
+        if !by_timeout {
+            call!(
+                format!("nack of delivery {attempt} of {max}"),
+                q.nack(&r, None)
+            );
+        }
+    }
+    Ok(id)
+}
+
+pub(super) async fn retry_limit_stops_redelivery<T: TaskQueueProvider>(
+    i: &Instance<T>,
+    _: &TaskQueueSettings,
+) -> Result<(), String> {
+    let q: &dyn TaskQueue = &*i.driver;
+    let (vt, max) = (i.request.visibility_timeout, i.request.max_attempts);
+    let by_nack = queue_name(&i.request, "limit-nack");
+    let by_timeout = queue_name(&i.request, "limit-timeout");
+    let nacked = async {
+        exhaust(q, &by_nack, b"nacked", &i.request, false).await?;
+        expect_none(
+            q,
+            &by_nack,
+            vt + vt / 2,
+            &format!(
+                "after {max} deliveries (max_attempts) a further nack must not redeliver the task"
+            ),
+        )
+        .await
+    };
+    let timed_out = async {
+        exhaust(q, &by_timeout, b"timed out", &i.request, true).await?;
+        expect_none(
+            q,
+            &by_timeout,
+            vt * 2,
+            &format!("after {max} deliveries (max_attempts) a further visibility timeout must not redeliver the task"),
+        )
+        .await
+    };
+    futures_util::future::try_join(nacked, timed_out).await?;
+    Ok(())
+}
+
+pub(super) async fn dead_letters_list_exhausted_tasks_oldest_first<T: TaskQueueProvider>(
+    i: &Instance<T>,
+    _: &TaskQueueSettings,
+) -> Result<(), String> {
+    let q: &dyn TaskQueue = &*i.driver;
+    let name = queue_name(&i.request, "dead");
+    if !i.declares(DEAD_LETTER) {
+        return expect_unsupported("dead_letters", &q.dead_letters(&name, 10).await);
+    }
+    let none = call!("dead_letters of a fresh queue", q.dead_letters(&name, 10));
+    ensure!(
+        none.is_empty(),
+        "dead_letters of a fresh queue listed {:?}",
+        ids(&none)
+    );
+    let timed_out = queue_name(&i.request, "dead-timeout");
+    futures_util::future::try_join(
+        dead_letters_by_nack(q, &name, &i.request),
+        dead_letters_by_timeout(q, &timed_out, &i.request),
+    )
+    .await?;
+    let other = call!(
+        "dead_letters of an unused queue",
+        q.dead_letters(&queue_name(&i.request, "dead-other"), 10)
+    );
+    ensure!(
+        other.is_empty(),
+        "dead_letters of a queue without exhausted tasks listed {:?}: dead letters must be per queue",
+        ids(&other)
+    );
+    Ok(())
+}
+
+fn ensure_dead(task: &Task, id: &str, queue: &str, payload: &[u8], max: u32) -> Result<(), String> {
+    ensure!(
+        task.id == id && task.queue == queue && task.payload == payload,
+        "dead letter {:?} of queue {:?} does not match the exhausted task {id:?} of {queue:?} (or its payload changed)",
+        task.id,
+        task.queue
+    );
+    ensure!(
+        task.attempts == max,
+        "dead letter {id:?} has attempts {}, expected {max} (max_attempts)",
+        task.attempts
+    );
+    Ok(())
+}
+
+async fn dead_letters_by_nack(
+    q: &dyn TaskQueue,
+    name: &str,
+    request: &KitRequest,
+) -> Result<(), String> {
+    let max = request.max_attempts;
+    let first = exhaust(q, name, b"first", request, false).await?;
+    let second = exhaust(q, name, b"second", request, false).await?;
+    let dead = call!("dead_letters", q.dead_letters(name, 10));
+    ensure!(
+        ids(&dead) == [first.as_str(), second.as_str()],
+        "dead_letters listed {:?}, expected the exhausted tasks oldest first: {:?}",
+        ids(&dead),
+        [&first, &second]
+    );
+    ensure_dead(&dead[0], &first, name, b"first", max)?;
+    ensure_dead(&dead[1], &second, name, b"second", max)?;
+    let limited = call!("dead_letters with limit 1", q.dead_letters(name, 1));
+    ensure!(
+        ids(&limited) == [first.as_str()],
+        "dead_letters with limit 1 listed {:?}, expected the oldest, {first:?}",
+        ids(&limited)
+    );
+    Ok(())
+}
+
+async fn dead_letters_by_timeout(
+    q: &dyn TaskQueue,
+    name: &str,
+    request: &KitRequest,
+) -> Result<(), String> {
+    let vt = request.visibility_timeout;
+    let id = exhaust(q, name, b"abandoned", request, true).await?;
+    expect_none(q, name, vt * 2, "an exhausted task must not be redelivered").await?;
+    // A driver may move it on a background sweep: give it some time.
+    let deadline = Instant::now() + SLACK;
+    loop {
+        let dead = call!("dead_letters", q.dead_letters(name, 10));
+        if !dead.is_empty() {
+            ensure!(
+                ids(&dead) == [id.as_str()],
+                "dead_letters listed {:?}, expected the task exhausted by timeouts, {id:?}",
+                ids(&dead)
+            );
+            return ensure_dead(&dead[0], &id, name, b"abandoned", request.max_attempts);
+        }
+        ensure!(
+            Instant::now() < deadline,
+            "a task whose last delivery timed out is not in dead_letters"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

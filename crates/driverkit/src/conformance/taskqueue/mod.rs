@@ -1,0 +1,353 @@
+//! The `taskqueue` kit: [`TaskQueueConformance`].
+//!
+//! The kit asks for a short visibility timeout and a small retry limit through the
+//! [`KitRequest`] (`visibility_timeout`, `max_attempts`) and relies on the driver honouring
+//! both. Every queue it uses is named after `request.namespace`, so drivers on a shared server
+//! never see another obligation's tasks. The `dedupe` obligations assume the instance's dedupe
+//! window (how long the key of an acked task is remembered) is longer than an obligation takes:
+//! run them with the driver's default window, not with 0.
+//!
+//! Timing is checked as behaviour, not speed: "not before" bounds are measured from before the
+//! call that started the clock (less a small clock tolerance), "within" bounds carry generous
+//! slack.
+//!
+//! A kit can run single obligations directly, here on a deliberately flawed stand-in driver.
+//! In a driver crate's tests, run them all with [`taskqueue_conformance!`](crate::taskqueue_conformance)
+//! instead.
+//!
+//! ```
+//! use sandloom_driverkit::conformance::taskqueue::TaskQueueConformance;
+//! # use std::time::Duration;
+//! # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+//! # use sandloom_driverkit::taskqueue::{EnqueueOptions, Reservation, TaskQueue, TaskQueueProvider};
+//! # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
+//! # #[derive(Debug, serde::Deserialize)]
+//! # #[serde(deny_unknown_fields)]
+//! # pub struct DrainOptions { pub visibility_timeout_ms: u64, pub max_attempts: u32 }
+//! # /// Delivers nothing: a stand-in for a driver under test.
+//! # pub struct DrainQueue;
+//! # fn named(queue: &str) -> InfraResult<()> {
+//! #     if queue.is_empty() { Err(InfraError::invalid_input("taskqueue", "empty queue name")) } else { Ok(()) }
+//! # }
+//! # #[async_trait]
+//! # impl TaskQueue for DrainQueue {
+//! #     async fn enqueue(&self, queue: &str, _: Bytes, _: EnqueueOptions) -> InfraResult<String> {
+//! #         named(queue).map(|()| "1".to_owned())
+//! #     }
+//! #     async fn reserve(&self, queue: &str, _: Duration) -> InfraResult<Option<Reservation>> {
+//! #         named(queue).map(|()| None)
+//! #     }
+//! #     async fn ack(&self, _: &Reservation) -> InfraResult<()> { Ok(()) }
+//! #     async fn nack(&self, _: &Reservation, _: Option<Duration>) -> InfraResult<()> { Ok(()) }
+//! # }
+//! # impl Driver for DrainQueue {
+//! #     type Options = DrainOptions;
+//! #     fn supported_features() -> &'static [&'static str] { &[] }
+//! #     fn from_options(_: DrainOptions) -> Result<Self, DriverError> { Ok(DrainQueue) }
+//! # }
+//! # impl TaskQueueProvider for DrainQueue {
+//! #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+//! # }
+//!
+//! // `DrainQueue` (hidden) checks queue names, accepts every task and delivers none.
+//! let kit = TaskQueueConformance::<DrainQueue>::new(|request| DrainOptions {
+//!     visibility_timeout_ms: request.visibility_timeout.as_millis() as u64,
+//!     max_attempts: request.max_attempts,
+//! });
+//! assert!(kit.check("empty_queue_name_is_invalid_input").is_ok());
+//! let failure = kit.check("enqueue_reserve_ack_round_trips").unwrap_err();
+//! eprintln!("{failure}"); // obligation `…` failed: what went wrong
+//! ```
+
+use super::KitRequest;
+use super::harness::Kit;
+use crate::taskqueue::TaskQueueProvider;
+
+mod concurrency;
+mod dead_letter;
+mod dedupe;
+mod delivery;
+mod queues;
+mod redelivery;
+mod support;
+mod windows;
+
+use concurrency::{
+    concurrent_consumers_lose_nothing_and_never_share_a_task, fifo_order_where_declared,
+};
+use dead_letter::{dead_letters_list_exhausted_tasks_oldest_first, retry_limit_stops_redelivery};
+use dedupe::{
+    dedupe_holds_under_concurrent_enqueues, dedupe_is_per_queue_and_per_key,
+    dedupe_key_rules_are_invalid_input, dedupe_remembers_the_key_after_ack_and_as_a_dead_letter,
+    dedupe_returns_the_first_id_and_creates_nothing,
+};
+use delivery::{
+    delay_is_respected, enqueue_reserve_ack_round_trips, payloads_round_trip_exactly,
+    reserve_on_an_empty_queue_waits_then_answers_none,
+    reserve_wakes_for_a_task_enqueued_while_waiting, reserved_task_is_invisible_to_other_consumers,
+    task_ids_are_unique,
+};
+use queues::{
+    empty_queue_name_is_invalid_input, operations_after_stop_fail_with_stopped, queues_are_isolated,
+};
+use redelivery::{
+    nack_redelivers_with_a_new_receipt, nack_retry_after_postpones_redelivery,
+    stale_receipt_is_conflict_and_changes_nothing,
+    unacked_task_is_redelivered_after_visibility_timeout,
+};
+use windows::{
+    a_nacked_receipt_is_spent_at_once, a_second_ack_is_conflict_and_changes_nothing,
+    stop_ends_a_waiting_reserve_with_stopped,
+};
+
+/// The conformance kit of the `taskqueue` contract. See [`OBLIGATIONS`] for what it holds a
+/// driver to; run it with [`taskqueue_conformance!`](crate::taskqueue_conformance).
+///
+/// The closure must honour the request's `visibility_timeout` and `max_attempts`, and should
+/// use its `namespace` when the driver shares a server.
+///
+/// ```
+/// # use sandloom_driverkit::conformance::taskqueue::TaskQueueConformance;
+/// # fn kit<T: sandloom_driverkit::taskqueue::TaskQueueProvider>(
+/// #     options: impl Fn(std::time::Duration, u32) -> T::Options + Send + Sync + 'static,
+/// # ) {
+/// let kit = TaskQueueConformance::<T>::new(move |request| {
+///     options(request.visibility_timeout, request.max_attempts)
+/// });
+/// for failure in kit.check_all() {
+///     eprintln!("{failure}");
+/// }
+/// # }
+/// ```
+pub type TaskQueueConformance<T> = Kit<T, TaskQueueSettings>;
+
+/// What the `taskqueue` kit's obligations are given besides the instance: nothing yet.
+///
+/// ```
+/// use sandloom_driverkit::conformance::taskqueue::TaskQueueSettings;
+/// // An obligation receives `&TaskQueueSettings`; a kit with tolerances to declare would keep them here.
+/// let _settings = TaskQueueSettings::default();
+/// ```
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct TaskQueueSettings {}
+
+impl<T: TaskQueueProvider> Kit<T, TaskQueueSettings> {
+    /// A kit that builds each instance from the options `options` returns, given the
+    /// [`KitRequest`] of that instance.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::taskqueue::TaskQueueConformance;
+    /// use sandloom_driverkit::conformance::KitRequest;
+    /// # use std::time::Duration;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::taskqueue::{EnqueueOptions, Reservation, TaskQueue, TaskQueueProvider};
+    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
+    /// # #[derive(Debug, serde::Deserialize)]
+    /// # #[serde(deny_unknown_fields)]
+    /// # pub struct DrainOptions { pub visibility_timeout_ms: u64, pub max_attempts: u32 }
+    /// # /// Delivers nothing: a stand-in for a driver under test.
+    /// # pub struct DrainQueue;
+    /// # fn named(queue: &str) -> InfraResult<()> {
+    /// #     if queue.is_empty() { Err(InfraError::invalid_input("taskqueue", "empty queue name")) } else { Ok(()) }
+    /// # }
+    /// # #[async_trait]
+    /// # impl TaskQueue for DrainQueue {
+    /// #     async fn enqueue(&self, queue: &str, _: Bytes, _: EnqueueOptions) -> InfraResult<String> {
+    /// #         named(queue).map(|()| "1".to_owned())
+    /// #     }
+    /// #     async fn reserve(&self, queue: &str, _: Duration) -> InfraResult<Option<Reservation>> {
+    /// #         named(queue).map(|()| None)
+    /// #     }
+    /// #     async fn ack(&self, _: &Reservation) -> InfraResult<()> { Ok(()) }
+    /// #     async fn nack(&self, _: &Reservation, _: Option<Duration>) -> InfraResult<()> { Ok(()) }
+    /// # }
+    /// # impl Driver for DrainQueue {
+    /// #     type Options = DrainOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: DrainOptions) -> Result<Self, DriverError> { Ok(DrainQueue) }
+    /// # }
+    /// # impl TaskQueueProvider for DrainQueue {
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+    /// # }
+    ///
+    /// let kit = TaskQueueConformance::<DrainQueue>::new(|request: &KitRequest| {
+    ///     // Called once per obligation, for a fresh instance with its own scratch space.
+    ///     assert!(request.scratch_dir.is_dir());
+    ///     assert!(!request.namespace.is_empty());
+    ///     DrainOptions {
+    ///         visibility_timeout_ms: request.visibility_timeout.as_millis() as u64,
+    ///         max_attempts: request.max_attempts,
+    ///     }
+    /// });
+    /// assert!(kit.check("empty_queue_name_is_invalid_input").is_ok());
+    /// ```
+    pub fn new(options: impl Fn(&KitRequest) -> T::Options + Send + Sync + 'static) -> Self {
+        Kit::build::<crate::taskqueue::TaskQueueCapability>(
+            obligations::<T>(),
+            options,
+            TaskQueueSettings::default(),
+        )
+    }
+}
+
+crate::define_kit! {
+    /// Run the whole `taskqueue` kit from a driver crate's tests: one `#[test]` per obligation, in a
+    /// module `taskqueue_conformance`.
+    ///
+    /// ```
+    /// // tests/conformance.rs of a driver crate whose [dev-dependencies] turn on the
+    /// // `conformance` feature of sandloom-driverkit.
+    /// # use std::time::Duration;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::taskqueue::{EnqueueOptions, Reservation, TaskQueue, TaskQueueProvider};
+    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
+    /// # #[derive(Debug, serde::Deserialize)]
+    /// # #[serde(deny_unknown_fields)]
+    /// # pub struct DrainOptions { pub visibility_timeout_ms: u64, pub max_attempts: u32 }
+    /// # /// Delivers nothing: a stand-in for a driver under test.
+    /// # pub struct DrainQueue;
+    /// # fn named(queue: &str) -> InfraResult<()> {
+    /// #     if queue.is_empty() { Err(InfraError::invalid_input("taskqueue", "empty queue name")) } else { Ok(()) }
+    /// # }
+    /// # #[async_trait]
+    /// # impl TaskQueue for DrainQueue {
+    /// #     async fn enqueue(&self, queue: &str, _: Bytes, _: EnqueueOptions) -> InfraResult<String> {
+    /// #         named(queue).map(|()| "1".to_owned())
+    /// #     }
+    /// #     async fn reserve(&self, queue: &str, _: Duration) -> InfraResult<Option<Reservation>> {
+    /// #         named(queue).map(|()| None)
+    /// #     }
+    /// #     async fn ack(&self, _: &Reservation) -> InfraResult<()> { Ok(()) }
+    /// #     async fn nack(&self, _: &Reservation, _: Option<Duration>) -> InfraResult<()> { Ok(()) }
+    /// # }
+    /// # impl Driver for DrainQueue {
+    /// #     type Options = DrainOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: DrainOptions) -> Result<Self, DriverError> { Ok(DrainQueue) }
+    /// # }
+    /// # impl TaskQueueProvider for DrainQueue {
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+    /// # }
+    /// # pub type MyQueue = DrainQueue;
+    ///
+    /// sandloom_driverkit::taskqueue_conformance!(MyQueue, |request| DrainOptions {
+    ///     visibility_timeout_ms: request.visibility_timeout.as_millis() as u64,
+    ///     max_attempts: request.max_attempts,
+    /// });
+    /// # fn main() {}
+    /// ```
+    macro taskqueue_conformance;
+    kit crate::conformance::taskqueue::TaskQueueConformance::new;
+    provider TaskQueueProvider;
+    settings TaskQueueSettings;
+    /// Every obligation of the task queue contract, in the order the kit runs them.
+    ///
+    /// - `enqueue_reserve_ack_round_trips`: a reserved task carries the id `enqueue` returned, its
+    ///   queue, its payload, `attempts == 1` and a receipt; after `ack` it is gone for good (`reserve`
+    ///   waiting past the visibility timeout answers `None`).
+    /// - `payloads_round_trip_exactly`: every byte value 0..=255, NUL bytes, an empty payload and a
+    ///   payload of 64 KiB come back exactly.
+    /// - `task_ids_are_unique`: 50 enqueues of the same payload give 50 distinct ids, and exactly those
+    ///   50 tasks are delivered.
+    /// - `reserve_on_an_empty_queue_waits_then_answers_none`: `reserve` of an empty queue answers
+    ///   `None`, not before half of `wait` and within `wait` plus slack; a zero `wait` answers `None`
+    ///   promptly.
+    /// - `reserve_wakes_for_a_task_enqueued_while_waiting`: a `reserve` waiting 5 s delivers a task
+    ///   enqueued 200 ms into its wait, well before the wait ends.
+    /// - `reserved_task_is_invisible_to_other_consumers`: while a task is reserved, 8 other consumers
+    ///   get nothing; 8 consumers racing for one task get it exactly once.
+    /// - `nack_redelivers_with_a_new_receipt`: after `nack(None)` the task is delivered again with
+    ///   `attempts == 2`, the same id and payload, and a new receipt.
+    /// - `nack_retry_after_postpones_redelivery`: a task nacked with `retry_after` is not delivered
+    ///   before it, and is delivered after it.
+    /// - `unacked_task_is_redelivered_after_visibility_timeout`: a task neither acked nor nacked is
+    ///   hidden for the visibility timeout, then delivered again with `attempts == 2` and a new
+    ///   receipt.
+    /// - `stale_receipt_is_conflict_and_changes_nothing`: once a receipt is stale (its visibility
+    ///   timeout passed, even before any redelivery; or the task was redelivered after a timeout or a
+    ///   nack), `ack` and `nack` with it answer `Conflict`, and the task stays with its current
+    ///   delivery.
+    /// - `a_second_ack_is_conflict_and_changes_nothing`: once a task is acked, a second `ack` and a
+    ///   `nack` with its receipt answer `Conflict` (the contract's rule for a spent receipt), and
+    ///   the queue's other task is still delivered once, on its first attempt; nothing comes back.
+    /// - `a_nacked_receipt_is_spent_at_once`: right after a `nack` with a `retry_after`, before any
+    ///   redelivery, `ack` and `nack` with its receipt answer `Conflict`; the task neither goes nor
+    ///   comes back early, and is redelivered (attempt 2, a new receipt) after its `retry_after`.
+    /// - `delay_is_respected`: declared `delay`: a delayed task is not delivered before its delay (a
+    ///   later undelayed task is), and is delivered after it; undeclared: an enqueue with a delay
+    ///   answers `Unsupported` and enqueues nothing.
+    /// - `retry_limit_stops_redelivery`: a task is delivered exactly `max_attempts` times (attempts 1,
+    ///   2, …); a further nack, and separately a further visibility timeout, does not redeliver it.
+    /// - `dead_letters_list_exhausted_tasks_oldest_first`: declared `dead_letter`: exhausted tasks (by
+    ///   nack and by timeout) are listed per queue, oldest first, with their payload and attempts,
+    ///   `limit` respected; undeclared: `dead_letters` answers `Unsupported`.
+    /// - `concurrent_consumers_lose_nothing_and_never_share_a_task`: 200 tasks enqueued concurrently,
+    ///   taken by 8 concurrent consumers: every task is acked exactly once, none is lost, and no task
+    ///   is held by two consumers at once.
+    /// - `fifo_order_where_declared`: declared `fifo`: ready tasks are reserved in enqueue order;
+    ///   undeclared: every task is delivered once, in any order.
+    /// - `dedupe_returns_the_first_id_and_creates_nothing`: declared `dedupe`: a second enqueue with
+    ///   the same key (another payload, and a delay where declared) returns the first id, and so do
+    ///   enqueues while the task is reserved and after it was nacked; one task is delivered, with the
+    ///   first payload. Undeclared: an enqueue with a key answers `Unsupported`, from the driver and
+    ///   from the gate, and enqueues nothing (each `dedupe_` obligation checks the refusal).
+    /// - `dedupe_is_per_queue_and_per_key`: declared `dedupe`: the same key in another queue is
+    ///   another task; keys sharing a prefix or differing in case are different keys; a keyless
+    ///   enqueue is its own task.
+    /// - `dedupe_holds_under_concurrent_enqueues`: declared `dedupe`: 16 enqueues with one key at
+    ///   once, on several threads, all return one id, and exactly one task is delivered.
+    /// - `dedupe_remembers_the_key_after_ack_and_as_a_dead_letter`: declared `dedupe`: an enqueue
+    ///   with the key of a task acked moments ago (within the dedupe window) returns its id and
+    ///   creates nothing; so does one with the key of a dead letter (where `dead_letter` is
+    ///   declared).
+    /// - `dedupe_key_rules_are_invalid_input`: declared `dedupe`: an empty key, a key of 256 bytes
+    ///   and a key with a NUL character answer `InvalidInput` and enqueue nothing; a key of 255
+    ///   bytes, non-ASCII, blank or punctuated keys work.
+    /// - `queues_are_isolated`: a task is delivered only from its own queue (also when one name is a
+    ///   prefix of another), and a consumer waiting on one queue is not handed another queue's
+    ///   task.
+    /// - `empty_queue_name_is_invalid_input`: `enqueue`, `reserve` (with no wait and with a long
+    ///   one) and `dead_letters` (when declared) of the queue `""` answer `InvalidInput`.
+    /// - `operations_after_stop_fail_with_stopped`: after `stop`, `enqueue`, `reserve`, `ack`, `nack`
+    ///   (and `dead_letters` when declared) answer `Stopped`.
+    /// - `stop_ends_a_waiting_reserve_with_stopped`: a `reserve` waiting (for up to a minute) on an
+    ///   empty queue when `stop` is called answers `Stopped` within 2 seconds of `stop`, not `None`
+    ///   and not at the end of its wait.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::taskqueue::OBLIGATIONS;
+    ///
+    /// assert_eq!(OBLIGATIONS.len(), 26);
+    /// assert_eq!(OBLIGATIONS[0], "enqueue_reserve_ack_round_trips");
+    /// assert_eq!(OBLIGATIONS.last(), Some(&"stop_ends_a_waiting_reserve_with_stopped"));
+    /// ```
+    obligations [
+        enqueue_reserve_ack_round_trips,
+        payloads_round_trip_exactly,
+        task_ids_are_unique,
+        reserve_on_an_empty_queue_waits_then_answers_none,
+        reserve_wakes_for_a_task_enqueued_while_waiting,
+        reserved_task_is_invisible_to_other_consumers,
+        nack_redelivers_with_a_new_receipt,
+        nack_retry_after_postpones_redelivery,
+        unacked_task_is_redelivered_after_visibility_timeout,
+        stale_receipt_is_conflict_and_changes_nothing,
+        a_second_ack_is_conflict_and_changes_nothing,
+        a_nacked_receipt_is_spent_at_once,
+        delay_is_respected,
+        retry_limit_stops_redelivery,
+        dead_letters_list_exhausted_tasks_oldest_first,
+        concurrent_consumers_lose_nothing_and_never_share_a_task,
+        fifo_order_where_declared,
+        dedupe_returns_the_first_id_and_creates_nothing,
+        dedupe_is_per_queue_and_per_key,
+        dedupe_holds_under_concurrent_enqueues,
+        dedupe_remembers_the_key_after_ack_and_as_a_dead_letter,
+        dedupe_key_rules_are_invalid_input,
+        queues_are_isolated,
+        empty_queue_name_is_invalid_input,
+        operations_after_stop_fail_with_stopped,
+        stop_ends_a_waiting_reserve_with_stopped,
+    ];
+}
