@@ -8,6 +8,8 @@ use serde::de::value::{Error as DeError, MapDeserializer};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Metadata, span};
 
+use serde::Deserialize;
+
 use super::*;
 
 #[derive(Debug, Clone)]

@@ -3,6 +3,8 @@ use std::sync::Arc;
 use sandloom_driverkit::sdk::ErrorKind;
 use serde::de::value::{Error as DeError, MapDeserializer};
 
+use serde::Deserialize;
+
 use super::*;
 
 fn cache() -> MemoryCache {

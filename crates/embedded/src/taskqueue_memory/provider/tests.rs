@@ -4,6 +4,8 @@ use std::sync::Mutex as StdMutex;
 use sandloom_driverkit::sdk::ErrorKind;
 use serde::de::value::{Error as DeError, MapDeserializer};
 
+use serde::Deserialize;
+
 use super::*;
 
 const NO_WAIT: Duration = Duration::ZERO;

@@ -5,6 +5,10 @@ use sandloom_driverkit::sdk::ErrorKind;
 use serde::de::IntoDeserializer;
 use serde::de::value::{Error as DeError, MapDeserializer};
 
+use serde::Deserialize;
+
+use std::path::PathBuf;
+
 use super::*;
 use crate::objectstore_memory::tests as shared;
 

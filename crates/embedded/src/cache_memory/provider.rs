@@ -1,0 +1,296 @@
+//! The `cache.memory` driver: moka underneath, expiry per entry.
+
+use crate::running::Running;
+use moka::Expiry;
+use moka::future::Cache as MokaCache;
+use moka::ops::compute::{CompResult, Op};
+use sandloom_driverkit::cache::{BULK, Cache, CacheProvider, INCREMENT, NAME, TTL};
+use sandloom_driverkit::sdk::bytes::Bytes;
+use sandloom_driverkit::sdk::{InfraError, InfraResult};
+use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
+use std::time::{Duration, Instant};
+
+use super::options::MemoryCacheOptions;
+
+/// When a stored entry expires, as the [`Expiry`] policy reads it.
+#[derive(Debug, Clone)]
+struct Entry {
+    value: Bytes,
+    /// When the entry expires (`None`: never). Absolute, so an `increment` can carry the
+    /// deadline of the counter it replaces over exactly.
+    expires_at: Option<Instant>,
+}
+
+struct EntryExpiry;
+
+impl EntryExpiry {
+    fn remaining(entry: &Entry, now: Instant) -> Option<Duration> {
+        entry
+            .expires_at
+            .map(|deadline| deadline.saturating_duration_since(now))
+    }
+}
+
+impl Expiry<String, Entry> for EntryExpiry {
+    fn expire_after_create(&self, _key: &String, entry: &Entry, at: Instant) -> Option<Duration> {
+        Self::remaining(entry, at)
+    }
+
+    fn expire_after_update(
+        &self,
+        _key: &String,
+        entry: &Entry,
+        at: Instant,
+        _remaining: Option<Duration>,
+    ) -> Option<Duration> {
+        Self::remaining(entry, at)
+    }
+}
+
+/// The deadline `ttl` from now (`None` for no ttl, or one too far to represent: never).
+fn deadline(ttl: Option<Duration>) -> Option<Instant> {
+    ttl.and_then(|ttl| Instant::now().checked_add(ttl))
+}
+
+/// The `cache.memory` driver: a cache inside the process, lost when it exits.
+///
+/// Features: `ttl`, `increment`, `bulk`. Every write of a key is serialized with the other
+/// writes of that key, so [`increment`](Cache::increment) is atomic across concurrent callers.
+/// A counter is stored as the canonical decimal ASCII of an `i64` (`get` answers `b"5"`); a
+/// value that is not exactly such a number (`"05"`, `"+5"`, `" 5"`, `"abc"`) is not a counter.
+///
+/// ```
+/// use sandloom_driverkit::Driver;
+/// use sandloom_driverkit::cache::Cache;
+/// use sandloom_embedded::{MemoryCache, MemoryCacheOptions};
+///
+/// #[tokio::main(flavor = "current_thread")]
+/// async fn main() {
+///     let cache = MemoryCache::from_options(MemoryCacheOptions::default()).unwrap();
+///     cache.set("greeting", "hello".into()).await.unwrap();
+///     assert_eq!(cache.get("greeting").await.unwrap().as_deref(), Some(&b"hello"[..]));
+///     assert_eq!(cache.increment("visits", 5).await.unwrap(), 5);
+///     assert_eq!(cache.get("visits").await.unwrap().as_deref(), Some(&b"5"[..]));
+/// }
+/// ```
+pub struct MemoryCache {
+    entries: MokaCache<String, Entry>,
+    default_ttl: Option<Duration>,
+    running: Running,
+}
+
+impl std::fmt::Debug for MemoryCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryCache")
+            .field("entries", &self.entries.entry_count())
+            .field("default_ttl", &self.default_ttl)
+            .field("running", &self.running)
+            .finish()
+    }
+}
+
+fn check_key(key: &str) -> InfraResult<()> {
+    if key.is_empty() {
+        Err(InfraError::invalid_input(
+            NAME,
+            "cache keys must not be empty",
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// The counter stored in `value`, if it is the canonical decimal form of an `i64`.
+fn parse_counter(value: &[u8]) -> Option<i64> {
+    let text = std::str::from_utf8(value).ok()?;
+    let number: i64 = text.parse().ok()?;
+    (number.to_string() == text).then_some(number)
+}
+
+impl MemoryCache {
+    async fn store(&self, key: &str, value: Bytes, expires_at: Option<Instant>) {
+        let entry = Entry { value, expires_at };
+        // Writes go through `and_compute_with`, which serializes them per key with `increment`.
+        self.entries
+            .entry_by_ref(key)
+            .and_compute_with(|_| std::future::ready(Op::Put(entry)))
+            .await;
+    }
+
+    /// Remove `key`; whether it had a value. Moka evicts lazily: an entry whose ttl passed is
+    /// handed to the closure as absent, yet still reported `Removed`, so only the closure's
+    /// view tells whether there was a value.
+    async fn remove(&self, key: &str) -> bool {
+        let mut had_value = false;
+        let result = self
+            .entries
+            .entry_by_ref(key)
+            .and_compute_with(|current| {
+                had_value = current.is_some();
+                std::future::ready(Op::<Entry>::Remove)
+            })
+            .await;
+        had_value && matches!(result, CompResult::Removed(_))
+    }
+}
+
+#[async_trait]
+impl Cache for MemoryCache {
+    async fn get(&self, key: &str) -> InfraResult<Option<Bytes>> {
+        self.running.check(NAME)?;
+        check_key(key)?;
+        Ok(self.entries.get(key).await.map(|entry| entry.value))
+    }
+
+    async fn set(&self, key: &str, value: Bytes) -> InfraResult<()> {
+        self.running.check(NAME)?;
+        check_key(key)?;
+        self.store(key, value, deadline(self.default_ttl)).await;
+        Ok(())
+    }
+
+    async fn delete(&self, key: &str) -> InfraResult<bool> {
+        self.running.check(NAME)?;
+        check_key(key)?;
+        Ok(self.remove(key).await)
+    }
+
+    async fn set_with_ttl(&self, key: &str, value: Bytes, ttl: Duration) -> InfraResult<()> {
+        self.running.check(NAME)?;
+        check_key(key)?;
+        if ttl.is_zero() {
+            return Err(InfraError::invalid_input(NAME, "the ttl must not be zero"));
+        }
+        self.store(key, value, deadline(Some(ttl))).await;
+        Ok(())
+    }
+
+    async fn increment(&self, key: &str, delta: i64) -> InfraResult<i64> {
+        self.running.check(NAME)?;
+        check_key(key)?;
+        let mut outcome: InfraResult<i64> =
+            Err(InfraError::conflict(NAME, "increment did not run"));
+        let default_ttl = self.default_ttl;
+        self.entries
+            .entry_by_ref(key)
+            .and_compute_with(|current| {
+                let (base, expires_at) = match current {
+                    None => (Some(0), deadline(default_ttl)),
+                    Some(entry) => (
+                        parse_counter(&entry.value().value),
+                        entry.value().expires_at,
+                    ),
+                };
+                let op = match base {
+                    None => {
+                        outcome = Err(InfraError::conflict(
+                            NAME,
+                            format!("the value under {key:?} is not a counter"),
+                        ));
+                        Op::Nop
+                    }
+                    Some(base) => match base.checked_add(delta) {
+                        None => {
+                            outcome = Err(InfraError::conflict(
+                                NAME,
+                                format!("incrementing {key:?} by {delta} overflows an i64"),
+                            ));
+                            Op::Nop
+                        }
+                        Some(next) => {
+                            outcome = Ok(next);
+                            Op::Put(Entry {
+                                value: Bytes::from(next.to_string()),
+                                expires_at,
+                            })
+                        }
+                    },
+                };
+                std::future::ready(op)
+            })
+            .await;
+        outcome
+    }
+
+    async fn get_many(&self, keys: &[&str]) -> InfraResult<Vec<Option<Bytes>>> {
+        self.running.check(NAME)?;
+        keys.iter().try_for_each(|key| check_key(key))?;
+        let mut values = Vec::with_capacity(keys.len());
+        for key in keys {
+            values.push(self.entries.get(*key).await.map(|entry| entry.value));
+        }
+        Ok(values)
+    }
+
+    async fn set_many(&self, entries: &[(&str, Bytes)]) -> InfraResult<()> {
+        self.running.check(NAME)?;
+        entries.iter().try_for_each(|(key, _)| check_key(key))?;
+        for (key, value) in entries {
+            self.store(key, value.clone(), deadline(self.default_ttl))
+                .await;
+        }
+        Ok(())
+    }
+
+    async fn delete_many(&self, keys: &[&str]) -> InfraResult<u64> {
+        self.running.check(NAME)?;
+        keys.iter().try_for_each(|key| check_key(key))?;
+        let mut removed = 0;
+        for key in keys {
+            if self.remove(key).await {
+                removed += 1;
+            }
+        }
+        Ok(removed)
+    }
+}
+
+#[async_trait]
+impl Driver for MemoryCache {
+    type Options = MemoryCacheOptions;
+
+    fn supported_features() -> &'static [&'static str] {
+        &[TTL, INCREMENT, BULK]
+    }
+
+    fn validate(options: &MemoryCacheOptions) -> Result<(), DriverError> {
+        if options.capacity == 0 {
+            return Err(DriverError::new("`capacity` must be at least 1"));
+        }
+        if options.default_ttl_ms == Some(0) {
+            return Err(DriverError::new("`default_ttl_ms` must be at least 1"));
+        }
+        Ok(())
+    }
+
+    fn from_options(options: MemoryCacheOptions) -> Result<Self, DriverError> {
+        Self::validate(&options)?;
+        let default_ttl = options.default_ttl_ms.map(Duration::from_millis);
+        let entries = MokaCache::builder()
+            .max_capacity(options.capacity)
+            .expire_after(EntryExpiry)
+            .build();
+        Ok(Self {
+            entries,
+            default_ttl,
+            running: Running::default(),
+        })
+    }
+
+    async fn stop(&self) -> Result<(), DriverError> {
+        self.running.stop();
+        self.entries.invalidate_all();
+        Ok(())
+    }
+
+    async fn health(&self) -> Health {
+        self.running.health(NAME)
+    }
+}
+
+impl CacheProvider for MemoryCache {
+    const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
+}
+
+#[cfg(test)]
+mod tests;
