@@ -73,7 +73,8 @@ impl DriverError {
 /// `Options` is deserialized from the instance's `INFRA` table (every key except `driver`). It
 /// must refuse unknown fields (`#[serde(deny_unknown_fields)]`, checked by `sandloom-lint`), so a
 /// misspelt option is SANDLOOM-B022 with a "did you mean", not a silently ignored setting.
-/// Redact secrets in its `Debug`.
+/// Type its secrets as [`Secret`](crate::Secret) or [`SecretUrl`](crate::SecretUrl) and derive
+/// `Debug`: they are redacted with no further code.
 ///
 /// ## Features
 /// [`supported_features`](Driver::supported_features) lists every optional feature the type may
@@ -113,9 +114,10 @@ impl DriverError {
 pub trait Driver: Send + Sync + Sized + 'static {
     /// The driver's options, deserialized from `INFRA`.
     ///
-    /// Refuse unknown fields, give every option a default where one makes sense, and keep
-    /// secrets out of `Debug`; [`NoOptions`](crate::NoOptions) is the type for a driver without
-    /// options.
+    /// Refuse unknown fields, give every option a default where one makes sense, and type
+    /// secrets as [`Secret`](crate::Secret) or [`SecretUrl`](crate::SecretUrl), so that a derived
+    /// `Debug` keeps them out of every log; [`NoOptions`](crate::NoOptions) is the type for a
+    /// driver without options.
     ///
     /// **Describe the options' schema** by deriving `schemars::JsonSchema` on this type (with
     /// `schemars` as a dependency of the driver crate): `register_driver!` finds the impl and
@@ -124,27 +126,24 @@ pub trait Driver: Send + Sync + Sized + 'static {
     /// type without the derive is listed as "schema unknown" (never guessed).
     ///
     /// ```
-    /// use std::fmt;
+    /// use sandloom_driverkit::{Secret, SecretUrl};
     ///
-    /// #[derive(Default, serde::Deserialize)]
+    /// #[derive(Debug, Default, serde::Deserialize)]
     /// #[serde(deny_unknown_fields, default)]
     /// pub struct RedisOptions {
-    ///     /// `redis://host:port`, without a password.
-    ///     pub url: String,
+    ///     /// `redis://[user:password@]host:port`: its user-info is redacted wherever it is shown.
+    ///     pub url: SecretUrl,
     ///     /// Read from `INFRA` or `SANDLOOM__CACHE__<INSTANCE>__PASSWORD`.
-    ///     pub password: Option<String>,
+    ///     pub password: Option<Secret<String>>,
     /// }
     ///
-    /// impl fmt::Debug for RedisOptions {
-    ///     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    ///         f.debug_struct("RedisOptions")
-    ///             .field("url", &self.url)
-    ///             .field("password", &self.password.as_ref().map(|_| "<redacted>"))
-    ///             .finish()
-    ///     }
-    /// }
-    /// let options = RedisOptions { password: Some("hunter2".into()), ..Default::default() };
-    /// assert!(!format!("{options:?}").contains("hunter2"));
+    /// let options = RedisOptions {
+    ///     url: "redis://ada:swordfish@cache:6379".into(),
+    ///     password: Some("hunter2".into()),
+    /// };
+    /// let shown = format!("{options:?}");
+    /// assert!(!shown.contains("hunter2") && !shown.contains("swordfish"));
+    /// assert_eq!(options.password.as_ref().unwrap().expose(), "hunter2"); // where it is used
     /// ```
     type Options: DeserializeOwned + Send + 'static;
 
