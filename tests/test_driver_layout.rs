@@ -159,3 +159,77 @@ fn the_check_finds_what_is_missing() {
         "{problems}"
     );
 }
+
+/// The built-in drivers follow the same shape where it applies: a driver with options keeps them
+/// in `<driver>/options.rs` and its implementation in `<driver>/provider.rs`, with `<driver>.rs`
+/// holding the docs and re-exports. (No built-in driver has a backend, so no `errors.rs` or
+/// `address.rs`.)
+fn embedded_problems(src: &Path) -> Vec<String> {
+    let mut problems = Vec::new();
+    for entry in fs::read_dir(src).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() {
+            if path.join("options.rs").is_file() && !path.join("provider.rs").is_file() {
+                problems.push(format!("src/{name}/provider.rs is missing"));
+            }
+            continue;
+        }
+        let Some(module) = name.strip_suffix(".rs") else {
+            continue;
+        };
+        let text = fs::read_to_string(&path).unwrap();
+        // An options type of its own (not `NoOptions`, nor a contract's `ListOptions` in use).
+        let defines_options = text.lines().any(|line| {
+            line.trim_start()
+                .strip_prefix("pub struct ")
+                .is_some_and(|rest| {
+                    rest.split([' ', '{', '<'])
+                        .next()
+                        .unwrap()
+                        .ends_with("Options")
+                })
+        });
+        if defines_options {
+            problems.push(format!(
+                "src/{name} defines its options itself: move them to src/{module}/options.rs \
+                 and the driver to src/{module}/provider.rs"
+            ));
+        }
+    }
+    problems.sort();
+    problems
+}
+
+#[test]
+fn every_built_in_driver_with_options_has_the_common_layout() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/embedded/src");
+    let problems = embedded_problems(&src);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    for module in [
+        "cache_memory",
+        "notifier_log",
+        "notifier_memory",
+        "objectstore_fs",
+        "taskqueue_memory",
+    ] {
+        assert!(src.join(module).join("options.rs").is_file(), "{module}");
+    }
+}
+
+#[test]
+fn the_built_in_check_finds_options_outside_options_rs() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    fs::write(src.join("cache_new.rs"), "pub struct NewOptions {}\n").unwrap();
+    fs::create_dir_all(src.join("queue_new")).unwrap();
+    fs::write(src.join("queue_new/options.rs"), "").unwrap();
+    assert_eq!(
+        embedded_problems(src),
+        [
+            "src/cache_new.rs defines its options itself: move them to src/cache_new/options.rs \
+             and the driver to src/cache_new/provider.rs",
+            "src/queue_new/provider.rs is missing",
+        ]
+    );
+}
