@@ -1,7 +1,7 @@
 //! Every driver crate in `crates/drivers` has the same shape, so the next one is found where the
 //! last one was: `lib.rs` (crate docs, registration), `options.rs`, `provider.rs`, `errors.rs`,
 //! `address.rs` where the driver has a connection target, test helpers in `tests/support/`, a
-//! `build.rs` (if any) that reads its `SANDLOOM_TEST_*` variable the shared way, and a
+//! `build.rs` (if any) that reads its `SANDLOOM_TEST_*` variable through `sandloom-server-tests`, and a
 //! `README.md` with the same sections in the same order.
 
 use std::fs;
@@ -31,7 +31,7 @@ const README_SECTIONS: &[&str] = &[
 ];
 
 /// What `build.rs` must include instead of reading the variables itself.
-const SHARED_BUILD: &str = "include!(\"../server_tests.rs\");";
+const SHARED_BUILD: &str = "sandloom_server_tests::server_tests(";
 
 /// Everything wrong with the driver crate in `dir`, one line each.
 fn problems_of(dir: &Path, has_address: bool) -> Vec<String> {

@@ -1,7 +1,5 @@
-//! Server tests run only where `SANDLOOM_TEST_REDIS_URL` is set: see `../server_tests.rs`.
-
-include!("../server_tests.rs");
+//! Server tests run only where `SANDLOOM_TEST_REDIS_URL` is set (`sandloom-server-tests`).
 
 fn main() {
-    server_tests("redis");
+    sandloom_server_tests::server_tests("redis");
 }
