@@ -11,14 +11,16 @@ const HIDDEN: &str = "***";
 ///
 /// - **User-info** (`user:password@`, or a lone `token@`) becomes `***@`: a user name alone is
 ///   often a token (`https://TOKEN@host`), so none of it is kept.
-/// - **Query values** become `***` (`?pass=***&heartbeat=***`); the keys stay.
+/// - The **query** becomes `?***`, keys included: a secret written unescaped in a value
+///   (`?pass=a&b=c`) cannot be told from the next key.
 /// - A **fragment** becomes `#***`.
 /// - The **path of an `http`/`https` URL** becomes `/***`: webhook and API URLs carry their
 ///   token there (`/hooks/T0/B0/xyz`). Other schemes keep it (a database, a vhost, a socket).
 ///
-/// Works on the text alone, so a URL its client would refuse is redacted too: everything up to
-/// the last `@` is user-info, whatever it holds (an `@` in a path or query then hides more,
-/// never less). Text with no `scheme://` at all (a `PostgreSQL` `host=… password=…` string,
+/// Works on the text alone, so a URL its client would refuse is redacted too: user-info runs to
+/// the authority's last `@` (a password may hold an unescaped `@` or `:`). An `@` after the first
+/// `/`, `?` or `#` is ambiguous (a query character, or a password with an unescaped `/`), so the
+/// whole address after `scheme://` is hidden. Text with no `scheme://` at all (a `PostgreSQL` `host=… password=…` string,
 /// `user:secret@host`) cannot be told apart from a secret and is replaced whole by
 /// `<redacted: not a URL>`: the answer never contains the input's secret.
 ///
@@ -27,7 +29,7 @@ const HIDDEN: &str = "***";
 ///
 /// assert_eq!(redact_url("redis://:hunter2@127.0.0.1:6379/0"), "redis://***@127.0.0.1:6379/0");
 /// assert_eq!(redact_url("amqp://guest:guest@rabbit:5672/%2f"), "amqp://***@rabbit:5672/%2f");
-/// assert_eq!(redact_url("redis+unix:///run/redis.sock?pass=hunter2"), "redis+unix:///run/redis.sock?pass=***");
+/// assert_eq!(redact_url("redis+unix:///run/redis.sock?pass=hunter2"), "redis+unix:///run/redis.sock?***");
 /// assert_eq!(redact_url("https://bot:pw@hooks.example.com/T0/xyz"), "https://***@hooks.example.com/***");
 /// assert_eq!(redact_url("http://127.0.0.1:9000"), "http://127.0.0.1:9000");
 /// assert_eq!(redact_url("host=db password=hunter2"), "<redacted: not a URL>");
@@ -39,7 +41,15 @@ pub fn redact_url(url: &str) -> String {
     if !is_scheme(scheme) {
         return NOT_A_URL.to_owned();
     }
-    let (user_info, after) = match rest.rfind('@') {
+    // User-info ends at the authority's last `@`, and the authority at the first `/`, `?` or
+    // `#`. An `@` after that is either a query or path character or a password written with an
+    // unescaped `/`, `?` or `#`: nothing tells which, so the whole address is hidden rather than
+    // guessed (either guess shows part of a secret for the other case).
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    if rest[authority_end..].contains('@') {
+        return format!("{scheme}://{HIDDEN}");
+    }
+    let (user_info, after) = match rest[..authority_end].rfind('@') {
         Some(at) => (true, &rest[at + 1..]),
         None => (false, rest),
     };
@@ -48,8 +58,8 @@ pub fn redact_url(url: &str) -> String {
         None => (after, false),
     };
     let (after, query) = match after.split_once('?') {
-        Some((before, query)) => (before, Some(query)),
-        None => (after, None),
+        Some((before, _)) => (before, true),
+        None => (after, false),
     };
     let (host, path) = after.split_at(after.find('/').unwrap_or(after.len()));
 
@@ -66,9 +76,9 @@ pub fn redact_url(url: &str) -> String {
     } else {
         shown.push_str(path);
     }
-    if let Some(query) = query {
+    if query {
         shown.push('?');
-        shown.push_str(&redact_query(query));
+        shown.push_str(HIDDEN);
     }
     if fragment {
         shown.push('#');
@@ -84,19 +94,6 @@ fn is_scheme(scheme: &str) -> bool {
         .next()
         .is_some_and(|first| first.is_ascii_alphabetic())
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
-}
-
-/// `key=***` for every pair; a part without `=` may be a bare token, so it is hidden whole.
-fn redact_query(query: &str) -> String {
-    query
-        .split('&')
-        .map(|pair| match pair.split_once('=') {
-            Some((key, _)) => format!("{key}={HIDDEN}"),
-            None if pair.is_empty() => String::new(),
-            None => HIDDEN.to_owned(),
-        })
-        .collect::<Vec<_>>()
-        .join("&")
 }
 
 #[cfg(test)]
@@ -119,7 +116,8 @@ mod tests {
             ),
             // Unencoded `@`, `:` and `/` in the password.
             ("redis://admin:p@ss@word@host", "redis://***@host"),
-            ("amqp://u:p@ss/w@host/%2f", "amqp://***@host/%2f"),
+            // A `/` in the password cannot be told from the path: all is hidden.
+            ("amqp://u:p@ss/w@host/%2f", "amqp://***"),
             ("amqp://u:a:b@host:5672/%2f", "amqp://***@host:5672/%2f"),
             // A lone user name may be a token.
             ("redis://admin@host", "redis://***@host"),
@@ -130,28 +128,26 @@ mod tests {
             ),
             (
                 "redis+unix:///run/redis.sock?pass=hunter2",
-                "redis+unix:///run/redis.sock?pass=***",
+                "redis+unix:///run/redis.sock?***",
             ),
             (
                 "amqp://guest:s3cret@127.0.0.1:5673/%2f?heartbeat=5&frame_max=9",
-                "amqp://***@127.0.0.1:5673/%2f?heartbeat=***&frame_max=***",
+                "amqp://***@127.0.0.1:5673/%2f?***",
             ),
             (
                 "postgres://app@db/jobs?password=hunter2",
-                "postgres://***@db/jobs?password=***",
+                "postgres://***@db/jobs?***",
             ),
             ("postgres://u@a:1,b:2/d", "postgres://***@a:1,b:2/d"),
             ("rediss://host/#insecure", "rediss://host/#***"),
             ("http://127.0.0.1:8080", "http://127.0.0.1:8080"),
             ("http://127.0.0.1:8080/", "http://127.0.0.1:8080/"),
-            (
-                "HTTPS://h/hooks/T0/xyz?token=abc",
-                "HTTPS://h/***?token=***",
-            ),
+            ("HTTPS://h/hooks/T0/xyz?token=abc", "HTTPS://h/***?***"),
             ("http://[::1]:9/hook", "http://[::1]:9/***"),
             ("https://h?bare-token", "https://h?***"),
-            // An `@` after the host: more is hidden, never less.
-            ("http://host:8080/p?from=a@b", "http://***@b"),
+            // An `@` after the host: more is hidden, never less (nothing of the query shows).
+            ("http://host:8080/p?from=a@b", "http://***"),
+            ("redis://a/x?pass=@_a-a", "redis://***"),
         ];
         for (url, shown) in cases {
             assert_eq!(redact_url(url), shown, "for {url}");

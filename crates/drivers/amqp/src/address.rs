@@ -98,10 +98,7 @@ mod tests {
         assert_eq!(address.uri().authority.port, 5673);
         assert_eq!(address.uri().vhost, "/");
         assert_eq!(address.uri().query.heartbeat, Some(5));
-        assert_eq!(
-            address.shown(),
-            "amqp://***@127.0.0.1:5673/%2f?heartbeat=***"
-        );
+        assert_eq!(address.shown(), "amqp://***@127.0.0.1:5673/%2f?***");
         assert_eq!(address.scrub("auth s3cret failed"), "auth *** failed");
         assert!(!format!("{address:?}").contains("s3cret"));
         let v6 = Address::parse("amqps://[::1]/prod").unwrap();
