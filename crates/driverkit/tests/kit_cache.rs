@@ -37,6 +37,10 @@ enum Flaw {
     IncrementWraps,
     BulkWritesBeforeChecking,
     EmptyBatchRefused,
+    /// Keeps an entry three times as long as its ttl.
+    TtlThreeTimesTooLong,
+    /// Drops an entry at a third of its ttl.
+    TtlEndsEarly,
 }
 
 struct Reference {
@@ -85,6 +89,8 @@ impl Reference {
         let expires = match (ttl, self.flaw) {
             (Some(_), Flaw::IgnoresTtl) => None,
             (None, Flaw::SetKeepsTtl) => self.map().get(&key).and_then(|(_, at)| *at),
+            (Some(ttl), Flaw::TtlThreeTimesTooLong) => Some(Instant::now() + ttl * 3),
+            (Some(ttl), Flaw::TtlEndsEarly) => Some(Instant::now() + ttl / 3),
             (ttl, _) => ttl.map(|ttl| Instant::now() + ttl),
         };
         if self.flaw == Flaw::LosesConcurrentWrites {
@@ -307,6 +313,12 @@ fn each_broken_driver_is_caught_by_its_obligation() {
             "every_operation_refuses_an_empty_key",
         ),
         (Flaw::EmptyBatchRefused, "empty_batches_are_no_ops"),
+        (Flaw::TtlThreeTimesTooLong, "ttl_entries_expire"),
+        (
+            Flaw::TtlThreeTimesTooLong,
+            "expiry_is_seen_by_every_operation",
+        ),
+        (Flaw::TtlEndsEarly, "ttl_entries_expire"),
         (
             Flaw::WorksAfterStop,
             "operations_after_stop_fail_with_stopped",
@@ -346,4 +358,29 @@ fn an_unknown_obligation_is_a_failure() {
         .check("no_such_thing")
         .unwrap_err();
     assert!(failure.message.contains("no such obligation"), "{failure}");
+}
+
+#[test]
+fn a_ttl_kept_too_long_is_caught_within_the_declared_tolerance_only() {
+    let strict = CacheConformance::<Reference>::new(|_| Flaw::TtlThreeTimesTooLong);
+    let failure = strict.check("ttl_entries_expire").unwrap_err();
+    assert!(failure.message.contains("declared tolerance"), "{failure}");
+    // 600 ms late is within a declared second: the setting is what the obligation holds to.
+    let widened = CacheConformance::<Reference>::new(|_| Flaw::TtlThreeTimesTooLong)
+        .tolerance(Duration::from_secs(1));
+    assert_eq!(widened.check("ttl_entries_expire"), Ok(()));
+}
+
+#[test]
+fn a_tolerance_above_the_maximum_is_refused_by_every_obligation() {
+    let kit = CacheConformance::<Reference>::new(|_| Flaw::None).tolerance(Duration::from_secs(6));
+    let failures = kit.check_all();
+    assert_eq!(failures.len(), OBLIGATIONS.len(), "{failures:#?}");
+    assert!(
+        failures[0]
+            .message
+            .contains("a timing tolerance of 6s is above the maximum of 5s"),
+        "{}",
+        failures[0]
+    );
 }

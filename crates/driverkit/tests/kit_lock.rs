@@ -34,6 +34,12 @@ enum Flaw {
     RefusedAcquireResetsExpiry,
     EvictsAtAThousand,
     DeclaresUnknownFeature,
+    /// Reports every lease as expiring 2 s after its ttl.
+    ExpiryReportedLate,
+    /// Holds a lock for three times the lease's ttl.
+    LeaseOutlivesTtl,
+    /// Frees a lock at a third of the lease's ttl.
+    LeaseEndsEarly,
 }
 
 struct Held {
@@ -90,6 +96,7 @@ impl Reference {
     fn lease(&self, name: &str, token: String, ttl: Duration) -> Lease {
         let expires_at = match self.flaw {
             Flaw::ExpiryNotSet => SystemTime::UNIX_EPOCH,
+            Flaw::ExpiryReportedLate => SystemTime::now() + ttl + Duration::from_secs(2),
             _ => SystemTime::now() + ttl,
         };
         Lease::new(name, token, expires_at)
@@ -110,7 +117,12 @@ impl Lock for Reference {
         let token = self.token(name);
         let held = Held {
             token: token.clone(),
-            until: Instant::now() + ttl,
+            until: Instant::now()
+                + match self.flaw {
+                    Flaw::LeaseOutlivesTtl => ttl * 3,
+                    Flaw::LeaseEndsEarly => ttl / 3,
+                    _ => ttl,
+                },
         };
         if self.flaw == Flaw::TwoHolders {
             // Check, then set: another acquirer slips in between.
@@ -295,6 +307,17 @@ fn each_broken_driver_is_caught_by_its_obligation() {
             Flaw::WorksAfterStop,
             "operations_after_stop_fail_with_stopped",
         ),
+        (
+            Flaw::ExpiryReportedLate,
+            "acquire_grants_a_lease_naming_the_lock",
+        ),
+        (Flaw::ExpiryReportedLate, "refresh_extends_the_lease"),
+        (Flaw::LeaseOutlivesTtl, "an_expired_lease_can_be_taken_over"),
+        (
+            Flaw::LeaseOutlivesTtl,
+            "refused_acquires_leave_the_lease_as_it_was",
+        ),
+        (Flaw::LeaseEndsEarly, "an_expired_lease_can_be_taken_over"),
     ];
     // Side by side: a driver that never frees an expired lease takes the kit's whole 5 s bound.
     let outcomes: Vec<_> = std::thread::scope(|scope| {
@@ -358,4 +381,15 @@ fn a_driver_declaring_a_feature_its_contract_lacks_fails_every_obligation() {
         "{}",
         failures[0]
     );
+}
+
+#[test]
+fn a_lease_that_outlives_its_ttl_is_caught_within_the_declared_tolerance_only() {
+    let failure = kit(Flaw::LeaseOutlivesTtl)
+        .check("an_expired_lease_can_be_taken_over")
+        .unwrap_err();
+    assert!(failure.message.contains("declared tolerance"), "{failure}");
+    // 600 ms late is within a declared second: the setting is what the obligation holds to.
+    let widened = kit(Flaw::LeaseOutlivesTtl).tolerance(Duration::from_secs(1));
+    assert_eq!(widened.check("an_expired_lease_can_be_taken_over"), Ok(()));
 }

@@ -35,6 +35,8 @@ enum Flaw {
     DeclaresBatchWithoutImplementing,
     WorksAfterStop,
     BatchWorksAfterStop,
+    /// Reports every receipt as accepted 10 s after its `send`.
+    ReceiptFromTheFuture,
 }
 
 /// The reference notifier: recipients ending in `.invalid` do not exist; it keeps what it
@@ -133,6 +135,9 @@ impl Reference {
         let mut receipt = Receipt::new(id);
         if self.flaw == Flaw::ReceiptFromTheEpoch {
             receipt.accepted_at = SystemTime::UNIX_EPOCH;
+        }
+        if self.flaw == Flaw::ReceiptFromTheFuture {
+            receipt.accepted_at = SystemTime::now() + std::time::Duration::from_secs(10);
         }
         Ok(receipt)
     }
@@ -288,6 +293,10 @@ fn each_broken_driver_is_caught_by_its_obligation() {
         (
             Flaw::BatchWorksAfterStop,
             "operations_after_stop_fail_with_stopped",
+        ),
+        (
+            Flaw::ReceiptFromTheFuture,
+            "send_returns_a_receipt_with_an_id",
         ),
     ];
     let mut caught: Vec<&str> = Vec::new();

@@ -25,6 +25,8 @@ enum Flaw {
     NoFeatures,
     NoEtag,
     MissingIsEmpty,
+    /// Reports `last_modified` an hour behind (local time taken for UTC).
+    LastModifiedInAnotherZone,
     TruncatesAtNul,
     DropsEmptyObjects,
     TruncatesLargeObjects,
@@ -132,7 +134,12 @@ impl Reference {
     }
 
     fn meta(&self, key: &str, data: &[u8]) -> ObjectMeta {
-        let meta = ObjectMeta::new(key, data.len() as u64);
+        let mut meta = ObjectMeta::new(key, data.len() as u64);
+        if self.flaw == Flaw::LastModifiedInAnotherZone {
+            meta = meta.with_last_modified(
+                std::time::SystemTime::now() - std::time::Duration::from_hours(1),
+            );
+        }
         match self.flaw {
             Flaw::EtagConstant => meta.with_etag("\"1\""),
             _ if self.etags => meta.with_etag(etag_of(data)),
@@ -506,6 +513,10 @@ const CASES: &[(Flaw, &str)] = &[
         Flaw::WorksAfterStop,
         "operations_after_stop_fail_with_stopped",
     ),
+    (
+        Flaw::LastModifiedInAnotherZone,
+        "metadata_reports_key_and_size",
+    ),
 ];
 
 #[test]
@@ -567,6 +578,7 @@ fn every_flaw_is_tried() {
         Flaw::IfMatchIgnoresEtag,
         Flaw::RacyIfAbsent,
         Flaw::WorksAfterStop,
+        Flaw::LastModifiedInAnotherZone,
     ]
     .into_iter()
     .filter(|flaw| !tried(*flaw))

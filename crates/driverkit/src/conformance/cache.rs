@@ -40,7 +40,7 @@ use sandloom_sdk_infra::ErrorKind;
 use sandloom_sdk_infra::bytes::Bytes;
 use sandloom_sdk_infra::cache::{BULK, Cache, INCREMENT, TTL};
 
-use super::harness::{Instance, Kit};
+use super::harness::{Instance, Kit, Tolerance};
 use super::{KitRequest, call, ensure, expect_kind, expect_unsupported};
 use crate::cache::CacheProvider;
 
@@ -66,16 +66,39 @@ use combined::{
 /// ```
 pub type CacheConformance<T> = Kit<T, CacheSettings>;
 
-/// What the `cache` kit's obligations are given besides the instance: nothing yet.
+/// What the `cache` kit's obligations are given besides the instance: the declared timing
+/// [`Tolerance`] (how late an entry may expire after its TTL), set with the kit's
+/// [`tolerance`](CacheConformance::tolerance) method.
 ///
 /// ```
 /// use sandloom_driverkit::conformance::cache::CacheSettings;
-/// // An obligation receives `&CacheSettings`; a kit with tolerances to declare would keep them here.
-/// let _settings = CacheSettings::default();
+/// use sandloom_driverkit::conformance::Tolerance;
+/// assert_eq!(CacheSettings::default().tolerance(), Tolerance::DEFAULT);
 /// ```
 #[derive(Debug, Default)]
 #[non_exhaustive]
-pub struct CacheSettings {}
+pub struct CacheSettings {
+    tolerance: Tolerance,
+}
+
+impl CacheSettings {
+    /// The declared timing tolerance.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::cache::CacheSettings;
+    /// let tolerance = CacheSettings::default().tolerance().get();
+    /// assert!(tolerance < std::time::Duration::from_secs(1));
+    /// ```
+    #[must_use]
+    pub fn tolerance(&self) -> Tolerance {
+        self.tolerance
+    }
+
+    /// The tolerance as a duration, for the obligations' bounds.
+    pub(crate) fn late(&self) -> std::time::Duration {
+        self.tolerance.get()
+    }
+}
 
 impl<T: CacheProvider> Kit<T, CacheSettings> {
     /// A kit that builds each instance from the options `options` returns, given the
@@ -119,6 +142,27 @@ impl<T: CacheProvider> Kit<T, CacheSettings> {
             options,
             CacheSettings::default(),
         )
+    }
+
+    /// Widen the timing tolerance for a driver on a server (default [`Tolerance::DEFAULT`],
+    /// at most [`Tolerance::MAX`]: above it, every obligation fails saying so). The
+    /// tolerance is how late an entry may expire after its TTL.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// # use sandloom_driverkit::conformance::cache::CacheConformance;
+    /// # fn kit<T: sandloom_driverkit::cache::CacheProvider>(options: T::Options)
+    /// # where T::Options: Clone + Send + Sync {
+    /// // For a cache on a server that evicts expired entries up to a second late:
+    /// let kit = CacheConformance::<T>::new(move |_request| options.clone())
+    ///     .tolerance(Duration::from_secs(1));
+    /// # }
+    /// ```
+    /// In a driver crate's `tests/conformance.rs`, as a builder method of the test macro:
+    /// `cache_conformance!(MyDriver, |request| …, .tolerance(Duration::from_secs(1)));`.
+    #[must_use]
+    pub fn tolerance(self, late: std::time::Duration) -> Self {
+        self.declare_tolerance(late, |settings| &mut settings.tolerance)
     }
 }
 
@@ -172,14 +216,15 @@ crate::define_kit! {
     /// - `empty_key_is_invalid_input`: `get`, `set` and `delete` of `""` answer `InvalidInput`.
     /// - `concurrent_tasks_lose_no_writes`: 32 tasks on several threads write and read their own
     ///   keys; every value is there.
-    /// - `ttl_entries_expire`: declared `ttl`: an entry expires, a plain `set` clears an expiry, a
-    ///   zero ttl is `InvalidInput`; undeclared: `set_with_ttl` answers `Unsupported`.
+    /// - `ttl_entries_expire`: declared `ttl`: an entry with a 300 ms ttl is there at half of it
+    ///   and gone by its end plus the declared tolerance, a plain `set` clears an expiry, a zero
+    ///   ttl is `InvalidInput`; undeclared: `set_with_ttl` answers `Unsupported`.
     /// - `increment_is_atomic`: declared `increment`: 16 tasks × 50 increments give 800, deltas may
     ///   be negative, a non-counter value is `Conflict`; undeclared: `Unsupported`.
     /// - `bulk_operations_work`: declared `bulk`: `set_many`, `get_many` (in order, with misses) and
     ///   `delete_many` (counting hits); undeclared: all three answer `Unsupported`.
     /// - `expiry_is_seen_by_every_operation`: declared `ttl`: once an entry's 300 ms ttl passed
-    ///   (seen by `get` within 5 s), `delete` answers `false`, `get_many` `None` and `delete_many`
+    ///   (seen by `get` within the declared tolerance), `delete` answers `false`, `get_many` `None` and `delete_many`
     ///   counts 0 (with `bulk`), `increment` counts from 0 (with `increment`); a second ttl
     ///   replaces the first, longer or shorter; a plain `set` after expiry does not expire.
     /// - `increment_at_the_limits`: declared `increment`: 0 on a missing key is 0, `i64::MAX` and
@@ -396,7 +441,7 @@ async fn concurrent_tasks_lose_no_writes<T: CacheProvider>(
 
 async fn ttl_entries_expire<T: CacheProvider>(
     i: &Instance<T>,
-    _: &CacheSettings,
+    s: &CacheSettings,
 ) -> Result<(), String> {
     let cache = &*i.driver;
     let short = Duration::from_millis(300);
@@ -408,6 +453,9 @@ async fn ttl_entries_expire<T: CacheProvider>(
                 .await,
         );
     }
+    let late = s.late();
+    // The TTL counts from the call at the latest: the bound is measured from before it.
+    let written = tokio::time::Instant::now();
     call!(
         "set_with_ttl",
         cache.set_with_ttl("kit:ttl", Bytes::from_static(b"v"), short)
@@ -423,17 +471,28 @@ async fn ttl_entries_expire<T: CacheProvider>(
     call!("set", cache.set("kit:no-ttl", Bytes::from_static(b"kept")));
     let got = call!("get before expiry", cache.get("kit:ttl"));
     ensure!(got.is_some(), "an entry with a 300 ms ttl was gone at once");
-    // Expired within a generous bound: a cache may evict lazily, not late.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    // Not early: still there at half its TTL (when the machine got there in time to tell).
+    tokio::time::sleep_until(written + short / 2).await;
+    let got = call!("get at half the ttl", cache.get("kit:ttl"));
+    ensure!(
+        got.is_some() || written.elapsed() >= short,
+        "an entry with a 300 ms ttl was gone {:?} after it was written",
+        written.elapsed()
+    );
+    // Expired within the declared tolerance: a cache may evict lazily, not late.
+    let deadline = written + short + late;
     loop {
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        let asked = tokio::time::Instant::now();
         if call!("get after ttl", cache.get("kit:ttl")).is_none() {
             break;
         }
         ensure!(
-            tokio::time::Instant::now() < deadline,
-            "an entry with a 300 ms ttl was still there after 5 s"
+            asked < deadline,
+            "an entry with a 300 ms ttl was still there {:?} after it was written: more than the \
+             declared tolerance ({late:?}) past its ttl",
+            asked - written
         );
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let kept = call!("get", cache.get("kit:ttl-then-set"));
     ensure!(

@@ -111,6 +111,77 @@ impl fmt::Display for Failure {
 
 impl std::error::Error for Failure {}
 
+/// A declared timing tolerance: how far past the moment the contract names a timed event may
+/// come (an entry's expiry, the end of a `reserve`'s wait, of a lease or a visibility timeout, a
+/// redelivery after `retry_after`), and how far a reported time (a lease's `expires_at`, a
+/// receipt's `accepted_at`) may be off. Every timing obligation holds the driver to it as an
+/// upper bound; lower bounds ("not before") stay as the kits state them.
+///
+/// The default, [`Tolerance::DEFAULT`], is tight: an in-memory driver keeps it. A driver for a
+/// server may widen it through its kit's `tolerance` builder method, up to [`Tolerance::MAX`];
+/// a kit given more answers every obligation with a failure saying so.
+///
+/// ```
+/// use std::time::Duration;
+/// use sandloom_driverkit::conformance::Tolerance;
+///
+/// assert_eq!(Tolerance::default(), Tolerance::DEFAULT);
+/// let widened = Tolerance::new(Duration::from_secs(1)).unwrap();
+/// assert_eq!(widened.get(), Duration::from_secs(1));
+/// let refused = Tolerance::new(Tolerance::MAX + Duration::from_millis(1)).unwrap_err();
+/// assert!(refused.contains("above the maximum"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tolerance(Duration);
+
+impl Tolerance {
+    /// The tolerance a kit holds a driver to unless told otherwise: 250 ms.
+    pub const DEFAULT: Self = Self(Duration::from_millis(250));
+    /// The most a driver may declare: 5 s. Beyond it a timing obligation would say too little
+    /// (a 300 ms TTL kept for seconds is not "expired").
+    pub const MAX: Duration = Duration::from_secs(5);
+
+    /// A tolerance of `late`.
+    ///
+    /// # Errors
+    /// When `late` is above [`Tolerance::MAX`]: what was asked, and the maximum.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sandloom_driverkit::conformance::Tolerance;
+    /// assert!(Tolerance::new(Duration::from_millis(800)).is_ok());
+    /// assert!(Tolerance::new(Duration::from_secs(60)).is_err());
+    /// ```
+    pub fn new(late: Duration) -> Result<Self, String> {
+        if late > Self::MAX {
+            return Err(format!(
+                "a timing tolerance of {late:?} is above the maximum of {:?}: a driver that \
+                 needs more does not keep the contract's timing",
+                Self::MAX
+            ));
+        }
+        Ok(Self(late))
+    }
+
+    /// The tolerance as a duration.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sandloom_driverkit::conformance::Tolerance;
+    /// assert_eq!(Tolerance::DEFAULT.get(), Duration::from_millis(250));
+    /// ```
+    #[must_use]
+    pub const fn get(self) -> Duration {
+        self.0
+    }
+}
+
+impl Default for Tolerance {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
 /// How long one obligation may take before it fails as hung.
 pub(crate) const OBLIGATION_TIME_LIMIT: Duration = Duration::from_mins(1);
 
@@ -406,6 +477,8 @@ pub struct Kit<T: Driver, S> {
     options: Box<OptionsFn<T>>,
     serve: ServeFn<T>,
     settings: Arc<S>,
+    /// Why the kit's settings were refused: every obligation then fails with it.
+    refused: Option<String>,
 }
 
 impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
@@ -456,6 +529,7 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
             options: Box::new(options),
             serve: serve::<C, T>,
             settings: Arc::new(settings),
+            refused: None,
         }
     }
 
@@ -522,6 +596,25 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
         Arc::get_mut(&mut self.settings).expect("settings are shared only while a check runs")
     }
 
+    /// Declare the kit's timing tolerance in the settings slot `slot` picks, or refuse the
+    /// settings when `late` is above [`Tolerance::MAX`]; for the kits' `tolerance` methods.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn declare_tolerance(mut self, late: Duration, slot: fn(&mut S) -> &mut Tolerance) -> Self {
+        match Tolerance::new(late) {
+            Ok(tolerance) => *slot(self.settings_mut()) = tolerance,
+            Err(reason) => self.refuse(reason),
+        }
+        self
+    }
+
+    /// Refuse the kit's settings, for its builder methods: every obligation then fails with
+    /// `reason` (a test cannot pass on settings the kit does not accept).
+    #[doc(hidden)]
+    pub fn refuse(&mut self, reason: String) {
+        self.refused.get_or_insert(reason);
+    }
+
     /// Run one obligation on a fresh instance.
     ///
     /// # Errors
@@ -552,6 +645,12 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
     /// assert!(unknown.message.contains("no such obligation in the cache kit"));
     /// ```
     pub fn check(&self, obligation: &str) -> Result<(), Failure> {
+        if let Some(reason) = &self.refused {
+            return Err(Failure::new(
+                obligation,
+                format!("the {} kit's settings were refused: {reason}", self.name),
+            ));
+        }
         let Some(found) = self.obligations.iter().find(|o| o.name == obligation) else {
             return Err(Failure::new(
                 obligation,

@@ -90,7 +90,7 @@ pub mod taskqueue;
 mod harness;
 mod proxy;
 
-pub use harness::{Check, Failure, Instance, Kit, KitRequest, Obligation, Shared};
+pub use harness::{Check, Failure, Instance, Kit, KitRequest, Obligation, Shared, Tolerance};
 pub use proxy::TcpProxy;
 
 /// `Err(format!(..))` unless `cond`. Obligations read as a list of checks.

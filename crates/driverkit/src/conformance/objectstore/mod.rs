@@ -59,7 +59,7 @@
 //! ```
 
 use super::KitRequest;
-use super::harness::Kit;
+use super::harness::{Kit, Tolerance};
 use crate::objectstore::ObjectStoreProvider;
 
 mod concurrency;
@@ -118,16 +118,39 @@ use stopped::operations_after_stop_fail_with_stopped;
 /// `|request| FsObjectStoreOptions { root: request.scratch_dir.join("root") }`.
 pub type ObjectStoreConformance<T> = Kit<T, ObjectStoreSettings>;
 
-/// What the `objectstore` kit's obligations are given besides the instance: nothing yet.
+/// What the `objectstore` kit's obligations are given besides the instance: the declared timing
+/// [`Tolerance`] (how far an object's reported `last_modified` may be from the `put` that wrote it), set with the kit's
+/// [`tolerance`](ObjectStoreConformance::tolerance) method.
 ///
 /// ```
 /// use sandloom_driverkit::conformance::objectstore::ObjectStoreSettings;
-/// // An obligation receives `&ObjectStoreSettings`; a kit with tolerances to declare would keep them here.
-/// let _settings = ObjectStoreSettings::default();
+/// use sandloom_driverkit::conformance::Tolerance;
+/// assert_eq!(ObjectStoreSettings::default().tolerance(), Tolerance::DEFAULT);
 /// ```
 #[derive(Debug, Default)]
 #[non_exhaustive]
-pub struct ObjectStoreSettings {}
+pub struct ObjectStoreSettings {
+    tolerance: Tolerance,
+}
+
+impl ObjectStoreSettings {
+    /// The declared timing tolerance.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::objectstore::ObjectStoreSettings;
+    /// let tolerance = ObjectStoreSettings::default().tolerance().get();
+    /// assert!(tolerance < std::time::Duration::from_secs(1));
+    /// ```
+    #[must_use]
+    pub fn tolerance(&self) -> Tolerance {
+        self.tolerance
+    }
+
+    /// The tolerance as a duration, for the obligations' bounds.
+    pub(crate) fn late(&self) -> std::time::Duration {
+        self.tolerance.get()
+    }
+}
 
 impl<T: ObjectStoreProvider> Kit<T, ObjectStoreSettings> {
     /// A kit that builds each instance from the options `options` returns, given the
@@ -183,6 +206,27 @@ impl<T: ObjectStoreProvider> Kit<T, ObjectStoreSettings> {
             options,
             ObjectStoreSettings::default(),
         )
+    }
+
+    /// Widen the timing tolerance for a driver on a server (default [`Tolerance::DEFAULT`],
+    /// at most [`Tolerance::MAX`]: above it, every obligation fails saying so). The
+    /// tolerance is how far an object's reported `last_modified` may be from the `put` that wrote it.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// # use sandloom_driverkit::conformance::objectstore::ObjectStoreConformance;
+    /// # fn kit<T: sandloom_driverkit::objectstore::ObjectStoreProvider>(options: T::Options)
+    /// # where T::Options: Clone + Send + Sync {
+    /// // For a store whose `last_modified` is kept to the second:
+    /// let kit = ObjectStoreConformance::<T>::new(move |_request| options.clone())
+    ///     .tolerance(Duration::from_millis(1500));
+    /// # }
+    /// ```
+    /// In a driver crate's `tests/conformance.rs`, as a builder method of the test macro:
+    /// `objectstore_conformance!(MyDriver, |request| …, .tolerance(Duration::from_millis(1500)));`.
+    #[must_use]
+    pub fn tolerance(self, late: std::time::Duration) -> Self {
+        self.declare_tolerance(late, |settings| &mut settings.tolerance)
     }
 }
 
@@ -253,7 +297,8 @@ crate::define_kit! {
     /// - `put_is_atomic_for_readers`: while an object is overwritten again and again, readers in the
     ///   same task and on other threads see the old or the new object, whole, never a part.
     /// - `metadata_reports_key_and_size`: the metadata of `put`, `head` and `list` name the key and
-    ///   its exact size.
+    ///   its exact size, and a `last_modified` they report is the time of the `put`, give or take
+    ///   the declared tolerance.
     /// - `etag_tracks_content`: declared `etag`: `put`, `head` and `list` report the same non-empty
     ///   etag, `head` reports it again unchanged, and a new content of the same size gets a new
     ///   etag; undeclared: no etag anywhere.
