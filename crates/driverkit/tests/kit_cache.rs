@@ -41,6 +41,30 @@ enum Flaw {
     TtlThreeTimesTooLong,
     /// Drops an entry at a third of its ttl.
     TtlEndsEarly,
+    /// Shows its password in its `Debug`.
+    SecretInDebug,
+    /// Shows its password in the error of an empty key.
+    SecretInErrors,
+    /// Pointed at an unreachable address, fails to start with its password in the error.
+    SecretInStartError,
+    /// What `SecretInStartError` is built with for an unreachable address.
+    UnreachableWithSecret,
+}
+
+/// The password the broken drivers leak; the kit is told it is secret.
+const SECRET: &str = "hunter2";
+
+impl std::fmt::Debug for Reference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let password = match self.flaw {
+            Flaw::SecretInDebug => SECRET,
+            _ => "<redacted>",
+        };
+        f.debug_struct("Reference")
+            .field("flaw", &self.flaw)
+            .field("password", &password)
+            .finish_non_exhaustive()
+    }
 }
 
 struct Reference {
@@ -55,6 +79,12 @@ impl Reference {
     fn check(&self, key: &str) -> InfraResult<String> {
         if self.stopped.load(Ordering::Acquire) && self.flaw != Flaw::WorksAfterStop {
             return Err(InfraError::stopped(NAME));
+        }
+        if key.is_empty() && self.flaw == Flaw::SecretInErrors {
+            return Err(InfraError::invalid_input(
+                NAME,
+                format!("empty key (server redis://:{SECRET}@127.0.0.1)"),
+            ));
         }
         if key.is_empty() && self.flaw != Flaw::AcceptsEmptyKey {
             return Err(InfraError::invalid_input(NAME, "empty key"));
@@ -259,6 +289,15 @@ impl Driver for Reference {
         })
     }
 
+    async fn start(&self) -> Result<(), DriverError> {
+        if self.flaw == Flaw::UnreachableWithSecret {
+            return Err(DriverError::new(format!(
+                "cannot connect to redis://:{SECRET}@127.0.0.1:1"
+            )));
+        }
+        Ok(())
+    }
+
     async fn stop(&self) -> Result<(), DriverError> {
         self.stopped.store(true, Ordering::Release);
         Ok(())
@@ -271,8 +310,59 @@ impl CacheProvider for Reference {
 
 #[test]
 fn the_reference_driver_passes_every_obligation() {
-    let failures = CacheConformance::<Reference>::new(|_| Flaw::None).check_all();
+    let failures = CacheConformance::<Reference>::new(|_| Flaw::None)
+        .secrets([SECRET])
+        .check_all();
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// The kit for `flaw`, told the password is secret; an unreachable instance of
+/// `SecretInStartError` fails its start with the password.
+fn kit(flaw: Flaw) -> CacheConformance<Reference> {
+    CacheConformance::<Reference>::new(move |request| match flaw {
+        Flaw::SecretInStartError if request.unreachable => Flaw::UnreachableWithSecret,
+        Flaw::SecretInStartError => Flaw::None,
+        flaw => flaw,
+    })
+    .secrets([SECRET])
+}
+
+#[test]
+fn each_leak_of_a_secret_is_caught_and_not_repeated() {
+    for (flaw, shown_in) in [
+        (Flaw::SecretInDebug, "the Debug of the started driver"),
+        (
+            Flaw::SecretInErrors,
+            "the Display of an error of the started driver (invalid_input)",
+        ),
+        (
+            Flaw::SecretInStartError,
+            "the Display of the error of `start` (an instance pointed at",
+        ),
+    ] {
+        let failure = kit(flaw).check("secrets_never_show").unwrap_err();
+        assert!(
+            failure
+                .message
+                .contains(&format!("declared secret #1 shows in {shown_in}")),
+            "{flaw:?}: {failure}"
+        );
+        assert!(!failure.message.contains(SECRET), "{flaw:?}: {failure}");
+    }
+}
+
+#[test]
+fn an_empty_secret_is_refused() {
+    let failure = CacheConformance::<Reference>::new(|_| Flaw::None)
+        .secrets(["", SECRET])
+        .check("secrets_never_show")
+        .unwrap_err();
+    assert!(
+        failure
+            .message
+            .contains("an empty value was declared secret"),
+        "{failure}"
+    );
 }
 
 #[test]
@@ -319,6 +409,9 @@ fn each_broken_driver_is_caught_by_its_obligation() {
             "expiry_is_seen_by_every_operation",
         ),
         (Flaw::TtlEndsEarly, "ttl_entries_expire"),
+        (Flaw::SecretInDebug, "secrets_never_show"),
+        (Flaw::SecretInErrors, "secrets_never_show"),
+        (Flaw::SecretInStartError, "secrets_never_show"),
         (
             Flaw::WorksAfterStop,
             "operations_after_stop_fail_with_stopped",
@@ -326,7 +419,7 @@ fn each_broken_driver_is_caught_by_its_obligation() {
     ];
     let mut caught: Vec<&str> = Vec::new();
     for (flaw, obligation) in cases {
-        let outcome = CacheConformance::<Reference>::new(move |_| flaw).check(obligation);
+        let outcome = kit(flaw).check(obligation);
         assert!(
             outcome.is_err(),
             "{flaw:?} must fail `{obligation}`, and passed it"

@@ -40,6 +40,25 @@ enum Flaw {
     LeaseOutlivesTtl,
     /// Frees a lock at a third of the lease's ttl.
     LeaseEndsEarly,
+    /// Shows its password in its `Debug`.
+    SecretInDebug,
+    /// Shows its password in the error of an empty name.
+    SecretInErrors,
+}
+
+/// The password the broken drivers leak; the kit is told it is secret.
+const SECRET: &str = "hunter2";
+
+impl std::fmt::Debug for Reference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let password = match self.flaw {
+            Flaw::SecretInDebug => SECRET,
+            _ => "<redacted>",
+        };
+        f.debug_struct("Reference")
+            .field("password", &password)
+            .finish_non_exhaustive()
+    }
 }
 
 struct Held {
@@ -65,6 +84,12 @@ impl Reference {
     fn key(&self, name: &str) -> InfraResult<String> {
         if self.stopped.load(Ordering::Acquire) && self.flaw != Flaw::WorksAfterStop {
             return Err(InfraError::stopped(NAME));
+        }
+        if name.is_empty() && self.flaw == Flaw::SecretInErrors {
+            return Err(InfraError::invalid_input(
+                NAME,
+                format!("empty lock name (server redis://:{SECRET}@127.0.0.1)"),
+            ));
         }
         if name.is_empty() && self.flaw != Flaw::AcceptsEmptyName {
             return Err(InfraError::invalid_input(NAME, "empty lock name"));
@@ -225,7 +250,7 @@ impl LockProvider for Reference {
 }
 
 fn kit(flaw: Flaw) -> LockConformance<Reference> {
-    LockConformance::<Reference>::new(move |_| flaw)
+    LockConformance::<Reference>::new(move |_| flaw).secrets([SECRET])
 }
 
 // The reference as a driver crate runs it: one named test per obligation (and the macro's
@@ -318,6 +343,8 @@ fn each_broken_driver_is_caught_by_its_obligation() {
             "refused_acquires_leave_the_lease_as_it_was",
         ),
         (Flaw::LeaseEndsEarly, "an_expired_lease_can_be_taken_over"),
+        (Flaw::SecretInDebug, "secrets_never_show"),
+        (Flaw::SecretInErrors, "secrets_never_show"),
     ];
     // Side by side: a driver that never frees an expired lease takes the kit's whole 5 s bound.
     let outcomes: Vec<_> = std::thread::scope(|scope| {

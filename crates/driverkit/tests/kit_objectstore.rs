@@ -27,6 +27,8 @@ enum Flaw {
     MissingIsEmpty,
     /// Reports `last_modified` an hour behind (local time taken for UTC).
     LastModifiedInAnotherZone,
+    /// Shows its secret access key in the error of an empty key.
+    SecretInErrors,
     TruncatesAtNul,
     DropsEmptyObjects,
     TruncatesLargeObjects,
@@ -102,6 +104,12 @@ impl Reference {
     /// The key as stored, or why it is refused.
     fn key(&self, key: &str) -> InfraResult<String> {
         self.running()?;
+        if key.is_empty() && self.flaw == Flaw::SecretInErrors {
+            return Err(InfraError::invalid_input(
+                NAME,
+                format!("empty key (secret_access_key {SECRET})"),
+            ));
+        }
         self.key_checked(key, true)
     }
 
@@ -418,7 +426,18 @@ impl ObjectStoreProvider for Reference {
 }
 
 fn kit(flaw: Flaw) -> ObjectStoreConformance<Reference> {
-    ObjectStoreConformance::<Reference>::new(move |_| flaw)
+    ObjectStoreConformance::<Reference>::new(move |_| flaw).secrets([SECRET])
+}
+
+/// The secret access key the broken driver leaks; the kit is told it is secret.
+const SECRET: &str = "hunter2";
+
+impl std::fmt::Debug for Reference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reference")
+            .field("flaw", &self.flaw)
+            .finish_non_exhaustive()
+    }
 }
 
 #[test]
@@ -517,6 +536,7 @@ const CASES: &[(Flaw, &str)] = &[
         Flaw::LastModifiedInAnotherZone,
         "metadata_reports_key_and_size",
     ),
+    (Flaw::SecretInErrors, "secrets_never_show"),
 ];
 
 #[test]
@@ -579,6 +599,7 @@ fn every_flaw_is_tried() {
         Flaw::RacyIfAbsent,
         Flaw::WorksAfterStop,
         Flaw::LastModifiedInAnotherZone,
+        Flaw::SecretInErrors,
     ]
     .into_iter()
     .filter(|flaw| !tried(*flaw))

@@ -73,6 +73,19 @@ enum Flaw {
     RetryAfterTooLong,
     /// Delays a task twice as long as asked.
     DelayTooLong,
+    /// Shows its password in the error of an empty queue name.
+    SecretInErrors,
+}
+
+/// The password the broken driver leaks; the kit is told it is secret.
+const SECRET: &str = "hunter2";
+
+impl std::fmt::Debug for Reference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reference")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug, Clone, serde::Deserialize)]
@@ -143,6 +156,12 @@ impl Reference {
             return Err(InfraError::stopped(NAME));
         }
         if queue.is_empty() && self.flaw() != Flaw::AcceptsEmptyQueueName {
+            if self.flaw() == Flaw::SecretInErrors {
+                return Err(InfraError::invalid_input(
+                    NAME,
+                    format!("empty queue name (server amqp://kit:{SECRET}@127.0.0.1)"),
+                ));
+            }
             return Err(InfraError::invalid_input(NAME, "empty queue name"));
         }
         Ok(())
@@ -590,6 +609,7 @@ fn kit(flaw: Flaw, minimal: bool) -> TaskQueueConformance<Reference> {
         visibility_timeout: request.visibility_timeout,
         max_attempts: request.max_attempts,
     })
+    .secrets([SECRET])
 }
 
 /// Every obligation of `kit`, each on its own thread (the obligations mostly wait); the
@@ -758,6 +778,7 @@ const CASES: &[(Flaw, &str)] = &[
         "nack_retry_after_postpones_redelivery",
     ),
     (Flaw::DelayTooLong, "delay_is_respected"),
+    (Flaw::SecretInErrors, "secrets_never_show"),
 ];
 
 #[test]

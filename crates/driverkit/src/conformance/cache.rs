@@ -236,13 +236,19 @@ crate::define_kit! {
     /// - `empty_batches_are_no_ops`: declared `bulk`: `get_many` of no keys answers no values,
     ///   `set_many` of no entries succeeds, `delete_many` of no keys counts 0, and nothing changes.
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, every operation answers `Stopped`.
+    /// - `secrets_never_show`: with secrets declared
+    ///   ([`Kit::secrets`](crate::conformance::Kit::secrets)), none shows in the options' `Debug`,
+    ///   the driver's `Debug`, or the `Display` or `Debug` of the errors of the contract's
+    ///   operations given an empty key or name (`InvalidInput`), after `stop` (`Stopped`), and of
+    ///   an instance pointed at an unreachable address (its `start`, or its operations); nothing to
+    ///   check without declared secrets.
     ///
     /// ```
     /// use sandloom_driverkit::conformance::cache::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 17);
+    /// assert_eq!(OBLIGATIONS.len(), 18);
     /// assert_eq!(OBLIGATIONS[0], "get_missing_key_returns_none");
-    /// assert_eq!(OBLIGATIONS.last(), Some(&"operations_after_stop_fail_with_stopped"));
+    /// assert_eq!(OBLIGATIONS.last(), Some(&"secrets_never_show"));
     /// ```
     obligations [
         get_missing_key_returns_none,
@@ -262,6 +268,7 @@ crate::define_kit! {
         every_operation_refuses_an_empty_key,
         empty_batches_are_no_ops,
         operations_after_stop_fail_with_stopped,
+        secrets_never_show,
     ];
 }
 
@@ -631,4 +638,32 @@ async fn operations_after_stop_fail_with_stopped<T: CacheProvider>(
         ErrorKind::Stopped,
         &i.driver.delete("kit:stop").await,
     )
+}
+
+async fn secrets_never_show<T: CacheProvider>(
+    i: &Instance<T>,
+    _: &CacheSettings,
+) -> Result<(), String> {
+    i.secrets_never_show(|cache| {
+        Box::pin(async move {
+            let v = || Bytes::from_static(b"v");
+            vec![
+                cache.get("").await.err(),
+                cache.set("", v()).await.err(),
+                cache.delete("").await.err(),
+                cache
+                    .set_with_ttl("", v(), Duration::from_secs(1))
+                    .await
+                    .err(),
+                cache.increment("", 1).await.err(),
+                cache.get_many(&[""]).await.err(),
+                cache.set_many(&[("", v())]).await.err(),
+                cache.delete_many(&[""]).await.err(),
+                // Errors only where the server cannot be reached, or after `stop`.
+                cache.get("kit:secrets").await.err(),
+                cache.set("kit:secrets", v()).await.err(),
+            ]
+        })
+    })
+    .await
 }

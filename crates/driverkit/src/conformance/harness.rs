@@ -13,6 +13,7 @@ use futures_util::future::BoxFuture;
 
 use std::any::Any;
 
+use super::secrets::{KitSecrets, NoSecrets, SecretRules};
 use crate::gate::Gate;
 use crate::{Contract, Driver, ProvidedBy};
 
@@ -65,6 +66,11 @@ pub struct KitRequest {
     pub visibility_timeout: Duration,
     /// Task queues: deliveries before a task is dead-lettered.
     pub max_attempts: u32,
+    /// Point the options at an address where nothing answers (say, port 1 of `127.0.0.1`),
+    /// keeping every secret: set only for the second instance of the secrets obligation
+    /// (see [`Kit::secrets`]), which checks the errors of a start that cannot connect. A driver
+    /// without a server ignores it.
+    pub unreachable: bool,
 }
 
 /// An obligation of a kit failed.
@@ -214,6 +220,8 @@ pub struct Instance<T> {
     operations: Box<dyn Any + Send + Sync>,
     pub(crate) features: Vec<&'static str>,
     pub(crate) request: KitRequest,
+    /// The kit's declared secrets, for the secrets obligation.
+    pub(crate) secrets: Arc<dyn SecretRules<T>>,
 }
 
 /// The driver under test, shared: clone it into the tasks an obligation spawns.
@@ -353,7 +361,7 @@ fn serve<C: ProvidedBy<T>, T: Driver>(
 }
 
 /// How a kit puts a driver behind its contract's gate.
-type ServeFn<T> = fn(T, &[&'static str]) -> (Shared<T>, Box<dyn Any + Send + Sync>);
+pub(crate) type ServeFn<T> = fn(T, &[&'static str]) -> (Shared<T>, Box<dyn Any + Send + Sync>);
 
 /// How an obligation runs: an `async fn(&Instance<T>, &S) -> Result<(), String>`, boxed.
 ///
@@ -431,7 +439,7 @@ impl<T, S> Clone for Obligation<T, S> {
 impl<T, S> Copy for Obligation<T, S> {}
 
 /// Builds the options of each instance from the driver author's closure.
-type OptionsFn<T> = dyn Fn(&KitRequest) -> <T as Driver>::Options + Send + Sync;
+pub(crate) type OptionsFn<T> = dyn Fn(&KitRequest) -> <T as Driver>::Options + Send + Sync;
 
 /// A conformance kit: a contract's obligations, run against one driver type, each on a fresh
 /// instance. The built-in kits (`CacheConformance`, …) are `Kit`s, and a package that defines a
@@ -474,8 +482,10 @@ pub struct Kit<T: Driver, S> {
     /// The contract's features: an instance may declare no other.
     contract_features: &'static [&'static str],
     obligations: Vec<Obligation<T, S>>,
-    options: Box<OptionsFn<T>>,
+    options: Arc<OptionsFn<T>>,
     serve: ServeFn<T>,
+    /// The values declared secret, and how to show the driver and its options.
+    secrets: Arc<dyn SecretRules<T>>,
     settings: Arc<S>,
     /// Why the kit's settings were refused: every obligation then fails with it.
     refused: Option<String>,
@@ -526,7 +536,8 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
             name: C::NAME,
             contract_features: C::FEATURES,
             obligations,
-            options: Box::new(options),
+            options: Arc::new(options),
+            secrets: Arc::new(NoSecrets),
             serve: serve::<C, T>,
             settings: Arc::new(settings),
             refused: None,
@@ -605,6 +616,75 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
             Ok(tolerance) => *slot(self.settings_mut()) = tolerance,
             Err(reason) => self.refuse(reason),
         }
+        self
+    }
+
+    /// Declare values that are secret in the options the kit's closure builds (a password, a
+    /// token, an access key): the kit's secrets obligation (`secrets_never_show`) then fails
+    /// when one shows in the options' `Debug`, the driver's `Debug`, or the `Display` or
+    /// `Debug` of an error the kit provokes, also from an instance whose options point at an
+    /// unreachable address ([`KitRequest::unreachable`]). An empty value is refused (it shows
+    /// everywhere): every obligation then fails saying so.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::cache::CacheConformance;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::cache::{Cache, CacheProvider};
+    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
+    /// #[derive(Debug, Clone, serde::Deserialize)]
+    /// pub struct Options { url: String }
+    /// /// Puts its whole url, password and all, in its errors.
+    /// #[derive(Debug)]
+    /// pub struct Leaky { url: String }
+    /// # #[async_trait]
+    /// # impl Cache for Leaky {
+    /// #     async fn get(&self, key: &str) -> InfraResult<Option<Bytes>> {
+    /// #         if key.is_empty() {
+    /// #             return Err(InfraError::invalid_input("cache", format!("empty key at {}", self.url)));
+    /// #         }
+    /// #         Ok(None)
+    /// #     }
+    /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
+    /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+    /// # }
+    /// # #[async_trait]
+    /// # impl Driver for Leaky {
+    /// #     type Options = Options;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(o: Options) -> Result<Self, DriverError> { Ok(Leaky { url: o.url }) }
+    /// # }
+    /// # impl CacheProvider for Leaky { const CONTRACT_VERSION: Version = Version::new(1, 0, 0); }
+    ///
+    /// let kit = CacheConformance::<Leaky>::new(|_| Options { url: "redis://:hunter2@db".into() })
+    ///     .secrets(["hunter2"]);
+    /// let failure = kit.check("secrets_never_show").unwrap_err();
+    /// assert!(failure.message.contains("declared secret #1 shows in"));
+    /// assert!(!failure.message.contains("hunter2")); // the failure does not repeat it
+    /// ```
+    /// In a driver crate's `tests/conformance.rs`, as a builder method of the test macro:
+    /// `cache_conformance!(MyCache, |request| …, .secrets([PASSWORD]));`.
+    #[must_use]
+    pub fn secrets<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self
+    where
+        T: fmt::Debug,
+        T::Options: fmt::Debug,
+    {
+        let mut declared: Vec<String> = self.secrets.values().to_vec();
+        for value in values {
+            let value = value.into();
+            if value.is_empty() {
+                self.refuse("an empty value was declared secret: it shows in every text".into());
+            } else if !declared.contains(&value) {
+                declared.push(value);
+            }
+        }
+        self.secrets = Arc::new(KitSecrets {
+            values: declared,
+            debug_driver: Some(|driver: &T| format!("{driver:?}")),
+            debug_options: Some(|options: &T::Options| format!("{options:?}")),
+            options: Arc::clone(&self.options),
+            serve: self.serve,
+        });
         self
     }
 
@@ -785,6 +865,7 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
             namespace,
             visibility_timeout: Duration::from_millis(400),
             max_attempts: 3,
+            unreachable: false,
         };
         // The kernel's order: options, validate, features, construct, start.
         let options = (self.options)(&request);
@@ -814,6 +895,7 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
             operations,
             features,
             request,
+            secrets: Arc::clone(&self.secrets),
         })
     }
 

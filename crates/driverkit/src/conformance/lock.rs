@@ -256,13 +256,19 @@ crate::define_kit! {
     ///   is released by its own lease.
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, `acquire`, `release` and
     ///   `refresh` answer `Stopped`.
+    /// - `secrets_never_show`: with secrets declared
+    ///   ([`Kit::secrets`](crate::conformance::Kit::secrets)), none shows in the options' `Debug`,
+    ///   the driver's `Debug`, or the `Display` or `Debug` of the errors of the contract's
+    ///   operations given an empty key or name (`InvalidInput`), after `stop` (`Stopped`), and of
+    ///   an instance pointed at an unreachable address (its `start`, or its operations); nothing to
+    ///   check without declared secrets.
     ///
     /// ```
     /// use sandloom_driverkit::conformance::lock::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 13);
+    /// assert_eq!(OBLIGATIONS.len(), 14);
     /// assert_eq!(OBLIGATIONS[0], "acquire_grants_a_lease_naming_the_lock");
-    /// assert_eq!(OBLIGATIONS.last(), Some(&"operations_after_stop_fail_with_stopped"));
+    /// assert_eq!(OBLIGATIONS.last(), Some(&"secrets_never_show"));
     /// ```
     obligations [
         acquire_grants_a_lease_naming_the_lock,
@@ -278,6 +284,7 @@ crate::define_kit! {
         distinct_names_are_independent,
         many_locks_are_held_at_once,
         operations_after_stop_fail_with_stopped,
+        secrets_never_show,
     ];
 }
 
@@ -774,4 +781,26 @@ async fn operations_after_stop_fail_with_stopped<T: LockProvider>(
         ErrorKind::Stopped,
         &lock.refresh(&lease, LONG).await,
     )
+}
+
+async fn secrets_never_show<T: LockProvider>(
+    i: &Instance<T>,
+    _: &LockSettings,
+) -> Result<(), String> {
+    i.secrets_never_show(|lock| {
+        Box::pin(async move {
+            let unheld = Lease::new("kit-secrets", "kit-token", SystemTime::now() + LONG);
+            vec![
+                lock.acquire("", LONG).await.err(),
+                lock.acquire("kit-secrets", Duration::ZERO).await.err(),
+                lock.release(&Lease::new("", "kit-token", SystemTime::now()))
+                    .await
+                    .err(),
+                lock.refresh(&unheld, LONG).await.err(),
+                // Errors only where the server cannot be reached, or after `stop`.
+                lock.release(&unheld).await.err(),
+            ]
+        })
+    })
+    .await
 }

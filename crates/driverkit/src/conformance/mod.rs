@@ -89,6 +89,7 @@ pub mod taskqueue;
 
 mod harness;
 mod proxy;
+mod secrets;
 
 pub use harness::{Check, Failure, Instance, Kit, KitRequest, Obligation, Shared, Tolerance};
 pub use proxy::TcpProxy;

@@ -423,13 +423,19 @@ crate::define_kit! {
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, `send` answers `Stopped`, and so
     ///   does `send_batch` as a whole call when `batch` is declared (`Unsupported` or `Stopped`
     ///   when it is not).
+    /// - `secrets_never_show`: with secrets declared
+    ///   ([`Kit::secrets`](crate::conformance::Kit::secrets)), none shows in the options' `Debug`,
+    ///   the driver's `Debug`, or the `Display` or `Debug` of the errors of the contract's
+    ///   operations given an empty key or name (`InvalidInput`), after `stop` (`Stopped`), and of
+    ///   an instance pointed at an unreachable address (its `start`, or its operations); nothing to
+    ///   check without declared secrets.
     ///
     /// ```
     /// use sandloom_driverkit::conformance::notifier::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 12);
+    /// assert_eq!(OBLIGATIONS.len(), 13);
     /// assert_eq!(OBLIGATIONS[0], "send_returns_a_receipt_with_an_id");
-    /// assert_eq!(OBLIGATIONS.last(), Some(&"operations_after_stop_fail_with_stopped"));
+    /// assert_eq!(OBLIGATIONS.last(), Some(&"secrets_never_show"));
     /// ```
     obligations [
         send_returns_a_receipt_with_an_id,
@@ -444,6 +450,7 @@ crate::define_kit! {
         accepted_messages_are_delivered_as_sent,
         batch_answers_one_result_per_message_in_order,
         operations_after_stop_fail_with_stopped,
+        secrets_never_show,
     ];
 }
 
@@ -774,4 +781,27 @@ async fn operations_after_stop_fail_with_stopped<T: NotifierProvider>(
         Err(error) if matches!(error.kind(), ErrorKind::Stopped | ErrorKind::Unsupported) => Ok(()),
         _ => expect_unsupported("send_batch after stop", &batch),
     }
+}
+
+async fn secrets_never_show<T: NotifierProvider>(
+    i: &Instance<T>,
+    s: &NotifierSettings<T>,
+) -> Result<(), String> {
+    let valid = s.valid.clone();
+    i.secrets_never_show(move |notifier| {
+        let valid = valid.clone();
+        Box::pin(async move {
+            vec![
+                notifier.send(&Message::new("", "kit: body")).await.err(),
+                notifier.send(&Message::new(valid.clone(), "")).await.err(),
+                notifier.send_batch(&[Message::new("", "")]).await.err(),
+                // An error only where the server cannot be reached, or after `stop`.
+                notifier
+                    .send(&Message::new(valid, "kit: a message to check for secrets"))
+                    .await
+                    .err(),
+            ]
+        })
+    })
+    .await
 }

@@ -67,6 +67,7 @@ mod content;
 mod key_rule;
 mod keys;
 mod listing;
+mod secrets;
 mod stopped;
 mod support;
 
@@ -87,6 +88,7 @@ use listing::{
     list_limit_of_zero_is_invalid_input, list_next_only_when_more_follows,
     list_pages_follow_next_to_the_end, list_starts_strictly_after_start_after,
 };
+use secrets::secrets_never_show;
 use stopped::operations_after_stop_fail_with_stopped;
 
 /// The conformance kit of the `objectstore` contract. See [`OBLIGATIONS`] for what it holds a
@@ -362,6 +364,12 @@ crate::define_kit! {
     ///   answer `Conflict`, and the object holds the winner's content; undeclared: `Unsupported`.
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, `put`, `get`, `head`, `delete`,
     ///   `list` (and `put_if` when declared) answer `Stopped`.
+    /// - `secrets_never_show`: with secrets declared
+    ///   ([`Kit::secrets`](crate::conformance::Kit::secrets)), none shows in the options' `Debug`,
+    ///   the driver's `Debug`, or the `Display` or `Debug` of the errors of the contract's
+    ///   operations given an empty key or name (`InvalidInput`), after `stop` (`Stopped`), and of
+    ///   an instance pointed at an unreachable address (its `start`, or its operations); nothing to
+    ///   check without declared secrets.
     ///
     /// The concurrent obligations run writes at once both across threads and within one task, so a
     /// driver that checks then writes, or reads, modifies and writes back, fails every time, not by
@@ -371,9 +379,9 @@ crate::define_kit! {
     /// ```
     /// use sandloom_driverkit::conformance::objectstore::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 26);
+    /// assert_eq!(OBLIGATIONS.len(), 27);
     /// assert_eq!(OBLIGATIONS[0], "missing_object_is_not_found");
-    /// assert_eq!(OBLIGATIONS.last(), Some(&"operations_after_stop_fail_with_stopped"));
+    /// assert_eq!(OBLIGATIONS.last(), Some(&"secrets_never_show"));
     /// ```
     obligations [
         missing_object_is_not_found,
@@ -402,6 +410,7 @@ crate::define_kit! {
         put_if_match_compares_etags,
         concurrent_put_if_absent_has_one_winner,
         operations_after_stop_fail_with_stopped,
+        secrets_never_show,
     ];
 }
 

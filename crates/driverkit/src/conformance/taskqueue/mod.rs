@@ -358,13 +358,19 @@ crate::define_kit! {
     /// - `stop_ends_a_waiting_reserve_with_stopped`: a `reserve` waiting (for up to a minute) on an
     ///   empty queue when `stop` is called answers `Stopped` within 2 seconds of `stop`, not `None`
     ///   and not at the end of its wait.
+    /// - `secrets_never_show`: with secrets declared
+    ///   ([`Kit::secrets`](crate::conformance::Kit::secrets)), none shows in the options' `Debug`,
+    ///   the driver's `Debug`, or the `Display` or `Debug` of the errors of the contract's
+    ///   operations given an empty key or name (`InvalidInput`), after `stop` (`Stopped`), and of
+    ///   an instance pointed at an unreachable address (its `start`, or its operations); nothing to
+    ///   check without declared secrets.
     ///
     /// ```
     /// use sandloom_driverkit::conformance::taskqueue::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 26);
+    /// assert_eq!(OBLIGATIONS.len(), 27);
     /// assert_eq!(OBLIGATIONS[0], "enqueue_reserve_ack_round_trips");
-    /// assert_eq!(OBLIGATIONS.last(), Some(&"stop_ends_a_waiting_reserve_with_stopped"));
+    /// assert_eq!(OBLIGATIONS.last(), Some(&"secrets_never_show"));
     /// ```
     obligations [
         enqueue_reserve_ack_round_trips,
@@ -393,5 +399,34 @@ crate::define_kit! {
         empty_queue_name_is_invalid_input,
         operations_after_stop_fail_with_stopped,
         stop_ends_a_waiting_reserve_with_stopped,
+        secrets_never_show,
     ];
+}
+
+async fn secrets_never_show<T: TaskQueueProvider>(
+    i: &super::Instance<T>,
+    _: &TaskQueueSettings,
+) -> Result<(), String> {
+    use sandloom_sdk_infra::bytes::Bytes;
+    use sandloom_sdk_infra::taskqueue::EnqueueOptions;
+    i.secrets_never_show(|q| {
+        Box::pin(async move {
+            let keyed = EnqueueOptions::default().with_idempotency_key("");
+            vec![
+                q.enqueue("", Bytes::from_static(b"v"), EnqueueOptions::default())
+                    .await
+                    .err(),
+                q.enqueue("kit-secrets", Bytes::from_static(b"v"), keyed)
+                    .await
+                    .err(),
+                q.reserve("", std::time::Duration::ZERO).await.err(),
+                q.dead_letters("", 1).await.err(),
+                // Errors only where the server cannot be reached, or after `stop`.
+                q.reserve("kit-secrets", std::time::Duration::ZERO)
+                    .await
+                    .err(),
+            ]
+        })
+    })
+    .await
 }
