@@ -37,6 +37,34 @@ enum Flaw {
     IncrementWraps,
     BulkWritesBeforeChecking,
     EmptyBatchRefused,
+    /// Keeps an entry three times as long as its ttl.
+    TtlThreeTimesTooLong,
+    /// Drops an entry at a third of its ttl.
+    TtlEndsEarly,
+    /// Shows its password in its `Debug`.
+    SecretInDebug,
+    /// Shows its password in the error of an empty key.
+    SecretInErrors,
+    /// Pointed at an unreachable address, fails to start with its password in the error.
+    SecretInStartError,
+    /// What `SecretInStartError` is built with for an unreachable address.
+    UnreachableWithSecret,
+}
+
+/// The password the broken drivers leak; the kit is told it is secret.
+const SECRET: &str = "hunter2";
+
+impl std::fmt::Debug for Reference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let password = match self.flaw {
+            Flaw::SecretInDebug => SECRET,
+            _ => "<redacted>",
+        };
+        f.debug_struct("Reference")
+            .field("flaw", &self.flaw)
+            .field("password", &password)
+            .finish_non_exhaustive()
+    }
 }
 
 struct Reference {
@@ -51,6 +79,12 @@ impl Reference {
     fn check(&self, key: &str) -> InfraResult<String> {
         if self.stopped.load(Ordering::Acquire) && self.flaw != Flaw::WorksAfterStop {
             return Err(InfraError::stopped(NAME));
+        }
+        if key.is_empty() && self.flaw == Flaw::SecretInErrors {
+            return Err(InfraError::invalid_input(
+                NAME,
+                format!("empty key (server redis://:{SECRET}@127.0.0.1)"),
+            ));
         }
         if key.is_empty() && self.flaw != Flaw::AcceptsEmptyKey {
             return Err(InfraError::invalid_input(NAME, "empty key"));
@@ -85,6 +119,8 @@ impl Reference {
         let expires = match (ttl, self.flaw) {
             (Some(_), Flaw::IgnoresTtl) => None,
             (None, Flaw::SetKeepsTtl) => self.map().get(&key).and_then(|(_, at)| *at),
+            (Some(ttl), Flaw::TtlThreeTimesTooLong) => Some(Instant::now() + ttl * 3),
+            (Some(ttl), Flaw::TtlEndsEarly) => Some(Instant::now() + ttl / 3),
             (ttl, _) => ttl.map(|ttl| Instant::now() + ttl),
         };
         if self.flaw == Flaw::LosesConcurrentWrites {
@@ -253,6 +289,15 @@ impl Driver for Reference {
         })
     }
 
+    async fn start(&self) -> Result<(), DriverError> {
+        if self.flaw == Flaw::UnreachableWithSecret {
+            return Err(DriverError::new(format!(
+                "cannot connect to redis://:{SECRET}@127.0.0.1:1"
+            )));
+        }
+        Ok(())
+    }
+
     async fn stop(&self) -> Result<(), DriverError> {
         self.stopped.store(true, Ordering::Release);
         Ok(())
@@ -265,8 +310,59 @@ impl CacheProvider for Reference {
 
 #[test]
 fn the_reference_driver_passes_every_obligation() {
-    let failures = CacheConformance::<Reference>::new(|_| Flaw::None).check_all();
+    let failures = CacheConformance::<Reference>::new(|_| Flaw::None)
+        .secrets([SECRET])
+        .check_all();
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// The kit for `flaw`, told the password is secret; an unreachable instance of
+/// `SecretInStartError` fails its start with the password.
+fn kit(flaw: Flaw) -> CacheConformance<Reference> {
+    CacheConformance::<Reference>::new(move |request| match flaw {
+        Flaw::SecretInStartError if request.unreachable => Flaw::UnreachableWithSecret,
+        Flaw::SecretInStartError => Flaw::None,
+        flaw => flaw,
+    })
+    .secrets([SECRET])
+}
+
+#[test]
+fn each_leak_of_a_secret_is_caught_and_not_repeated() {
+    for (flaw, shown_in) in [
+        (Flaw::SecretInDebug, "the Debug of the started driver"),
+        (
+            Flaw::SecretInErrors,
+            "the Display of an error of the started driver (invalid_input)",
+        ),
+        (
+            Flaw::SecretInStartError,
+            "the Display of the error of `start` (an instance pointed at",
+        ),
+    ] {
+        let failure = kit(flaw).check("secrets_never_show").unwrap_err();
+        assert!(
+            failure
+                .message
+                .contains(&format!("declared secret #1 shows in {shown_in}")),
+            "{flaw:?}: {failure}"
+        );
+        assert!(!failure.message.contains(SECRET), "{flaw:?}: {failure}");
+    }
+}
+
+#[test]
+fn an_empty_secret_is_refused() {
+    let failure = CacheConformance::<Reference>::new(|_| Flaw::None)
+        .secrets(["", SECRET])
+        .check("secrets_never_show")
+        .unwrap_err();
+    assert!(
+        failure
+            .message
+            .contains("an empty value was declared secret"),
+        "{failure}"
+    );
 }
 
 #[test]
@@ -307,6 +403,15 @@ fn each_broken_driver_is_caught_by_its_obligation() {
             "every_operation_refuses_an_empty_key",
         ),
         (Flaw::EmptyBatchRefused, "empty_batches_are_no_ops"),
+        (Flaw::TtlThreeTimesTooLong, "ttl_entries_expire"),
+        (
+            Flaw::TtlThreeTimesTooLong,
+            "expiry_is_seen_by_every_operation",
+        ),
+        (Flaw::TtlEndsEarly, "ttl_entries_expire"),
+        (Flaw::SecretInDebug, "secrets_never_show"),
+        (Flaw::SecretInErrors, "secrets_never_show"),
+        (Flaw::SecretInStartError, "secrets_never_show"),
         (
             Flaw::WorksAfterStop,
             "operations_after_stop_fail_with_stopped",
@@ -314,7 +419,7 @@ fn each_broken_driver_is_caught_by_its_obligation() {
     ];
     let mut caught: Vec<&str> = Vec::new();
     for (flaw, obligation) in cases {
-        let outcome = CacheConformance::<Reference>::new(move |_| flaw).check(obligation);
+        let outcome = kit(flaw).check(obligation);
         assert!(
             outcome.is_err(),
             "{flaw:?} must fail `{obligation}`, and passed it"
@@ -346,4 +451,29 @@ fn an_unknown_obligation_is_a_failure() {
         .check("no_such_thing")
         .unwrap_err();
     assert!(failure.message.contains("no such obligation"), "{failure}");
+}
+
+#[test]
+fn a_ttl_kept_too_long_is_caught_within_the_declared_tolerance_only() {
+    let strict = CacheConformance::<Reference>::new(|_| Flaw::TtlThreeTimesTooLong);
+    let failure = strict.check("ttl_entries_expire").unwrap_err();
+    assert!(failure.message.contains("declared tolerance"), "{failure}");
+    // 600 ms late is within a declared second: the setting is what the obligation holds to.
+    let widened = CacheConformance::<Reference>::new(|_| Flaw::TtlThreeTimesTooLong)
+        .tolerance(Duration::from_secs(1));
+    assert_eq!(widened.check("ttl_entries_expire"), Ok(()));
+}
+
+#[test]
+fn a_tolerance_above_the_maximum_is_refused_by_every_obligation() {
+    let kit = CacheConformance::<Reference>::new(|_| Flaw::None).tolerance(Duration::from_secs(6));
+    let failures = kit.check_all();
+    assert_eq!(failures.len(), OBLIGATIONS.len(), "{failures:#?}");
+    assert!(
+        failures[0]
+            .message
+            .contains("a timing tolerance of 6s is above the maximum of 5s"),
+        "{}",
+        failures[0]
+    );
 }

@@ -34,6 +34,31 @@ enum Flaw {
     RefusedAcquireResetsExpiry,
     EvictsAtAThousand,
     DeclaresUnknownFeature,
+    /// Reports every lease as expiring 2 s after its ttl.
+    ExpiryReportedLate,
+    /// Holds a lock for three times the lease's ttl.
+    LeaseOutlivesTtl,
+    /// Frees a lock at a third of the lease's ttl.
+    LeaseEndsEarly,
+    /// Shows its password in its `Debug`.
+    SecretInDebug,
+    /// Shows its password in the error of an empty name.
+    SecretInErrors,
+}
+
+/// The password the broken drivers leak; the kit is told it is secret.
+const SECRET: &str = "hunter2";
+
+impl std::fmt::Debug for Reference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let password = match self.flaw {
+            Flaw::SecretInDebug => SECRET,
+            _ => "<redacted>",
+        };
+        f.debug_struct("Reference")
+            .field("password", &password)
+            .finish_non_exhaustive()
+    }
 }
 
 struct Held {
@@ -59,6 +84,12 @@ impl Reference {
     fn key(&self, name: &str) -> InfraResult<String> {
         if self.stopped.load(Ordering::Acquire) && self.flaw != Flaw::WorksAfterStop {
             return Err(InfraError::stopped(NAME));
+        }
+        if name.is_empty() && self.flaw == Flaw::SecretInErrors {
+            return Err(InfraError::invalid_input(
+                NAME,
+                format!("empty lock name (server redis://:{SECRET}@127.0.0.1)"),
+            ));
         }
         if name.is_empty() && self.flaw != Flaw::AcceptsEmptyName {
             return Err(InfraError::invalid_input(NAME, "empty lock name"));
@@ -90,6 +121,7 @@ impl Reference {
     fn lease(&self, name: &str, token: String, ttl: Duration) -> Lease {
         let expires_at = match self.flaw {
             Flaw::ExpiryNotSet => SystemTime::UNIX_EPOCH,
+            Flaw::ExpiryReportedLate => SystemTime::now() + ttl + Duration::from_secs(2),
             _ => SystemTime::now() + ttl,
         };
         Lease::new(name, token, expires_at)
@@ -110,7 +142,12 @@ impl Lock for Reference {
         let token = self.token(name);
         let held = Held {
             token: token.clone(),
-            until: Instant::now() + ttl,
+            until: Instant::now()
+                + match self.flaw {
+                    Flaw::LeaseOutlivesTtl => ttl * 3,
+                    Flaw::LeaseEndsEarly => ttl / 3,
+                    _ => ttl,
+                },
         };
         if self.flaw == Flaw::TwoHolders {
             // Check, then set: another acquirer slips in between.
@@ -213,7 +250,7 @@ impl LockProvider for Reference {
 }
 
 fn kit(flaw: Flaw) -> LockConformance<Reference> {
-    LockConformance::<Reference>::new(move |_| flaw)
+    LockConformance::<Reference>::new(move |_| flaw).secrets([SECRET])
 }
 
 // The reference as a driver crate runs it: one named test per obligation (and the macro's
@@ -295,6 +332,19 @@ fn each_broken_driver_is_caught_by_its_obligation() {
             Flaw::WorksAfterStop,
             "operations_after_stop_fail_with_stopped",
         ),
+        (
+            Flaw::ExpiryReportedLate,
+            "acquire_grants_a_lease_naming_the_lock",
+        ),
+        (Flaw::ExpiryReportedLate, "refresh_extends_the_lease"),
+        (Flaw::LeaseOutlivesTtl, "an_expired_lease_can_be_taken_over"),
+        (
+            Flaw::LeaseOutlivesTtl,
+            "refused_acquires_leave_the_lease_as_it_was",
+        ),
+        (Flaw::LeaseEndsEarly, "an_expired_lease_can_be_taken_over"),
+        (Flaw::SecretInDebug, "secrets_never_show"),
+        (Flaw::SecretInErrors, "secrets_never_show"),
     ];
     // Side by side: a driver that never frees an expired lease takes the kit's whole 5 s bound.
     let outcomes: Vec<_> = std::thread::scope(|scope| {
@@ -358,4 +408,15 @@ fn a_driver_declaring_a_feature_its_contract_lacks_fails_every_obligation() {
         "{}",
         failures[0]
     );
+}
+
+#[test]
+fn a_lease_that_outlives_its_ttl_is_caught_within_the_declared_tolerance_only() {
+    let failure = kit(Flaw::LeaseOutlivesTtl)
+        .check("an_expired_lease_can_be_taken_over")
+        .unwrap_err();
+    assert!(failure.message.contains("declared tolerance"), "{failure}");
+    // 600 ms late is within a declared second: the setting is what the obligation holds to.
+    let widened = kit(Flaw::LeaseOutlivesTtl).tolerance(Duration::from_secs(1));
+    assert_eq!(widened.check("an_expired_lease_can_be_taken_over"), Ok(()));
 }

@@ -35,6 +35,21 @@ enum Flaw {
     DeclaresBatchWithoutImplementing,
     WorksAfterStop,
     BatchWorksAfterStop,
+    /// Reports every receipt as accepted 10 s after its `send`.
+    ReceiptFromTheFuture,
+    /// Shows its webhook secret in the error of an empty body.
+    SecretInErrors,
+}
+
+/// The secret the broken driver leaks; the kit is told it is secret.
+const SECRET: &str = "hunter2";
+
+impl std::fmt::Debug for Reference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reference")
+            .field("flaw", &self.flaw)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The reference notifier: recipients ending in `.invalid` do not exist; it keeps what it
@@ -69,6 +84,12 @@ impl Reference {
             return Err(InfraError::invalid_input(NAME, "no such recipient"));
         }
         if message.body.is_empty() && self.flaw != Flaw::AcceptsEmptyBody {
+            if self.flaw == Flaw::SecretInErrors {
+                return Err(InfraError::invalid_input(
+                    NAME,
+                    format!("empty body (signed with {SECRET})"),
+                ));
+            }
             return Err(InfraError::invalid_input(NAME, "empty body"));
         }
         if !message.metadata.is_empty() && self.flaw == Flaw::RefusesMetadata {
@@ -133,6 +154,9 @@ impl Reference {
         let mut receipt = Receipt::new(id);
         if self.flaw == Flaw::ReceiptFromTheEpoch {
             receipt.accepted_at = SystemTime::UNIX_EPOCH;
+        }
+        if self.flaw == Flaw::ReceiptFromTheFuture {
+            receipt.accepted_at = SystemTime::now() + std::time::Duration::from_secs(10);
         }
         Ok(receipt)
     }
@@ -208,6 +232,7 @@ fn kit(flaw: Flaw) -> NotifierConformance<Reference> {
     NotifierConformance::<Reference>::new(move |_| flaw)
         .invalid_recipient(UNKNOWN)
         .delivered(Reference::delivered)
+        .secrets([SECRET])
 }
 
 // The reference as a driver crate runs it: one named test per obligation (and the macro's
@@ -289,6 +314,11 @@ fn each_broken_driver_is_caught_by_its_obligation() {
             Flaw::BatchWorksAfterStop,
             "operations_after_stop_fail_with_stopped",
         ),
+        (
+            Flaw::ReceiptFromTheFuture,
+            "send_returns_a_receipt_with_an_id",
+        ),
+        (Flaw::SecretInErrors, "secrets_never_show"),
     ];
     let mut caught: Vec<&str> = Vec::new();
     for (flaw, obligation) in cases {

@@ -25,6 +25,10 @@ enum Flaw {
     NoFeatures,
     NoEtag,
     MissingIsEmpty,
+    /// Reports `last_modified` an hour behind (local time taken for UTC).
+    LastModifiedInAnotherZone,
+    /// Shows its secret access key in the error of an empty key.
+    SecretInErrors,
     TruncatesAtNul,
     DropsEmptyObjects,
     TruncatesLargeObjects,
@@ -100,6 +104,12 @@ impl Reference {
     /// The key as stored, or why it is refused.
     fn key(&self, key: &str) -> InfraResult<String> {
         self.running()?;
+        if key.is_empty() && self.flaw == Flaw::SecretInErrors {
+            return Err(InfraError::invalid_input(
+                NAME,
+                format!("empty key (secret_access_key {SECRET})"),
+            ));
+        }
         self.key_checked(key, true)
     }
 
@@ -132,7 +142,12 @@ impl Reference {
     }
 
     fn meta(&self, key: &str, data: &[u8]) -> ObjectMeta {
-        let meta = ObjectMeta::new(key, data.len() as u64);
+        let mut meta = ObjectMeta::new(key, data.len() as u64);
+        if self.flaw == Flaw::LastModifiedInAnotherZone {
+            meta = meta.with_last_modified(
+                std::time::SystemTime::now() - std::time::Duration::from_hours(1),
+            );
+        }
         match self.flaw {
             Flaw::EtagConstant => meta.with_etag("\"1\""),
             _ if self.etags => meta.with_etag(etag_of(data)),
@@ -411,7 +426,18 @@ impl ObjectStoreProvider for Reference {
 }
 
 fn kit(flaw: Flaw) -> ObjectStoreConformance<Reference> {
-    ObjectStoreConformance::<Reference>::new(move |_| flaw)
+    ObjectStoreConformance::<Reference>::new(move |_| flaw).secrets([SECRET])
+}
+
+/// The secret access key the broken driver leaks; the kit is told it is secret.
+const SECRET: &str = "hunter2";
+
+impl std::fmt::Debug for Reference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reference")
+            .field("flaw", &self.flaw)
+            .finish_non_exhaustive()
+    }
 }
 
 #[test]
@@ -506,6 +532,11 @@ const CASES: &[(Flaw, &str)] = &[
         Flaw::WorksAfterStop,
         "operations_after_stop_fail_with_stopped",
     ),
+    (
+        Flaw::LastModifiedInAnotherZone,
+        "metadata_reports_key_and_size",
+    ),
+    (Flaw::SecretInErrors, "secrets_never_show"),
 ];
 
 #[test]
@@ -567,6 +598,8 @@ fn every_flaw_is_tried() {
         Flaw::IfMatchIgnoresEtag,
         Flaw::RacyIfAbsent,
         Flaw::WorksAfterStop,
+        Flaw::LastModifiedInAnotherZone,
+        Flaw::SecretInErrors,
     ]
     .into_iter()
     .filter(|flaw| !tried(*flaw))

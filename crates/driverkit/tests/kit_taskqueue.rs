@@ -61,6 +61,31 @@ enum Flaw {
     WorksAfterStop,
     StopLeavesReserveWaiting,
     StopEndsReserveWithNone,
+    /// Waits twice as long as asked on an empty queue.
+    OversleepsWait,
+    /// Gives up on an empty queue at half its wait.
+    GivesUpEarly,
+    /// Does not wake for an enqueue: looks again once a second.
+    WakesByPolling,
+    /// Hides a reserved task for three times the visibility timeout.
+    VisibilityTooLong,
+    /// Postpones a nacked task for twice its `retry_after`.
+    RetryAfterTooLong,
+    /// Delays a task twice as long as asked.
+    DelayTooLong,
+    /// Shows its password in the error of an empty queue name.
+    SecretInErrors,
+}
+
+/// The password the broken driver leaks; the kit is told it is secret.
+const SECRET: &str = "hunter2";
+
+impl std::fmt::Debug for Reference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reference")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug, Clone, serde::Deserialize)]
@@ -131,6 +156,12 @@ impl Reference {
             return Err(InfraError::stopped(NAME));
         }
         if queue.is_empty() && self.flaw() != Flaw::AcceptsEmptyQueueName {
+            if self.flaw() == Flaw::SecretInErrors {
+                return Err(InfraError::invalid_input(
+                    NAME,
+                    format!("empty queue name (server amqp://kit:{SECRET}@127.0.0.1)"),
+                ));
+            }
             return Err(InfraError::invalid_input(NAME, "empty queue name"));
         }
         Ok(())
@@ -183,6 +214,7 @@ impl Reference {
     fn visibility(&self) -> Duration {
         match self.flaw() {
             Flaw::RedeliversEarly => self.options.visibility_timeout / 10,
+            Flaw::VisibilityTooLong => self.options.visibility_timeout * 3,
             _ => self.options.visibility_timeout,
         }
     }
@@ -348,6 +380,7 @@ impl TaskQueue for Reference {
         };
         let now = Instant::now();
         let visible_at = match options.delay {
+            Some(delay) if self.flaw() == Flaw::DelayTooLong => now + delay * 2,
             Some(delay) if self.flaw() != Flaw::IgnoresDelay => now + delay,
             _ => now,
         };
@@ -419,7 +452,12 @@ impl TaskQueue for Reference {
             }
             _ => {}
         }
-        let deadline = Instant::now() + wait;
+        let deadline = Instant::now()
+            + match self.flaw() {
+                Flaw::OversleepsWait => wait * 2,
+                Flaw::GivesUpEarly => wait / 2,
+                _ => wait,
+            };
         loop {
             let notified = self.notify.notified();
             tokio::pin!(notified);
@@ -438,6 +476,10 @@ impl TaskQueue for Reference {
             let now = Instant::now();
             if now >= deadline {
                 return Ok(None);
+            }
+            if self.flaw() == Flaw::WakesByPolling {
+                tokio::time::sleep((deadline - now).min(Duration::from_secs(1))).await;
+                continue;
             }
             let _ = tokio::time::timeout((deadline - now).min(POLL), notified).await;
         }
@@ -490,6 +532,7 @@ impl TaskQueue for Reference {
             let entry = &mut entries[index];
             entry.receipt = None;
             entry.visible_at = match retry_after {
+                Some(delay) if self.flaw() == Flaw::RetryAfterTooLong => now + delay * 2,
                 Some(delay) if self.flaw() != Flaw::IgnoresRetryAfter => now + delay,
                 _ => now,
             };
@@ -566,6 +609,7 @@ fn kit(flaw: Flaw, minimal: bool) -> TaskQueueConformance<Reference> {
         visibility_timeout: request.visibility_timeout,
         max_attempts: request.max_attempts,
     })
+    .secrets([SECRET])
 }
 
 /// Every obligation of `kit`, each on its own thread (the obligations mostly wait); the
@@ -713,6 +757,28 @@ const CASES: &[(Flaw, &str)] = &[
         Flaw::StopEndsReserveWithNone,
         "stop_ends_a_waiting_reserve_with_stopped",
     ),
+    (
+        Flaw::OversleepsWait,
+        "reserve_on_an_empty_queue_waits_then_answers_none",
+    ),
+    (
+        Flaw::GivesUpEarly,
+        "reserve_on_an_empty_queue_waits_then_answers_none",
+    ),
+    (
+        Flaw::WakesByPolling,
+        "reserve_wakes_for_a_task_enqueued_while_waiting",
+    ),
+    (
+        Flaw::VisibilityTooLong,
+        "unacked_task_is_redelivered_after_visibility_timeout",
+    ),
+    (
+        Flaw::RetryAfterTooLong,
+        "nack_retry_after_postpones_redelivery",
+    ),
+    (Flaw::DelayTooLong, "delay_is_respected"),
+    (Flaw::SecretInErrors, "secrets_never_show"),
 ];
 
 #[test]
@@ -757,4 +823,23 @@ fn a_panicking_driver_is_a_failed_obligation_not_a_crash() {
 fn an_unknown_obligation_is_a_failure() {
     let failure = kit(Flaw::None, false).check("no_such_thing").unwrap_err();
     assert!(failure.message.contains("no such obligation"), "{failure}");
+}
+
+#[test]
+fn an_oversleeping_reserve_is_caught_within_the_declared_tolerance_only() {
+    let failure = kit(Flaw::RetryAfterTooLong, false)
+        .check("nack_retry_after_postpones_redelivery")
+        .unwrap_err();
+    assert!(failure.message.contains("declared tolerance"), "{failure}");
+    // A second late is within the maximum tolerance: the setting is what the obligation holds to.
+    let widened = kit(Flaw::RetryAfterTooLong, false).tolerance(Duration::from_millis(1500));
+    assert_eq!(
+        widened.check("nack_retry_after_postpones_redelivery"),
+        Ok(())
+    );
+    let refused = kit(Flaw::None, false)
+        .tolerance(Duration::from_secs(30))
+        .check("nack_retry_after_postpones_redelivery")
+        .unwrap_err();
+    assert!(refused.message.contains("above the maximum"), "{refused}");
 }

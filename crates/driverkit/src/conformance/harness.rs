@@ -13,6 +13,7 @@ use futures_util::future::BoxFuture;
 
 use std::any::Any;
 
+use super::secrets::{KitSecrets, NoSecrets, SecretRules};
 use crate::gate::Gate;
 use crate::{Contract, Driver, ProvidedBy};
 
@@ -65,6 +66,11 @@ pub struct KitRequest {
     pub visibility_timeout: Duration,
     /// Task queues: deliveries before a task is dead-lettered.
     pub max_attempts: u32,
+    /// Point the options at an address where nothing answers (say, port 1 of `127.0.0.1`),
+    /// keeping every secret: set only for the second instance of the secrets obligation
+    /// (see [`Kit::secrets`]), which checks the errors of a start that cannot connect. A driver
+    /// without a server ignores it.
+    pub unreachable: bool,
 }
 
 /// An obligation of a kit failed.
@@ -111,6 +117,77 @@ impl fmt::Display for Failure {
 
 impl std::error::Error for Failure {}
 
+/// A declared timing tolerance: how far past the moment the contract names a timed event may
+/// come (an entry's expiry, the end of a `reserve`'s wait, of a lease or a visibility timeout, a
+/// redelivery after `retry_after`), and how far a reported time (a lease's `expires_at`, a
+/// receipt's `accepted_at`) may be off. Every timing obligation holds the driver to it as an
+/// upper bound; lower bounds ("not before") stay as the kits state them.
+///
+/// The default, [`Tolerance::DEFAULT`], is tight: an in-memory driver keeps it. A driver for a
+/// server may widen it through its kit's `tolerance` builder method, up to [`Tolerance::MAX`];
+/// a kit given more answers every obligation with a failure saying so.
+///
+/// ```
+/// use std::time::Duration;
+/// use sandloom_driverkit::conformance::Tolerance;
+///
+/// assert_eq!(Tolerance::default(), Tolerance::DEFAULT);
+/// let widened = Tolerance::new(Duration::from_secs(1)).unwrap();
+/// assert_eq!(widened.get(), Duration::from_secs(1));
+/// let refused = Tolerance::new(Tolerance::MAX + Duration::from_millis(1)).unwrap_err();
+/// assert!(refused.contains("above the maximum"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tolerance(Duration);
+
+impl Tolerance {
+    /// The tolerance a kit holds a driver to unless told otherwise: 250 ms.
+    pub const DEFAULT: Self = Self(Duration::from_millis(250));
+    /// The most a driver may declare: 5 s. Beyond it a timing obligation would say too little
+    /// (a 300 ms TTL kept for seconds is not "expired").
+    pub const MAX: Duration = Duration::from_secs(5);
+
+    /// A tolerance of `late`.
+    ///
+    /// # Errors
+    /// When `late` is above [`Tolerance::MAX`]: what was asked, and the maximum.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sandloom_driverkit::conformance::Tolerance;
+    /// assert!(Tolerance::new(Duration::from_millis(800)).is_ok());
+    /// assert!(Tolerance::new(Duration::from_secs(60)).is_err());
+    /// ```
+    pub fn new(late: Duration) -> Result<Self, String> {
+        if late > Self::MAX {
+            return Err(format!(
+                "a timing tolerance of {late:?} is above the maximum of {:?}: a driver that \
+                 needs more does not keep the contract's timing",
+                Self::MAX
+            ));
+        }
+        Ok(Self(late))
+    }
+
+    /// The tolerance as a duration.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sandloom_driverkit::conformance::Tolerance;
+    /// assert_eq!(Tolerance::DEFAULT.get(), Duration::from_millis(250));
+    /// ```
+    #[must_use]
+    pub const fn get(self) -> Duration {
+        self.0
+    }
+}
+
+impl Default for Tolerance {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
 /// How long one obligation may take before it fails as hung.
 pub(crate) const OBLIGATION_TIME_LIMIT: Duration = Duration::from_mins(1);
 
@@ -143,6 +220,8 @@ pub struct Instance<T> {
     operations: Box<dyn Any + Send + Sync>,
     pub(crate) features: Vec<&'static str>,
     pub(crate) request: KitRequest,
+    /// The kit's declared secrets, for the secrets obligation.
+    pub(crate) secrets: Arc<dyn SecretRules<T>>,
 }
 
 /// The driver under test, shared: clone it into the tasks an obligation spawns.
@@ -282,7 +361,7 @@ fn serve<C: ProvidedBy<T>, T: Driver>(
 }
 
 /// How a kit puts a driver behind its contract's gate.
-type ServeFn<T> = fn(T, &[&'static str]) -> (Shared<T>, Box<dyn Any + Send + Sync>);
+pub(crate) type ServeFn<T> = fn(T, &[&'static str]) -> (Shared<T>, Box<dyn Any + Send + Sync>);
 
 /// How an obligation runs: an `async fn(&Instance<T>, &S) -> Result<(), String>`, boxed.
 ///
@@ -360,7 +439,7 @@ impl<T, S> Clone for Obligation<T, S> {
 impl<T, S> Copy for Obligation<T, S> {}
 
 /// Builds the options of each instance from the driver author's closure.
-type OptionsFn<T> = dyn Fn(&KitRequest) -> <T as Driver>::Options + Send + Sync;
+pub(crate) type OptionsFn<T> = dyn Fn(&KitRequest) -> <T as Driver>::Options + Send + Sync;
 
 /// A conformance kit: a contract's obligations, run against one driver type, each on a fresh
 /// instance. The built-in kits (`CacheConformance`, …) are `Kit`s, and a package that defines a
@@ -403,9 +482,13 @@ pub struct Kit<T: Driver, S> {
     /// The contract's features: an instance may declare no other.
     contract_features: &'static [&'static str],
     obligations: Vec<Obligation<T, S>>,
-    options: Box<OptionsFn<T>>,
+    options: Arc<OptionsFn<T>>,
     serve: ServeFn<T>,
+    /// The values declared secret, and how to show the driver and its options.
+    secrets: Arc<dyn SecretRules<T>>,
     settings: Arc<S>,
+    /// Why the kit's settings were refused: every obligation then fails with it.
+    refused: Option<String>,
 }
 
 impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
@@ -453,9 +536,11 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
             name: C::NAME,
             contract_features: C::FEATURES,
             obligations,
-            options: Box::new(options),
+            options: Arc::new(options),
+            secrets: Arc::new(NoSecrets),
             serve: serve::<C, T>,
             settings: Arc::new(settings),
+            refused: None,
         }
     }
 
@@ -522,6 +607,94 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
         Arc::get_mut(&mut self.settings).expect("settings are shared only while a check runs")
     }
 
+    /// Declare the kit's timing tolerance in the settings slot `slot` picks, or refuse the
+    /// settings when `late` is above [`Tolerance::MAX`]; for the kits' `tolerance` methods.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn declare_tolerance(mut self, late: Duration, slot: fn(&mut S) -> &mut Tolerance) -> Self {
+        match Tolerance::new(late) {
+            Ok(tolerance) => *slot(self.settings_mut()) = tolerance,
+            Err(reason) => self.refuse(reason),
+        }
+        self
+    }
+
+    /// Declare values that are secret in the options the kit's closure builds (a password, a
+    /// token, an access key): the kit's secrets obligation (`secrets_never_show`) then fails
+    /// when one shows in the options' `Debug`, the driver's `Debug`, or the `Display` or
+    /// `Debug` of an error the kit provokes, also from an instance whose options point at an
+    /// unreachable address ([`KitRequest::unreachable`]). An empty value is refused (it shows
+    /// everywhere): every obligation then fails saying so.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::cache::CacheConformance;
+    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::cache::{Cache, CacheProvider};
+    /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
+    /// #[derive(Debug, Clone, serde::Deserialize)]
+    /// pub struct Options { url: String }
+    /// /// Puts its whole url, password and all, in its errors.
+    /// #[derive(Debug)]
+    /// pub struct Leaky { url: String }
+    /// # #[async_trait]
+    /// # impl Cache for Leaky {
+    /// #     async fn get(&self, key: &str) -> InfraResult<Option<Bytes>> {
+    /// #         if key.is_empty() {
+    /// #             return Err(InfraError::invalid_input("cache", format!("empty key at {}", self.url)));
+    /// #         }
+    /// #         Ok(None)
+    /// #     }
+    /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
+    /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+    /// # }
+    /// # #[async_trait]
+    /// # impl Driver for Leaky {
+    /// #     type Options = Options;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(o: Options) -> Result<Self, DriverError> { Ok(Leaky { url: o.url }) }
+    /// # }
+    /// # impl CacheProvider for Leaky { const CONTRACT_VERSION: Version = Version::new(1, 0, 0); }
+    ///
+    /// let kit = CacheConformance::<Leaky>::new(|_| Options { url: "redis://:hunter2@db".into() })
+    ///     .secrets(["hunter2"]);
+    /// let failure = kit.check("secrets_never_show").unwrap_err();
+    /// assert!(failure.message.contains("declared secret #1 shows in"));
+    /// assert!(!failure.message.contains("hunter2")); // the failure does not repeat it
+    /// ```
+    /// In a driver crate's `tests/conformance.rs`, as a builder method of the test macro:
+    /// `cache_conformance!(MyCache, |request| …, .secrets([PASSWORD]));`.
+    #[must_use]
+    pub fn secrets<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self
+    where
+        T: fmt::Debug,
+        T::Options: fmt::Debug,
+    {
+        let mut declared: Vec<String> = self.secrets.values().to_vec();
+        for value in values {
+            let value = value.into();
+            if value.is_empty() {
+                self.refuse("an empty value was declared secret: it shows in every text".into());
+            } else if !declared.contains(&value) {
+                declared.push(value);
+            }
+        }
+        self.secrets = Arc::new(KitSecrets {
+            values: declared,
+            debug_driver: Some(|driver: &T| format!("{driver:?}")),
+            debug_options: Some(|options: &T::Options| format!("{options:?}")),
+            options: Arc::clone(&self.options),
+            serve: self.serve,
+        });
+        self
+    }
+
+    /// Refuse the kit's settings, for its builder methods: every obligation then fails with
+    /// `reason` (a test cannot pass on settings the kit does not accept).
+    #[doc(hidden)]
+    pub fn refuse(&mut self, reason: String) {
+        self.refused.get_or_insert(reason);
+    }
+
     /// Run one obligation on a fresh instance.
     ///
     /// # Errors
@@ -552,6 +725,12 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
     /// assert!(unknown.message.contains("no such obligation in the cache kit"));
     /// ```
     pub fn check(&self, obligation: &str) -> Result<(), Failure> {
+        if let Some(reason) = &self.refused {
+            return Err(Failure::new(
+                obligation,
+                format!("the {} kit's settings were refused: {reason}", self.name),
+            ));
+        }
         let Some(found) = self.obligations.iter().find(|o| o.name == obligation) else {
             return Err(Failure::new(
                 obligation,
@@ -686,6 +865,7 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
             namespace,
             visibility_timeout: Duration::from_millis(400),
             max_attempts: 3,
+            unreachable: false,
         };
         // The kernel's order: options, validate, features, construct, start.
         let options = (self.options)(&request);
@@ -715,6 +895,7 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
             operations,
             features,
             request,
+            secrets: Arc::clone(&self.secrets),
         })
     }
 

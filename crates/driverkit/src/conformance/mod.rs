@@ -89,8 +89,9 @@ pub mod taskqueue;
 
 mod harness;
 mod proxy;
+mod secrets;
 
-pub use harness::{Check, Failure, Instance, Kit, KitRequest, Obligation, Shared};
+pub use harness::{Check, Failure, Instance, Kit, KitRequest, Obligation, Shared, Tolerance};
 pub use proxy::TcpProxy;
 
 /// `Err(format!(..))` unless `cond`. Obligations read as a list of checks.

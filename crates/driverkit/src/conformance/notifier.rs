@@ -52,7 +52,7 @@ use std::time::{Duration, SystemTime};
 use sandloom_sdk_infra::notifier::{BATCH, Message, Notifier, Receipt};
 use sandloom_sdk_infra::{ErrorKind, InfraResult};
 
-use super::harness::{Instance, Kit};
+use super::harness::{Instance, Kit, Tolerance};
 use super::{KitRequest, call, ensure, expect_kind, expect_unsupported};
 use crate::notifier::NotifierProvider;
 
@@ -76,6 +76,7 @@ pub struct NotifierSettings<T> {
     valid: String,
     invalid: Option<String>,
     delivered: Option<Arc<DeliveredFn<T>>>,
+    tolerance: Tolerance,
 }
 
 impl<T> NotifierSettings<T> {
@@ -161,6 +162,7 @@ impl<T: NotifierProvider> Kit<T, NotifierSettings<T>> {
                 valid: "ops@example.com".to_owned(),
                 invalid: None,
                 delivered: None,
+                tolerance: Tolerance::DEFAULT,
             },
         )
     }
@@ -307,6 +309,27 @@ impl<T: NotifierProvider> Kit<T, NotifierSettings<T>> {
         self.settings_mut().delivered = Some(Arc::new(delivered));
         self
     }
+
+    /// Widen the timing tolerance (default [`Tolerance::DEFAULT`], at most [`Tolerance::MAX`]:
+    /// above it, every obligation fails saying so): how far a receipt's `accepted_at` may be
+    /// from the `send` that answered it, for a driver that takes it from a server's clock.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// # use sandloom_driverkit::conformance::notifier::NotifierConformance;
+    /// # fn kit<T: sandloom_driverkit::notifier::NotifierProvider>(options: T::Options)
+    /// # where T::Options: Clone + Send + Sync {
+    /// // For a provider whose receipts carry its own time, kept to the second:
+    /// let kit = NotifierConformance::<T>::new(move |_request| options.clone())
+    ///     .tolerance(Duration::from_millis(1500));
+    /// # }
+    /// ```
+    /// In a driver crate's `tests/conformance.rs`, as a builder method of the test macro:
+    /// `notifier_conformance!(MyNotifier, |request| …, .tolerance(Duration::from_secs(1)));`.
+    #[must_use]
+    pub fn tolerance(self, late: Duration) -> Self {
+        self.declare_tolerance(late, |settings| &mut settings.tolerance)
+    }
 }
 
 crate::define_kit! {
@@ -374,7 +397,7 @@ crate::define_kit! {
     /// [`valid_recipient`](NotifierConformance::valid_recipient) (default `ops@example.com`).
     ///
     /// - `send_returns_a_receipt_with_an_id`: `send` answers a receipt with a non-blank id, accepted
-    ///   within an hour of now.
+    ///   during the `send` (give or take the declared tolerance).
     /// - `receipt_ids_are_distinct`: 20 sends, half of them of the same message, give 20 ids.
     /// - `concurrent_sends_get_distinct_receipts`: 16 tasks on several threads, each with 8 sends
     ///   in flight at once, all succeed with 128 distinct ids.
@@ -400,13 +423,19 @@ crate::define_kit! {
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, `send` answers `Stopped`, and so
     ///   does `send_batch` as a whole call when `batch` is declared (`Unsupported` or `Stopped`
     ///   when it is not).
+    /// - `secrets_never_show`: with secrets declared
+    ///   ([`Kit::secrets`](crate::conformance::Kit::secrets)), none shows in the options' `Debug`,
+    ///   the driver's `Debug`, or the `Display` or `Debug` of the errors of the contract's
+    ///   operations given an empty key or name (`InvalidInput`), after `stop` (`Stopped`), and of
+    ///   an instance pointed at an unreachable address (its `start`, or its operations); nothing to
+    ///   check without declared secrets.
     ///
     /// ```
     /// use sandloom_driverkit::conformance::notifier::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 12);
+    /// assert_eq!(OBLIGATIONS.len(), 13);
     /// assert_eq!(OBLIGATIONS[0], "send_returns_a_receipt_with_an_id");
-    /// assert_eq!(OBLIGATIONS.last(), Some(&"operations_after_stop_fail_with_stopped"));
+    /// assert_eq!(OBLIGATIONS.last(), Some(&"secrets_never_show"));
     /// ```
     obligations [
         send_returns_a_receipt_with_an_id,
@@ -421,6 +450,7 @@ crate::define_kit! {
         accepted_messages_are_delivered_as_sent,
         batch_answers_one_result_per_message_in_order,
         operations_after_stop_fail_with_stopped,
+        secrets_never_show,
     ];
 }
 
@@ -470,13 +500,14 @@ async fn send_returns_a_receipt_with_an_id<T: NotifierProvider>(
     i: &Instance<T>,
     s: &NotifierSettings<T>,
 ) -> Result<(), String> {
-    const SKEW: Duration = Duration::from_hours(1);
+    let skew = s.tolerance.get();
     let before = SystemTime::now();
     let receipt = send_ok(&*i.driver, &s.message("kit: disk almost full")).await?;
     let after = SystemTime::now();
     ensure!(
-        receipt.accepted_at >= before - SKEW && receipt.accepted_at <= after + SKEW,
-        "the receipt was accepted at {:?}, more than an hour away from now ({after:?})",
+        receipt.accepted_at >= before - skew && receipt.accepted_at <= after + skew,
+        "the receipt was accepted at {:?}, not during the `send` that answered it (between \
+         {before:?} and {after:?}, give or take the declared tolerance of {skew:?})",
         receipt.accepted_at
     );
     Ok(())
@@ -750,4 +781,27 @@ async fn operations_after_stop_fail_with_stopped<T: NotifierProvider>(
         Err(error) if matches!(error.kind(), ErrorKind::Stopped | ErrorKind::Unsupported) => Ok(()),
         _ => expect_unsupported("send_batch after stop", &batch),
     }
+}
+
+async fn secrets_never_show<T: NotifierProvider>(
+    i: &Instance<T>,
+    s: &NotifierSettings<T>,
+) -> Result<(), String> {
+    let valid = s.valid.clone();
+    i.secrets_never_show(move |notifier| {
+        let valid = valid.clone();
+        Box::pin(async move {
+            vec![
+                notifier.send(&Message::new("", "kit: body")).await.err(),
+                notifier.send(&Message::new(valid.clone(), "")).await.err(),
+                notifier.send_batch(&[Message::new("", "")]).await.err(),
+                // An error only where the server cannot be reached, or after `stop`.
+                notifier
+                    .send(&Message::new(valid, "kit: a message to check for secrets"))
+                    .await
+                    .err(),
+            ]
+        })
+    })
+    .await
 }

@@ -6,6 +6,20 @@
 //! after the run.
 
 use sandloom_driver_amqp::{AmqpTaskQueue, AmqpTaskQueueOptions};
+use sandloom_driverkit::conformance::KitRequest;
+
+/// The password of the kit's instance pointed at an unreachable address (the test broker's own
+/// is `guest`, also its user name, which shows as the user): the kit checks it shows nowhere.
+const PASSWORD: &str = "sandloom-kit-amqp-password";
+
+/// The broker, or for the kit's secrets obligation an address where nothing answers.
+fn url(request: &KitRequest) -> String {
+    if request.unreachable {
+        format!("amqp://guest:{PASSWORD}@127.0.0.1:1/%2f")
+    } else {
+        server_url()
+    }
+}
 
 fn server_url() -> String {
     std::env::var("SANDLOOM_TEST_AMQP_URL")
@@ -21,11 +35,12 @@ sandloom_driverkit::taskqueue_conformance!(
     )]
     AmqpTaskQueue,
     |request| AmqpTaskQueueOptions {
-        url: server_url().into(),
+        url: url(request).into(),
         queue_prefix: format!("sandloom-test.{}.", request.namespace),
         visibility_timeout_ms: request.visibility_timeout.as_millis() as u64,
         max_attempts: request.max_attempts,
         queue_ttl_ms: Some(60_000),
         ..AmqpTaskQueueOptions::default()
-    }
+    },
+    .secrets([PASSWORD])
 );

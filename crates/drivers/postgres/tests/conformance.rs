@@ -5,6 +5,22 @@
 mod support;
 
 use sandloom_driver_postgres::{PostgresTaskQueue, PostgresTaskQueueOptions};
+use sandloom_driverkit::conformance::KitRequest;
+
+/// A password in the url of the kit's instance pointed at an unreachable address (the test
+/// server trusts its connections and takes none): the kit checks it shows nowhere.
+const URL_PASSWORD: &str = "sandloom-kit-postgres-url-password";
+/// The `password` option of every instance (a server that trusts the connection ignores it).
+const PASSWORD: &str = "sandloom-kit-postgres-password";
+
+/// The server, or for the kit's secrets obligation an address where nothing answers.
+fn url(request: &KitRequest) -> String {
+    if request.unreachable {
+        format!("postgres://postgres:{URL_PASSWORD}@127.0.0.1:1/test")
+    } else {
+        support::server_url()
+    }
+}
 
 sandloom_driverkit::taskqueue_conformance!(
     #[cfg_attr(
@@ -13,11 +29,13 @@ sandloom_driverkit::taskqueue_conformance!(
     )]
     PostgresTaskQueue,
     |request| PostgresTaskQueueOptions {
-        url: support::server_url().into(),
+        url: url(request).into(),
+        password: Some(PASSWORD.to_owned().into()),
         table: "sandloom_kit_tasks".to_owned(),
         namespace: request.namespace.clone(),
         visibility_timeout_ms: request.visibility_timeout.as_millis() as u64,
         max_attempts: request.max_attempts,
         ..Default::default()
-    }
+    },
+    .secrets([URL_PASSWORD, PASSWORD])
 );

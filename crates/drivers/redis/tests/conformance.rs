@@ -17,6 +17,20 @@ fn server_url() -> String {
 
 /// The kit's namespace is unique per obligation and process; the time and a counter make it
 /// unique across runs too, since process ids are reused and the server outlives the tests.
+/// The password of the kit's instance pointed at an unreachable address: the test server has
+/// none (a password it does not expect fails the connection), so only that instance has one,
+/// and the kit checks it shows nowhere.
+const PASSWORD: &str = "sandloom-kit-redis-password";
+
+/// The server, or for the kit's secrets obligation an address where nothing answers.
+fn url(request: &KitRequest) -> String {
+    if request.unreachable {
+        format!("redis://:{PASSWORD}@127.0.0.1:1")
+    } else {
+        server_url()
+    }
+}
+
 fn prefix(request: &KitRequest) -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let nanos = SystemTime::now()
@@ -33,10 +47,11 @@ sandloom_driverkit::cache_conformance!(
     )]
     plain: RedisCache,
     |request| RedisCacheOptions {
-        url: server_url().into(),
+        url: url(request).into(),
         prefix: Some(prefix(request)),
         ..RedisCacheOptions::default()
-    }
+    },
+    .secrets([PASSWORD])
 );
 
 sandloom_driverkit::cache_conformance!(
@@ -46,11 +61,12 @@ sandloom_driverkit::cache_conformance!(
     )]
     with_default_ttl: RedisCache,
     |request| RedisCacheOptions {
-        url: server_url().into(),
+        url: url(request).into(),
         prefix: Some(prefix(request)),
         // Long enough for every obligation, short enough that the kit's keys do not pile up
         // on a shared server.
         default_ttl_ms: Some(120_000),
         ..RedisCacheOptions::default()
-    }
+    },
+    .secrets([PASSWORD])
 );

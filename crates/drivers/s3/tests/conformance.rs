@@ -6,6 +6,9 @@ mod support;
 use sandloom_driver_s3::{S3ObjectStore, S3ObjectStoreOptions};
 use sandloom_driverkit::conformance::objectstore::ObjectStoreConformance;
 
+/// The secret access key of every instance of the kit: it must show nowhere.
+const SECRET_ACCESS_KEY: &str = "sandloom-kit-s3-secret-access-key";
+
 // With the default options: features `etag` only, so `put_if` must answer `Unsupported`.
 sandloom_driverkit::objectstore_conformance!(
     #[cfg_attr(
@@ -13,10 +16,26 @@ sandloom_driverkit::objectstore_conformance!(
         ignore = "needs a real server: set SANDLOOM_TEST_S3_URL (eval \"$(scripts/test-services up)\") and rebuild"
     )]
     S3ObjectStore,
-    |request| support::options(&format!(
-        "conformance/{}",
-        support::unique(&request.namespace)
-    ))
+    |request| {
+        let options = support::options(&format!(
+            "conformance/{}",
+            support::unique(&request.namespace)
+        ));
+        S3ObjectStoreOptions {
+            // The test server takes any key; one no other option repeats, for the kit to look for.
+            secret_access_key: Some(SECRET_ACCESS_KEY.to_owned().into()),
+            endpoint: if request.unreachable {
+                Some("http://127.0.0.1:1".to_owned().into())
+            } else {
+                options.endpoint.clone()
+            },
+            ..options
+        }
+    },
+    .secrets([SECRET_ACCESS_KEY])
+    // S3 keeps `Last-Modified` to the second (an HTTP date): a `put` at 12:00:00.9 reports
+    // 12:00:00, up to a second before the call.
+    .tolerance(std::time::Duration::from_secs(1))
 );
 
 /// With `conditional_put` on, every obligation about `put_if` that does not race passes

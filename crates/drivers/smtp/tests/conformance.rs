@@ -18,6 +18,8 @@ use sandloom_driverkit::notifier::Message;
 
 /// The prefix of metadata headers, as configured below.
 const PREFIX: &str = "X-Sandloom-";
+/// The password of the kit's instance pointed at an unreachable address.
+const PASSWORD: &str = "sandloom-kit-smtp-password";
 
 /// Options for one kit instance: its own sender address, unique across instances and runs
 /// (the maildir is shared and kept), so `delivered` finds exactly this instance's mail.
@@ -31,6 +33,17 @@ fn options(request: &KitRequest) -> SmtpOptions {
             .unwrap_or_default()
     });
     let instance = INSTANCE.fetch_add(1, Ordering::Relaxed);
+    if request.unreachable {
+        // The test server takes no login (and `plain` refuses a password), so only the
+        // instance pointed at nothing has one, over STARTTLS, for the kit to look for.
+        return SmtpOptions {
+            port: Some(1),
+            security: Security::Starttls,
+            username: Some("kit".to_owned()),
+            password: Some(PASSWORD.to_owned().into()),
+            ..SmtpOptions::new("127.0.0.1", "kit@sandloom.test")
+        };
+    }
     let (host, port) = server::server();
     maildir::maildir();
     SmtpOptions {
@@ -100,4 +113,5 @@ sandloom_driverkit::notifier_conformance!(
     .valid_recipient("someone@example.com")
     .invalid_recipient("not an address")
     .delivered(delivered)
+    .secrets([PASSWORD])
 );

@@ -10,6 +10,16 @@ use sandloom_driver_webhook::{WebhookNotifier, WebhookOptions};
 use sandloom_driverkit::notifier::Message;
 use support::{SECRET, TestServer, registry};
 
+/// The options of the kit's instance pointed at an unreachable address, with the same secrets.
+fn unreachable_options() -> WebhookOptions {
+    WebhookOptions {
+        secret: Some(SECRET.into()),
+        retry_base_delay_ms: 10,
+        retry_max_delay_ms: 100,
+        ..WebhookOptions::new(format!("http://kit:{SECRET}@127.0.0.1:1/hooks/unreachable"))
+    }
+}
+
 fn options(namespace: &str) -> WebhookOptions {
     let server = TestServer::start();
     // The path carries the namespace, as a real deployment's token would: never shown.
@@ -47,7 +57,12 @@ fn delivered(notifier: &WebhookNotifier) -> Vec<Message> {
 
 sandloom_driverkit::notifier_conformance!(
     WebhookNotifier,
-    |request| options(&request.namespace),
+    |request| if request.unreachable {
+        unreachable_options()
+    } else {
+        options(&request.namespace)
+    },
     .valid_recipient("#ops")
     .delivered(delivered)
+    .secrets([SECRET])
 );

@@ -2,6 +2,7 @@
 //! whole, metadata and etags, and deletion.
 
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use sandloom_sdk_infra::bytes::Bytes;
 use sandloom_sdk_infra::objectstore::{CONDITIONAL_PUT, ETAG, ObjectMeta, PutCondition};
@@ -236,15 +237,39 @@ pub(super) async fn put_is_atomic_for_readers<T: ObjectStoreProvider>(
     get_exact(store, KEY, &version(ROUNDS)).await
 }
 
+/// `last_modified`, when reported, is the time of the `put` that wrote the object (between
+/// `before` and `after` it), give or take `late`.
+fn ensure_written_during(
+    what: &str,
+    reported: Option<SystemTime>,
+    (before, after): (SystemTime, SystemTime),
+    late: Duration,
+) -> Result<(), String> {
+    if let Some(at) = reported {
+        ensure!(
+            at + late >= before && at <= after + late,
+            "{what} reports last_modified {at:?}, not the time of the put that wrote it (between \
+             {before:?} and {after:?}) give or take the declared tolerance of {late:?}"
+        );
+    }
+    Ok(())
+}
+
 pub(super) async fn metadata_reports_key_and_size<T: ObjectStoreProvider>(
     i: &Instance<T>,
-    _: &ObjectStoreSettings,
+    s: &ObjectStoreSettings,
 ) -> Result<(), String> {
     let store = &*i.driver;
+    let late = s.late();
     let objects: [(&str, u64); 2] = [("meta/object.bin", 1234), ("meta/small", 1)];
+    let mut written = Vec::new();
     for (key, size) in objects {
         let data = Bytes::from(vec![7_u8; size as usize]);
+        let before = SystemTime::now();
         let meta = call!(format!("put({key:?})"), store.put(key, data));
+        let window = (before, SystemTime::now());
+        written.push(window);
+        ensure_written_during(&format!("put({key:?})"), meta.last_modified, window, late)?;
         ensure!(
             meta.key == key && meta.size == size,
             "put({key:?}) of {size} bytes reports key {:?} and size {}",
@@ -258,14 +283,21 @@ pub(super) async fn metadata_reports_key_and_size<T: ObjectStoreProvider>(
             head.key,
             head.size
         );
+        ensure_written_during(&format!("head({key:?})"), head.last_modified, window, late)?;
     }
     let listing = expect_listing(store, "meta/", None, &["meta/object.bin", "meta/small"]).await?;
-    for (object, (key, size)) in listing.objects.iter().zip(objects) {
+    for ((object, (key, size)), window) in listing.objects.iter().zip(objects).zip(written) {
         ensure!(
             object.size == size,
             "list reports size {} for {key:?} of {size} bytes",
             object.size
         );
+        ensure_written_during(
+            &format!("list of {key:?}"),
+            object.last_modified,
+            window,
+            late,
+        )?;
     }
     Ok(())
 }

@@ -59,7 +59,7 @@
 //! ```
 
 use super::KitRequest;
-use super::harness::Kit;
+use super::harness::{Kit, Tolerance};
 use crate::objectstore::ObjectStoreProvider;
 
 mod concurrency;
@@ -67,6 +67,7 @@ mod content;
 mod key_rule;
 mod keys;
 mod listing;
+mod secrets;
 mod stopped;
 mod support;
 
@@ -87,6 +88,7 @@ use listing::{
     list_limit_of_zero_is_invalid_input, list_next_only_when_more_follows,
     list_pages_follow_next_to_the_end, list_starts_strictly_after_start_after,
 };
+use secrets::secrets_never_show;
 use stopped::operations_after_stop_fail_with_stopped;
 
 /// The conformance kit of the `objectstore` contract. See [`OBLIGATIONS`] for what it holds a
@@ -118,16 +120,39 @@ use stopped::operations_after_stop_fail_with_stopped;
 /// `|request| FsObjectStoreOptions { root: request.scratch_dir.join("root") }`.
 pub type ObjectStoreConformance<T> = Kit<T, ObjectStoreSettings>;
 
-/// What the `objectstore` kit's obligations are given besides the instance: nothing yet.
+/// What the `objectstore` kit's obligations are given besides the instance: the declared timing
+/// [`Tolerance`] (how far an object's reported `last_modified` may be from the `put` that wrote it), set with the kit's
+/// [`tolerance`](ObjectStoreConformance::tolerance) method.
 ///
 /// ```
 /// use sandloom_driverkit::conformance::objectstore::ObjectStoreSettings;
-/// // An obligation receives `&ObjectStoreSettings`; a kit with tolerances to declare would keep them here.
-/// let _settings = ObjectStoreSettings::default();
+/// use sandloom_driverkit::conformance::Tolerance;
+/// assert_eq!(ObjectStoreSettings::default().tolerance(), Tolerance::DEFAULT);
 /// ```
 #[derive(Debug, Default)]
 #[non_exhaustive]
-pub struct ObjectStoreSettings {}
+pub struct ObjectStoreSettings {
+    tolerance: Tolerance,
+}
+
+impl ObjectStoreSettings {
+    /// The declared timing tolerance.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::objectstore::ObjectStoreSettings;
+    /// let tolerance = ObjectStoreSettings::default().tolerance().get();
+    /// assert!(tolerance < std::time::Duration::from_secs(1));
+    /// ```
+    #[must_use]
+    pub fn tolerance(&self) -> Tolerance {
+        self.tolerance
+    }
+
+    /// The tolerance as a duration, for the obligations' bounds.
+    pub(crate) fn late(&self) -> std::time::Duration {
+        self.tolerance.get()
+    }
+}
 
 impl<T: ObjectStoreProvider> Kit<T, ObjectStoreSettings> {
     /// A kit that builds each instance from the options `options` returns, given the
@@ -183,6 +208,27 @@ impl<T: ObjectStoreProvider> Kit<T, ObjectStoreSettings> {
             options,
             ObjectStoreSettings::default(),
         )
+    }
+
+    /// Widen the timing tolerance for a driver on a server (default [`Tolerance::DEFAULT`],
+    /// at most [`Tolerance::MAX`]: above it, every obligation fails saying so). The
+    /// tolerance is how far an object's reported `last_modified` may be from the `put` that wrote it.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// # use sandloom_driverkit::conformance::objectstore::ObjectStoreConformance;
+    /// # fn kit<T: sandloom_driverkit::objectstore::ObjectStoreProvider>(options: T::Options)
+    /// # where T::Options: Clone + Send + Sync {
+    /// // For a store whose `last_modified` is kept to the second:
+    /// let kit = ObjectStoreConformance::<T>::new(move |_request| options.clone())
+    ///     .tolerance(Duration::from_millis(1500));
+    /// # }
+    /// ```
+    /// In a driver crate's `tests/conformance.rs`, as a builder method of the test macro:
+    /// `objectstore_conformance!(MyDriver, |request| …, .tolerance(Duration::from_millis(1500)));`.
+    #[must_use]
+    pub fn tolerance(self, late: std::time::Duration) -> Self {
+        self.declare_tolerance(late, |settings| &mut settings.tolerance)
     }
 }
 
@@ -253,7 +299,8 @@ crate::define_kit! {
     /// - `put_is_atomic_for_readers`: while an object is overwritten again and again, readers in the
     ///   same task and on other threads see the old or the new object, whole, never a part.
     /// - `metadata_reports_key_and_size`: the metadata of `put`, `head` and `list` name the key and
-    ///   its exact size.
+    ///   its exact size, and a `last_modified` they report is the time of the `put`, give or take
+    ///   the declared tolerance.
     /// - `etag_tracks_content`: declared `etag`: `put`, `head` and `list` report the same non-empty
     ///   etag, `head` reports it again unchanged, and a new content of the same size gets a new
     ///   etag; undeclared: no etag anywhere.
@@ -317,6 +364,12 @@ crate::define_kit! {
     ///   answer `Conflict`, and the object holds the winner's content; undeclared: `Unsupported`.
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, `put`, `get`, `head`, `delete`,
     ///   `list` (and `put_if` when declared) answer `Stopped`.
+    /// - `secrets_never_show`: with secrets declared
+    ///   ([`Kit::secrets`](crate::conformance::Kit::secrets)), none shows in the options' `Debug`,
+    ///   the driver's `Debug`, or the `Display` or `Debug` of the errors of the contract's
+    ///   operations given an empty key or name (`InvalidInput`), after `stop` (`Stopped`), and of
+    ///   an instance pointed at an unreachable address (its `start`, or its operations); nothing to
+    ///   check without declared secrets.
     ///
     /// The concurrent obligations run writes at once both across threads and within one task, so a
     /// driver that checks then writes, or reads, modifies and writes back, fails every time, not by
@@ -326,9 +379,9 @@ crate::define_kit! {
     /// ```
     /// use sandloom_driverkit::conformance::objectstore::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 26);
+    /// assert_eq!(OBLIGATIONS.len(), 27);
     /// assert_eq!(OBLIGATIONS[0], "missing_object_is_not_found");
-    /// assert_eq!(OBLIGATIONS.last(), Some(&"operations_after_stop_fail_with_stopped"));
+    /// assert_eq!(OBLIGATIONS.last(), Some(&"secrets_never_show"));
     /// ```
     obligations [
         missing_object_is_not_found,
@@ -357,6 +410,7 @@ crate::define_kit! {
         put_if_match_compares_etags,
         concurrent_put_if_absent_has_one_winner,
         operations_after_stop_fail_with_stopped,
+        secrets_never_show,
     ];
 }
 

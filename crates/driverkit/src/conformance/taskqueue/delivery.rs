@@ -133,7 +133,7 @@ pub(super) async fn task_ids_are_unique<T: TaskQueueProvider>(
 
 pub(super) async fn reserve_on_an_empty_queue_waits_then_answers_none<T: TaskQueueProvider>(
     i: &Instance<T>,
-    _: &TaskQueueSettings,
+    s: &TaskQueueSettings,
 ) -> Result<(), String> {
     let q: &dyn TaskQueue = &*i.driver;
     let name = queue_name(&i.request, "empty");
@@ -145,13 +145,16 @@ pub(super) async fn reserve_on_an_empty_queue_waits_then_answers_none<T: TaskQue
         got.is_none(),
         "reserve of an empty queue delivered a task: {got:?}"
     );
+    let late = s.late();
     ensure!(
-        elapsed >= wait / 2,
-        "reserve of an empty queue with wait {wait:?} answered None after {elapsed:?}: it must wait for a task"
+        elapsed + late >= wait,
+        "reserve of an empty queue with wait {wait:?} answered None after {elapsed:?}: it must \
+         wait for a task (to within the declared tolerance of {late:?})"
     );
     ensure!(
-        elapsed <= wait + SLACK,
-        "reserve of an empty queue with wait {wait:?} took {elapsed:?}"
+        elapsed <= wait + late,
+        "reserve of an empty queue with wait {wait:?} took {elapsed:?}: more than the declared \
+         tolerance ({late:?}) past its wait"
     );
     let start = Instant::now();
     let got = call!("reserve with a zero wait", q.reserve(&name, Duration::ZERO));
@@ -161,23 +164,27 @@ pub(super) async fn reserve_on_an_empty_queue_waits_then_answers_none<T: TaskQue
         "reserve of an empty queue delivered a task: {got:?}"
     );
     ensure!(
-        elapsed <= SLACK,
-        "reserve of an empty queue with a zero wait took {elapsed:?}"
+        elapsed <= late,
+        "reserve of an empty queue with a zero wait took {elapsed:?}: more than the declared \
+         tolerance ({late:?})"
     );
     Ok(())
 }
 
 pub(super) async fn reserve_wakes_for_a_task_enqueued_while_waiting<T: TaskQueueProvider>(
     i: &Instance<T>,
-    _: &TaskQueueSettings,
+    s: &TaskQueueSettings,
 ) -> Result<(), String> {
     let q: &dyn TaskQueue = &*i.driver;
     let name = queue_name(&i.request, "wake");
     let wait = Duration::from_secs(5);
     let start = Instant::now();
+    let enqueued = std::sync::OnceLock::new();
     let (got, id) = tokio::join!(q.reserve(&name, wait), async {
         tokio::time::sleep(Duration::from_millis(200)).await;
-        put(q, &name, Bytes::from_static(b"wake up")).await
+        let id = put(q, &name, Bytes::from_static(b"wake up")).await;
+        let _ = enqueued.set(start.elapsed());
+        id
     });
     let elapsed = start.elapsed();
     let id = id?;
@@ -192,9 +199,13 @@ pub(super) async fn reserve_wakes_for_a_task_enqueued_while_waiting<T: TaskQueue
         "the waiting reserve delivered task {:?}, not the one enqueued ({id:?})",
         r.task.id
     );
+    // Counted from the end of the `enqueue`: the task may not be there before.
+    let late = s.late();
+    let enqueued = enqueued.get().copied().unwrap_or(elapsed);
     ensure!(
-        elapsed < wait / 2,
-        "a reserve waiting {wait:?} delivered a task enqueued 200 ms into its wait only after {elapsed:?}: it must wake for it"
+        elapsed <= enqueued + late,
+        "a reserve waiting {wait:?} delivered a task enqueued {enqueued:?} into its wait only \
+         after {elapsed:?}: it must wake for it within the declared tolerance ({late:?})"
     );
     call!("ack", q.ack(&r));
     Ok(())
@@ -251,7 +262,7 @@ pub(super) async fn reserved_task_is_invisible_to_other_consumers<T: TaskQueuePr
 
 pub(super) async fn delay_is_respected<T: TaskQueueProvider>(
     i: &Instance<T>,
-    _: &TaskQueueSettings,
+    s: &TaskQueueSettings,
 ) -> Result<(), String> {
     let q: &dyn TaskQueue = &*i.driver;
     let vt = i.request.visibility_timeout;
@@ -306,6 +317,12 @@ pub(super) async fn delay_is_respected<T: TaskQueueProvider>(
     ensure!(
         after + TOLERANCE >= POSTPONE,
         "a task enqueued with a delay of {POSTPONE:?} was delivered after {after:?}"
+    );
+    ensure!(
+        after <= POSTPONE + s.late(),
+        "a task enqueued with a delay of {POSTPONE:?} was delivered only {after:?} after the \
+         enqueue: more than the declared tolerance ({:?}) past its delay",
+        s.late()
     );
     ensure!(
         second.task.attempts == 1,

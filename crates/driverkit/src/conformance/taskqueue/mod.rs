@@ -60,7 +60,7 @@
 //! ```
 
 use super::KitRequest;
-use super::harness::Kit;
+use super::harness::{Kit, Tolerance};
 use crate::taskqueue::TaskQueueProvider;
 
 mod concurrency;
@@ -121,16 +121,39 @@ use windows::{
 /// ```
 pub type TaskQueueConformance<T> = Kit<T, TaskQueueSettings>;
 
-/// What the `taskqueue` kit's obligations are given besides the instance: nothing yet.
+/// What the `taskqueue` kit's obligations are given besides the instance: the declared timing
+/// [`Tolerance`] (how late a `reserve` may answer after its wait, and a task come back after its visibility timeout, `retry_after` or delay), set with the kit's
+/// [`tolerance`](TaskQueueConformance::tolerance) method.
 ///
 /// ```
 /// use sandloom_driverkit::conformance::taskqueue::TaskQueueSettings;
-/// // An obligation receives `&TaskQueueSettings`; a kit with tolerances to declare would keep them here.
-/// let _settings = TaskQueueSettings::default();
+/// use sandloom_driverkit::conformance::Tolerance;
+/// assert_eq!(TaskQueueSettings::default().tolerance(), Tolerance::DEFAULT);
 /// ```
 #[derive(Debug, Default)]
 #[non_exhaustive]
-pub struct TaskQueueSettings {}
+pub struct TaskQueueSettings {
+    tolerance: Tolerance,
+}
+
+impl TaskQueueSettings {
+    /// The declared timing tolerance.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::taskqueue::TaskQueueSettings;
+    /// let tolerance = TaskQueueSettings::default().tolerance().get();
+    /// assert!(tolerance < std::time::Duration::from_secs(1));
+    /// ```
+    #[must_use]
+    pub fn tolerance(&self) -> Tolerance {
+        self.tolerance
+    }
+
+    /// The tolerance as a duration, for the obligations' bounds.
+    pub(crate) fn late(&self) -> std::time::Duration {
+        self.tolerance.get()
+    }
+}
 
 impl<T: TaskQueueProvider> Kit<T, TaskQueueSettings> {
     /// A kit that builds each instance from the options `options` returns, given the
@@ -188,6 +211,27 @@ impl<T: TaskQueueProvider> Kit<T, TaskQueueSettings> {
             options,
             TaskQueueSettings::default(),
         )
+    }
+
+    /// Widen the timing tolerance for a driver on a server (default [`Tolerance::DEFAULT`],
+    /// at most [`Tolerance::MAX`]: above it, every obligation fails saying so). The
+    /// tolerance is how late a `reserve` may answer after its wait, and a task come back after its visibility timeout, `retry_after` or delay.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// # use sandloom_driverkit::conformance::taskqueue::TaskQueueConformance;
+    /// # fn kit<T: sandloom_driverkit::taskqueue::TaskQueueProvider>(options: T::Options)
+    /// # where T::Options: Clone + Send + Sync {
+    /// // For a queue on a server that polls for due tasks every 500 ms:
+    /// let kit = TaskQueueConformance::<T>::new(move |_request| options.clone())
+    ///     .tolerance(Duration::from_millis(750));
+    /// # }
+    /// ```
+    /// In a driver crate's `tests/conformance.rs`, as a builder method of the test macro:
+    /// `taskqueue_conformance!(MyDriver, |request| …, .tolerance(Duration::from_millis(750)));`.
+    #[must_use]
+    pub fn tolerance(self, late: std::time::Duration) -> Self {
+        self.declare_tolerance(late, |settings| &mut settings.tolerance)
     }
 }
 
@@ -251,19 +295,19 @@ crate::define_kit! {
     /// - `task_ids_are_unique`: 50 enqueues of the same payload give 50 distinct ids, and exactly those
     ///   50 tasks are delivered.
     /// - `reserve_on_an_empty_queue_waits_then_answers_none`: `reserve` of an empty queue answers
-    ///   `None`, not before half of `wait` and within `wait` plus slack; a zero `wait` answers `None`
-    ///   promptly.
+    ///   `None` after its `wait` of 800 ms, neither earlier nor later than the declared tolerance;
+    ///   a zero `wait` answers `None` within the tolerance.
     /// - `reserve_wakes_for_a_task_enqueued_while_waiting`: a `reserve` waiting 5 s delivers a task
-    ///   enqueued 200 ms into its wait, well before the wait ends.
+    ///   enqueued 200 ms into its wait, within the declared tolerance of the `enqueue`.
     /// - `reserved_task_is_invisible_to_other_consumers`: while a task is reserved, 8 other consumers
     ///   get nothing; 8 consumers racing for one task get it exactly once.
     /// - `nack_redelivers_with_a_new_receipt`: after `nack(None)` the task is delivered again with
     ///   `attempts == 2`, the same id and payload, and a new receipt.
-    /// - `nack_retry_after_postpones_redelivery`: a task nacked with `retry_after` is not delivered
-    ///   before it, and is delivered after it.
+    /// - `nack_retry_after_postpones_redelivery`: a task nacked with a `retry_after` of 1 s is not
+    ///   delivered before it, and is delivered within the declared tolerance after it.
     /// - `unacked_task_is_redelivered_after_visibility_timeout`: a task neither acked nor nacked is
-    ///   hidden for the visibility timeout, then delivered again with `attempts == 2` and a new
-    ///   receipt.
+    ///   hidden for the visibility timeout, then delivered again, within the declared tolerance
+    ///   after it, with `attempts == 2` and a new receipt.
     /// - `stale_receipt_is_conflict_and_changes_nothing`: once a receipt is stale (its visibility
     ///   timeout passed, even before any redelivery; or the task was redelivered after a timeout or a
     ///   nack), `ack` and `nack` with it answer `Conflict`, and the task stays with its current
@@ -274,9 +318,9 @@ crate::define_kit! {
     /// - `a_nacked_receipt_is_spent_at_once`: right after a `nack` with a `retry_after`, before any
     ///   redelivery, `ack` and `nack` with its receipt answer `Conflict`; the task neither goes nor
     ///   comes back early, and is redelivered (attempt 2, a new receipt) after its `retry_after`.
-    /// - `delay_is_respected`: declared `delay`: a delayed task is not delivered before its delay (a
-    ///   later undelayed task is), and is delivered after it; undeclared: an enqueue with a delay
-    ///   answers `Unsupported` and enqueues nothing.
+    /// - `delay_is_respected`: declared `delay`: a task delayed 1 s is not delivered before its
+    ///   delay (a later undelayed task is), and is delivered within the declared tolerance after
+    ///   it; undeclared: an enqueue with a delay answers `Unsupported` and enqueues nothing.
     /// - `retry_limit_stops_redelivery`: a task is delivered exactly `max_attempts` times (attempts 1,
     ///   2, …); a further nack, and separately a further visibility timeout, does not redeliver it.
     /// - `dead_letters_list_exhausted_tasks_oldest_first`: declared `dead_letter`: exhausted tasks (by
@@ -314,13 +358,19 @@ crate::define_kit! {
     /// - `stop_ends_a_waiting_reserve_with_stopped`: a `reserve` waiting (for up to a minute) on an
     ///   empty queue when `stop` is called answers `Stopped` within 2 seconds of `stop`, not `None`
     ///   and not at the end of its wait.
+    /// - `secrets_never_show`: with secrets declared
+    ///   ([`Kit::secrets`](crate::conformance::Kit::secrets)), none shows in the options' `Debug`,
+    ///   the driver's `Debug`, or the `Display` or `Debug` of the errors of the contract's
+    ///   operations given an empty key or name (`InvalidInput`), after `stop` (`Stopped`), and of
+    ///   an instance pointed at an unreachable address (its `start`, or its operations); nothing to
+    ///   check without declared secrets.
     ///
     /// ```
     /// use sandloom_driverkit::conformance::taskqueue::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 26);
+    /// assert_eq!(OBLIGATIONS.len(), 27);
     /// assert_eq!(OBLIGATIONS[0], "enqueue_reserve_ack_round_trips");
-    /// assert_eq!(OBLIGATIONS.last(), Some(&"stop_ends_a_waiting_reserve_with_stopped"));
+    /// assert_eq!(OBLIGATIONS.last(), Some(&"secrets_never_show"));
     /// ```
     obligations [
         enqueue_reserve_ack_round_trips,
@@ -349,5 +399,34 @@ crate::define_kit! {
         empty_queue_name_is_invalid_input,
         operations_after_stop_fail_with_stopped,
         stop_ends_a_waiting_reserve_with_stopped,
+        secrets_never_show,
     ];
+}
+
+async fn secrets_never_show<T: TaskQueueProvider>(
+    i: &super::Instance<T>,
+    _: &TaskQueueSettings,
+) -> Result<(), String> {
+    use sandloom_sdk_infra::bytes::Bytes;
+    use sandloom_sdk_infra::taskqueue::EnqueueOptions;
+    i.secrets_never_show(|q| {
+        Box::pin(async move {
+            let keyed = EnqueueOptions::default().with_idempotency_key("");
+            vec![
+                q.enqueue("", Bytes::from_static(b"v"), EnqueueOptions::default())
+                    .await
+                    .err(),
+                q.enqueue("kit-secrets", Bytes::from_static(b"v"), keyed)
+                    .await
+                    .err(),
+                q.reserve("", std::time::Duration::ZERO).await.err(),
+                q.dead_letters("", 1).await.err(),
+                // Errors only where the server cannot be reached, or after `stop`.
+                q.reserve("kit-secrets", std::time::Duration::ZERO)
+                    .await
+                    .err(),
+            ]
+        })
+    })
+    .await
 }

@@ -39,7 +39,7 @@ pub(super) async fn nack_redelivers_with_a_new_receipt<T: TaskQueueProvider>(
 
 pub(super) async fn nack_retry_after_postpones_redelivery<T: TaskQueueProvider>(
     i: &Instance<T>,
-    _: &TaskQueueSettings,
+    s: &TaskQueueSettings,
 ) -> Result<(), String> {
     let q: &dyn TaskQueue = &*i.driver;
     let name = queue_name(&i.request, "retry-after");
@@ -66,6 +66,12 @@ pub(super) async fn nack_retry_after_postpones_redelivery<T: TaskQueueProvider>(
         after + TOLERANCE >= POSTPONE,
         "a task nacked with retry_after {POSTPONE:?} was redelivered after {after:?}"
     );
+    ensure!(
+        after <= POSTPONE + s.late(),
+        "a task nacked with retry_after {POSTPONE:?} was redelivered only {after:?} after the \
+         nack: more than the declared tolerance ({:?}) past it",
+        s.late()
+    );
     ensure_redelivery(&first, &again, 2, "after a nack with retry_after")?;
     call!("ack of the redelivery", q.ack(&again));
     Ok(())
@@ -73,7 +79,7 @@ pub(super) async fn nack_retry_after_postpones_redelivery<T: TaskQueueProvider>(
 
 pub(super) async fn unacked_task_is_redelivered_after_visibility_timeout<T: TaskQueueProvider>(
     i: &Instance<T>,
-    _: &TaskQueueSettings,
+    s: &TaskQueueSettings,
 ) -> Result<(), String> {
     let q: &dyn TaskQueue = &*i.driver;
     let vt = i.request.visibility_timeout;
@@ -81,6 +87,8 @@ pub(super) async fn unacked_task_is_redelivered_after_visibility_timeout<T: Task
     put(q, &name, Bytes::from_static(b"abandoned")).await?;
     let before = Instant::now();
     let first = take(q, &name, SLACK, "reserve of an enqueued task").await?;
+    // The lease counts from the reservation at the earliest and its answer at the latest.
+    let reserved = before.elapsed();
     expect_none(
         q,
         &name,
@@ -99,6 +107,13 @@ pub(super) async fn unacked_task_is_redelivered_after_visibility_timeout<T: Task
     ensure!(
         after + TOLERANCE >= vt,
         "an unacked task was redelivered {after:?} after it was reserved, before the visibility timeout ({vt:?})"
+    );
+    ensure!(
+        after <= reserved + vt + s.late(),
+        "an unacked task reserved {reserved:?} into the obligation was redelivered only {after:?} \
+         into it: its lease ran more than the declared tolerance ({:?}) past the visibility \
+         timeout ({vt:?})",
+        s.late()
     );
     ensure_redelivery(&first, &again, 2, "after the visibility timeout")?;
     call!("ack of the redelivery", q.ack(&again));
