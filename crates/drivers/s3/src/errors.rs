@@ -7,7 +7,7 @@
 //! | `InvalidPath` | `InvalidInput` |
 //! | `NotSupported`, `NotImplemented` | `Unsupported` |
 //! | an HTTP timeout anywhere in the cause chain | `Timeout` |
-//! | a connection error (refused, reset, closed, interrupted), a 5xx, 429 or 503 answer | `Unavailable` |
+//! | a connection error (refused, reset, closed, interrupted, a request that got no answer), a 5xx, 429 or 503 answer | `Unavailable` |
 //! | everything else (`PermissionDenied`, `Unauthenticated`, other 4xx, bad answers) | `Backend` |
 //!
 //! Messages name the operation, the key, the endpoint and the bucket, never a credential:
@@ -39,6 +39,14 @@ fn transport_kind(err: &(dyn StdError + 'static)) -> ErrorKind {
                 }
                 _ => {}
             }
+        }
+        // "error sending request": no answer came (a pooled connection the server had closed,
+        // a connection cut while writing). object_store leaves some of these `Unknown` (hyper's
+        // "canceled" and "channel closed"), yet the request can be tried again.
+        if let Some(request) = current.downcast_ref::<reqwest::Error>()
+            && (request.is_request() || request.is_connect())
+        {
+            kind = ErrorKind::Unavailable;
         }
         if let Some(io) = current.downcast_ref::<io::Error>() {
             match io.kind() {
