@@ -32,8 +32,12 @@ fn build_examples() -> PathBuf {
         None => panic!("no profile directory in {}", exe.display()),
     };
     let parent = profile_dir.parent().expect("a target directory");
-    // cargo marks the root of a target directory; a `--target <triple>` build is one level down.
-    let (target_dir, triple) = if parent.join("CACHEDIR.TAG").is_file() {
+    // cargo keeps its rustc cache at the root of a target directory (and tags the root when it
+    // creates it — not when something else did first, as scripts/test-services does in CI); a
+    // `--target <triple>` build is one level down.
+    let root =
+        |dir: &Path| dir.join(".rustc_info.json").is_file() || dir.join("CACHEDIR.TAG").is_file();
+    let (target_dir, triple) = if root(parent) {
         (parent, None)
     } else {
         (
