@@ -19,7 +19,7 @@ use serde::Deserialize;
 pub struct MemoryNotifierOptions {
     /// How many of the most recent messages are kept; older ones are dropped. At least 1.
     pub capacity: usize,
-    /// A name under which [`MemoryNotifier::outbox`](crate::MemoryNotifier::outbox) reads this instance's messages, for tests
+    /// A name under which `MemoryNotifier::outbox` reads this instance's messages, for tests
     /// of code that reaches the notifier only as a `&dyn Notifier` through `Infra`.
     pub outbox: Option<String>,
 }
