@@ -4,7 +4,7 @@
 //!
 //! ```
 //! use sandloom_example_fulltext_contracts::kit::OBLIGATIONS;
-//! assert_eq!(OBLIGATIONS.len(), 8);
+//! assert_eq!(OBLIGATIONS.len(), 9);
 //! assert!(OBLIGATIONS.contains(&"prefix_search_follows_the_declared_feature"));
 //! ```
 //!
@@ -94,6 +94,10 @@ sandloom_driverkit::define_kit! {
     ///   their prefix; undeclared: `search_prefix` answers `Unsupported`.
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, every operation answers
     ///   `Stopped` (`search_prefix` may answer `Unsupported` when `prefix` is undeclared).
+    /// - `secrets_never_show`: the values a driver crate declares secret (the kit's `secrets`
+    ///   builder method) show in no `Debug` of its options or driver, and in no error of an
+    ///   empty id or query, of any operation after `stop`, or of an instance pointed at an
+    ///   unreachable address. A kit opts in to driverkit's check by listing this obligation.
     obligations [
         indexed_document_is_found,
         search_needs_every_word,
@@ -103,6 +107,7 @@ sandloom_driverkit::define_kit! {
         empty_id_or_query_is_invalid_input,
         prefix_search_follows_the_declared_feature,
         operations_after_stop_fail_with_stopped,
+        secrets_never_show,
     ];
 }
 
@@ -284,4 +289,26 @@ async fn operations_after_stop_fail_with_stopped<T: FulltextProvider>(
             )),
         }
     }
+}
+
+/// The shared check of driverkit, given every error this contract can provoke: it does the
+/// rest (options, driver, after `stop`, an unreachable instance).
+async fn secrets_never_show<T: FulltextProvider>(
+    i: &Instance<T>,
+    _settings: &(),
+) -> Result<(), String> {
+    i.secrets_never_show(|fulltext| {
+        Box::pin(async move {
+            vec![
+                fulltext.index("", "text").await.err(),
+                fulltext.remove("").await.err(),
+                fulltext.search(" !? ", 10).await.err(),
+                fulltext.search_prefix("", 10).await.err(),
+                // Errors only after `stop` or where the backend cannot be reached.
+                fulltext.index("kit-secrets", "text").await.err(),
+                fulltext.search("text", 10).await.err(),
+            ]
+        })
+    })
+    .await
 }

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
-use sandloom_driverkit::{Driver, DriverError, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Secret, Version, async_trait};
 use sandloom_example_fulltext_contracts::kit::{OBLIGATIONS, fulltext_kit};
 use sandloom_example_fulltext_contracts::{Fulltext, FulltextProvider, PREFIX, words};
 
@@ -27,7 +27,12 @@ enum Flaw {
     PrefixIsExact,
     PanicsOnSearch,
     ServesAfterStop,
+    /// Names its API key in the error of an empty id.
+    SecretInErrors,
 }
+
+/// The API key the options carry; the kit is told it is secret.
+const API_KEY: &str = "fulltext-api-key-42";
 
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -35,10 +40,14 @@ struct Options {
     #[serde(skip)]
     flaw: Flaw,
     prefix: bool,
+    #[serde(skip)]
+    api_key: Secret<String>,
 }
 
+#[derive(Debug)]
 struct Reference {
     flaw: Flaw,
+    api_key: Secret<String>,
     docs: Mutex<BTreeMap<String, Vec<String>>>,
     stopped: AtomicBool,
 }
@@ -72,6 +81,13 @@ impl Reference {
 impl Fulltext for Reference {
     async fn index(&self, id: &str, text: &str) -> InfraResult<()> {
         self.running()?;
+        if id.is_empty() && self.flaw == Flaw::SecretInErrors {
+            let key = self.api_key.expose();
+            return Err(InfraError::invalid_input(
+                "fulltext",
+                format!("empty id (key {key})"),
+            ));
+        }
         if id.is_empty() && self.flaw != Flaw::AcceptsEmptyId {
             return Err(InfraError::invalid_input("fulltext", "empty id"));
         }
@@ -158,6 +174,7 @@ impl Driver for Reference {
     fn from_options(options: Options) -> Result<Self, DriverError> {
         Ok(Self {
             flaw: options.flaw,
+            api_key: options.api_key,
             docs: Mutex::new(BTreeMap::new()),
             stopped: AtomicBool::new(false),
         })
@@ -177,13 +194,19 @@ fn options(
     flaw: Flaw,
     prefix: bool,
 ) -> impl Fn(&sandloom_driverkit::conformance::KitRequest) -> Options {
-    move |_| Options { flaw, prefix }
+    move |_| Options {
+        flaw,
+        prefix,
+        api_key: API_KEY.into(),
+    }
 }
 
 #[test]
 fn the_reference_driver_passes_every_obligation_with_and_without_prefix() {
     for prefix in [true, false] {
-        let failures = fulltext_kit::<Reference>(options(Flaw::None, prefix)).check_all();
+        let failures = fulltext_kit::<Reference>(options(Flaw::None, prefix))
+            .secrets([API_KEY])
+            .check_all();
         assert!(failures.is_empty(), "prefix = {prefix}: {failures:#?}");
     }
 }
@@ -218,9 +241,12 @@ fn every_flaw_is_caught_by_its_obligation() {
             "operations_after_stop_fail_with_stopped",
             true,
         ),
+        (Flaw::SecretInErrors, "secrets_never_show", false),
     ];
     for (flaw, obligation, prefix) in cases {
-        let failure = fulltext_kit::<Reference>(options(flaw, prefix)).assert_catches(obligation);
+        let failure = fulltext_kit::<Reference>(options(flaw, prefix))
+            .secrets([API_KEY])
+            .assert_catches(obligation);
         assert_eq!(failure.obligation, obligation, "{flaw:?}");
     }
     // A panic is reported as a failure, not a crashed test.
