@@ -74,6 +74,8 @@ enum Flaw {
     /// Remembers what `get` read, per thread, and answers it again for a second; only writes
     /// on the same thread forget it.
     ReadsCachedPerThread,
+    /// `set_many` over an entry with a ttl keeps that expiry.
+    SetManyKeepsTtl,
     /// Its optional operations skip the `Stopped` check (this stand-in models that by letting
     /// them revive the stopped driver).
     OptionalOperationsWorkAfterStop,
@@ -370,7 +372,15 @@ impl Cache for Reference {
             }
         }
         for (key, value) in entries {
-            self.store(key, value.clone(), None).await?;
+            let kept = match self.flaw {
+                Flaw::SetManyKeepsTtl => self
+                    .map()
+                    .get(*key)
+                    .and_then(|(_, at)| *at)
+                    .map(|at| at.saturating_duration_since(Instant::now())),
+                _ => None,
+            };
+            self.store(key, value.clone(), kept).await?;
         }
         Ok(())
     }
@@ -551,6 +561,7 @@ const CASES: &[(Flaw, &str)] = &[
         Flaw::WorksAfterStop,
         "operations_after_stop_fail_with_stopped",
     ),
+    (Flaw::SetManyKeepsTtl, "expiry_is_seen_by_every_operation"),
     (
         Flaw::OptionalOperationsWorkAfterStop,
         "operations_after_stop_fail_with_stopped",

@@ -260,7 +260,8 @@ pub trait Cache: Send + Sync {
         Err(InfraError::unsupported(NAME, "get_many", BULK))
     }
 
-    /// Store every entry. Feature [`BULK`].
+    /// Store every entry, as [`set`](Cache::set) does each: replacing any value and clearing
+    /// any expiry. Feature [`BULK`].
     ///
     /// ```
     /// use sandloom_sdk_infra::{bytes::Bytes, Cache, ErrorKind, InfraResult};

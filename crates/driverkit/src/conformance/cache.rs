@@ -232,7 +232,8 @@ crate::define_kit! {
     /// - `expiry_is_seen_by_every_operation`: declared `ttl`: once an entry's 300 ms ttl passed
     ///   (seen by `get` within the declared tolerance), `delete` answers `false`, `get_many` `None` and `delete_many`
     ///   counts 0 (with `bulk`), `increment` counts from 0 (with `increment`); a second ttl
-    ///   replaces the first, longer or shorter; a plain `set` after expiry does not expire.
+    ///   replaces the first, longer or shorter; a plain `set` after expiry does not expire, nor
+    ///   does an entry `set_many` wrote over one with a ttl (with `bulk`).
     /// - `increment_at_the_limits`: declared `increment`: 0 on a missing key is 0, `i64::MAX` and
     ///   `i64::MIN` are reached exactly, one step beyond either answers `Conflict` and leaves the
     ///   counter as it was.
