@@ -62,6 +62,9 @@ enum Flaw {
     RefreshRemovesThenReinserts,
     /// Trims whitespace off the ends of names.
     TrimsNames,
+    /// `release` checks the token, then deletes whatever the name holds by then: an expired
+    /// holder's release deletes the lease of whoever took the lock over in between.
+    ReleaseChecksThenDeletes,
 }
 
 /// The longest lease the reference holds: 1,000 years (a longer ttl is held this long).
@@ -237,6 +240,15 @@ impl Lock for Reference {
 
     async fn release(&self, lease: &Lease) -> InfraResult<bool> {
         let key = self.key(&lease.name)?;
+        if self.flaw == Flaw::ReleaseChecksThenDeletes {
+            let valid = match self.table().get(&key) {
+                Some(held) if held.token == lease.token => held.until > Instant::now(),
+                _ => return Ok(false),
+            };
+            tokio::task::yield_now().await;
+            self.table().remove(&key);
+            return Ok(valid);
+        }
         let mut table = self.table();
         let Some(held) = table.get(&key) else {
             return Ok(false);
@@ -473,6 +485,10 @@ const CASES: &[(Flaw, &str)] = &[
         "concurrent_contenders_leave_one_holder",
     ),
     (Flaw::TrimsNames, "distinct_names_are_independent"),
+    (
+        Flaw::ReleaseChecksThenDeletes,
+        "concurrent_contenders_leave_one_holder",
+    ),
 ];
 
 #[test]

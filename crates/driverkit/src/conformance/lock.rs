@@ -268,8 +268,9 @@ crate::define_kit! {
     ///   from before the refresh still refreshes and releases it.
     /// - `concurrent_contenders_leave_one_holder`: 16 tasks × 4 acquires of an expired lock get
     ///   exactly one lease; acquires racing the holder's `release` get at most one, and the
-    ///   lock is then held by it or free; 16 concurrent refreshes of one valid lease all
-    ///   succeed with its token and leave it the one holder.
+    ///   lock is then held by it or free; racing an expired holder's `release` (which answers
+    ///   `false`), exactly one, which keeps the lock; 16 concurrent refreshes of one valid lease
+    ///   all succeed with its token and leave it the one holder.
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, `acquire`, `release` and
     ///   `refresh` answer `Stopped`.
     /// - `secrets_never_show`: with secrets declared
@@ -1121,6 +1122,29 @@ async fn concurrent_contenders_leave_one_holder<T: LockProvider>(
             expect_release(lock, winner, true, "the one winner holds it").await?;
         }
         None => drop(acquire_free(lock, "kit-race-release", LONG).await?),
+    }
+    // An expired holder's release racing acquirers of its lock: it answers `false` and frees
+    // nothing of the winner's (a release that checks the token, then deletes whatever is
+    // there, deletes the winner's lease). A few rounds, as a race shows only sometimes.
+    for _ in 0..4 {
+        let name = "kit-race-stale-release";
+        let old = acquire_free(lock, name, short).await?;
+        tokio::time::sleep(short + late).await;
+        let (winners, released) = race(i, name, Some(old)).await?;
+        ensure!(
+            released == Some(false) && winners.len() == 1,
+            "an expired holder's release racing {} acquires answered {released:?} and they got \
+             {} leases: expected false, and exactly one lease",
+            TASKS * RACING,
+            winners.len()
+        );
+        expect_held(
+            lock,
+            name,
+            "one acquire won it, and the expired holder's release must not free it",
+        )
+        .await?;
+        expect_release(lock, &winners[0], true, "the one winner holds it").await?;
     }
     concurrent_refreshes_keep_one_holder(i).await
 }
