@@ -1,7 +1,7 @@
 //! The cache kit against deliberately broken drivers: each flaw must be caught by the
 //! obligation named for it, and the flawless reference driver must pass every obligation.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -49,6 +49,36 @@ enum Flaw {
     SecretInStartError,
     /// What `SecretInStartError` is built with for an unreachable address.
     UnreachableWithSecret,
+    /// Turns a ttl under a millisecond into 0 ms, which it stores as no expiry.
+    SubMillisecondTtlNeverExpires,
+    /// Reads a ttl over 30 days as a Unix timestamp (memcached's rule): long past, expired.
+    LongTtlIsATimestamp,
+    /// Adds the ttl to `Instant::now()` unchecked: `Duration::MAX` panics.
+    HugeTtlOverflows,
+    /// Keeps only the whole seconds of a ttl of a second or more (1.5 s becomes 1 s).
+    TtlTruncatedToWholeSeconds,
+    /// Counts every position of `delete_many` whose key had a value when the call began.
+    DeleteManyCountsRepeats,
+    /// Answers `None` past the 1,000th key of a `get_many`.
+    GetManyStopsAtAThousand,
+    /// Parses counters with `str::parse`: `"+5"` and `"05"` count as 5.
+    IncrementAcceptsLooseNumbers,
+    /// Counts only values it wrote itself: `set` of `"41"` is not a counter.
+    IncrementRefusesPlainNumbers,
+    /// Writes the incremented counter without the entry's expiry.
+    IncrementClearsTtl,
+    /// Trims whitespace off the ends of keys.
+    TrimsKeys,
+    /// Lower-cases the key of `increment` only.
+    IncrementFoldsCase,
+    /// Remembers what `get` read, per thread, and answers it again for a second; only writes
+    /// on the same thread forget it.
+    ReadsCachedPerThread,
+    /// `set_many` over an entry with a ttl keeps that expiry.
+    SetManyKeepsTtl,
+    /// Its optional operations skip the `Stopped` check (this stand-in models that by letting
+    /// them revive the stopped driver).
+    OptionalOperationsWorkAfterStop,
 }
 
 /// The password the broken drivers leak; the kit is told it is secret.
@@ -67,15 +97,29 @@ impl std::fmt::Debug for Reference {
     }
 }
 
+/// What `ReadsCachedPerThread` remembers: per thread and key, the value read and when.
+type ReadMemo = HashMap<(std::thread::ThreadId, String), (Option<Bytes>, Instant)>;
+
 struct Reference {
     flaw: Flaw,
     entries: Mutex<HashMap<String, (Bytes, Option<Instant>)>>,
+    /// Keys whose value `increment` wrote (`IncrementRefusesPlainNumbers`).
+    counters: Mutex<HashSet<String>>,
+    memo: Mutex<ReadMemo>,
     stopped: AtomicBool,
 }
 
 const NAME: &str = "cache";
 
 impl Reference {
+    /// An optional operation's own `Stopped` check: skipped by `OptionalOperationsWorkAfterStop`,
+    /// which answers from `check` as if it were still running.
+    fn optional(&self) {
+        if self.flaw == Flaw::OptionalOperationsWorkAfterStop {
+            self.stopped.store(false, Ordering::Release);
+        }
+    }
+
     fn check(&self, key: &str) -> InfraResult<String> {
         if self.stopped.load(Ordering::Acquire) && self.flaw != Flaw::WorksAfterStop {
             return Err(InfraError::stopped(NAME));
@@ -89,6 +133,9 @@ impl Reference {
         if key.is_empty() && self.flaw != Flaw::AcceptsEmptyKey {
             return Err(InfraError::invalid_input(NAME, "empty key"));
         }
+        if self.flaw == Flaw::TrimsKeys {
+            return Ok(key.trim().to_owned());
+        }
         if self.flaw == Flaw::FoldsNonAsciiKeys {
             return Ok(key
                 .chars()
@@ -96,6 +143,12 @@ impl Reference {
                 .collect());
         }
         Ok(key.to_owned())
+    }
+
+    /// `ReadsCachedPerThread`: a write forgets what this thread read of `key`, and only that.
+    fn forget_read(&self, key: &str) {
+        let thread = std::thread::current().id();
+        self.memo.lock().unwrap().remove(&(thread, key.to_owned()));
     }
 
     fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Bytes, Option<Instant>)>> {
@@ -121,8 +174,19 @@ impl Reference {
             (None, Flaw::SetKeepsTtl) => self.map().get(&key).and_then(|(_, at)| *at),
             (Some(ttl), Flaw::TtlThreeTimesTooLong) => Some(Instant::now() + ttl * 3),
             (Some(ttl), Flaw::TtlEndsEarly) => Some(Instant::now() + ttl / 3),
-            (ttl, _) => ttl.map(|ttl| Instant::now() + ttl),
+            (Some(ttl), Flaw::SubMillisecondTtlNeverExpires) if ttl.as_millis() == 0 => None,
+            (Some(ttl), Flaw::LongTtlIsATimestamp) if ttl > Duration::from_hours(30 * 24) => {
+                Some(Instant::now())
+            }
+            (Some(ttl), Flaw::HugeTtlOverflows) => Some(Instant::now() + ttl),
+            (Some(ttl), Flaw::TtlTruncatedToWholeSeconds) if ttl >= Duration::from_secs(1) => {
+                Some(Instant::now() + Duration::from_secs(ttl.as_secs()))
+            }
+            // A deadline past what an `Instant` holds: never expires.
+            (ttl, _) => ttl.and_then(|ttl| Instant::now().checked_add(ttl)),
         };
+        self.counters.lock().unwrap().remove(&key);
+        self.forget_read(&key);
         if self.flaw == Flaw::LosesConcurrentWrites {
             let mut copy = self.map().clone();
             tokio::task::yield_now().await;
@@ -151,18 +215,43 @@ impl Reference {
     /// the past) for the other operations.
     fn load(&self, key: &str) -> InfraResult<Option<Bytes>> {
         let key = self.check(key)?;
+        if self.flaw == Flaw::ReadsCachedPerThread {
+            let thread = std::thread::current().id();
+            let memo = self
+                .memo
+                .lock()
+                .unwrap()
+                .get(&(thread, key.clone()))
+                .cloned();
+            if let Some((value, at)) = memo
+                && at.elapsed() < Duration::from_secs(1)
+            {
+                return Ok(value);
+            }
+            let value = self.read(&key);
+            self.memo
+                .lock()
+                .unwrap()
+                .insert((thread, key), (value.clone(), Instant::now()));
+            return Ok(value);
+        }
+        Ok(self.read(&key))
+    }
+
+    fn read(&self, key: &str) -> Option<Bytes> {
+        let key = key.to_owned();
         let mut map = self.map();
         if self.flaw == Flaw::ExpiredStillCounts
             && let Some((_, Some(at))) = map.get(&key)
             && *at <= Instant::now()
         {
-            return Ok(None);
+            return None;
         }
         self.purge(&mut map, &key, true);
         match map.get(&key) {
-            Some((value, _)) => Ok(Some(value.clone())),
-            None if self.flaw == Flaw::MissingIsEmpty => Ok(Some(Bytes::new())),
-            None => Ok(None),
+            Some((value, _)) => Some(value.clone()),
+            None if self.flaw == Flaw::MissingIsEmpty => Some(Bytes::new()),
+            None => None,
         }
     }
 }
@@ -185,10 +274,13 @@ impl Cache for Reference {
             Flaw::KeepsValueAfterDelete => map.contains_key(&key),
             _ => map.remove(&key).is_some(),
         };
+        drop(map);
+        self.forget_read(&key);
         Ok(existed || self.flaw == Flaw::DeleteAlwaysTrue)
     }
 
     async fn set_with_ttl(&self, key: &str, value: Bytes, ttl: Duration) -> InfraResult<()> {
+        self.optional();
         if self.flaw == Flaw::TtlWithoutDeclaring {
             return self.store(key, value, Some(ttl)).await;
         }
@@ -199,21 +291,41 @@ impl Cache for Reference {
     }
 
     async fn increment(&self, key: &str, delta: i64) -> InfraResult<i64> {
-        let key = self.check(key)?;
+        self.optional();
+        let mut key = self.check(key)?;
+        if self.flaw == Flaw::IncrementFoldsCase {
+            key = key.to_lowercase();
+        }
+        let loose = self.flaw == Flaw::IncrementAcceptsLooseNumbers;
+        let own_only = self.flaw == Flaw::IncrementRefusesPlainNumbers;
+        let counters = self.counters.lock().unwrap().clone();
         let read = |map: &HashMap<String, (Bytes, Option<Instant>)>| -> InfraResult<i64> {
+            let not_a_counter = || InfraError::conflict(NAME, "not a counter");
             match map.get(&key) {
                 None => Ok(0),
+                Some(_) if own_only && !counters.contains(&key) => Err(not_a_counter()),
                 Some((value, _)) => std::str::from_utf8(value)
                     .ok()
-                    .and_then(|s| s.parse().ok())
-                    .ok_or_else(|| InfraError::conflict(NAME, "not a counter")),
+                    .and_then(|s| {
+                        s.parse::<i64>()
+                            .ok()
+                            .filter(|n| loose || n.to_string() == s)
+                    })
+                    .ok_or_else(not_a_counter),
             }
+        };
+        let expiry = |map: &HashMap<String, (Bytes, Option<Instant>)>| match self.flaw {
+            Flaw::IncrementClearsTtl => None,
+            _ => map.get(&key).and_then(|(_, at)| *at),
         };
         if self.flaw == Flaw::RacyIncrement {
             let current = read(&self.map())?;
             tokio::task::yield_now().await;
-            self.map()
-                .insert(key, (Bytes::from((current + delta).to_string()), None));
+            self.map().insert(
+                key.clone(),
+                (Bytes::from((current + delta).to_string()), None),
+            );
+            self.counters.lock().unwrap().insert(key);
             return Ok(current + delta);
         }
         let mut map = self.map();
@@ -225,11 +337,16 @@ impl Cache for Reference {
                 .checked_add(delta)
                 .ok_or_else(|| InfraError::conflict(NAME, "the counter would overflow"))?,
         };
-        map.insert(key, (Bytes::from(next.to_string()), None));
+        let expires = expiry(&map);
+        map.insert(key.clone(), (Bytes::from(next.to_string()), expires));
+        drop(map);
+        self.counters.lock().unwrap().insert(key.clone());
+        self.forget_read(&key);
         Ok(next)
     }
 
     async fn get_many(&self, keys: &[&str]) -> InfraResult<Vec<Option<Bytes>>> {
+        self.optional();
         if keys.is_empty() && self.flaw == Flaw::EmptyBatchRefused {
             return Err(InfraError::invalid_input(NAME, "no keys"));
         }
@@ -237,26 +354,53 @@ impl Cache for Reference {
         if self.flaw == Flaw::BulkInKeyOrder {
             keys.sort_unstable();
         }
-        keys.iter().map(|key| self.load(key)).collect()
+        let mut values: Vec<Option<Bytes>> = keys
+            .iter()
+            .map(|key| self.load(key))
+            .collect::<InfraResult<_>>()?;
+        if self.flaw == Flaw::GetManyStopsAtAThousand {
+            values.iter_mut().skip(1000).for_each(|value| *value = None);
+        }
+        Ok(values)
     }
 
     async fn set_many(&self, entries: &[(&str, Bytes)]) -> InfraResult<()> {
+        self.optional();
         if self.flaw != Flaw::BulkWritesBeforeChecking {
             for (key, _) in entries {
                 self.check(key)?;
             }
         }
         for (key, value) in entries {
-            self.store(key, value.clone(), None).await?;
+            let kept = match self.flaw {
+                Flaw::SetManyKeepsTtl => self
+                    .map()
+                    .get(*key)
+                    .and_then(|(_, at)| *at)
+                    .map(|at| at.saturating_duration_since(Instant::now())),
+                _ => None,
+            };
+            self.store(key, value.clone(), kept).await?;
         }
         Ok(())
     }
 
     async fn delete_many(&self, keys: &[&str]) -> InfraResult<u64> {
+        self.optional();
         if self.flaw != Flaw::BulkWritesBeforeChecking {
             for key in keys {
                 self.check(key)?;
             }
+        }
+        if self.flaw == Flaw::DeleteManyCountsRepeats {
+            let mut count = 0;
+            for key in keys {
+                count += u64::from(self.load(key)?.is_some());
+            }
+            for key in keys {
+                self.delete(key).await?;
+            }
+            return Ok(count);
         }
         let mut count = 0;
         for key in keys {
@@ -285,6 +429,8 @@ impl Driver for Reference {
         Ok(Self {
             flaw,
             entries: Mutex::new(HashMap::new()),
+            counters: Mutex::new(HashSet::new()),
+            memo: Mutex::new(HashMap::new()),
             stopped: AtomicBool::new(false),
         })
     }
@@ -365,60 +511,104 @@ fn an_empty_secret_is_refused() {
     );
 }
 
+/// Each broken driver and the obligation that must catch it.
+const CASES: &[(Flaw, &str)] = &[
+    (Flaw::MissingIsEmpty, "get_missing_key_returns_none"),
+    (Flaw::TruncatesAtNul, "binary_values_round_trip_exactly"),
+    (Flaw::DropsEmptyValues, "empty_value_round_trips"),
+    (Flaw::TruncatesLargeValues, "large_value_round_trips"),
+    (Flaw::PanicsOnLargeValues, "large_value_round_trips"),
+    (Flaw::FirstWriteWins, "set_overwrites"),
+    (
+        Flaw::KeepsValueAfterDelete,
+        "delete_reports_existence_and_removes",
+    ),
+    (
+        Flaw::DeleteAlwaysTrue,
+        "delete_reports_existence_and_removes",
+    ),
+    (Flaw::FoldsNonAsciiKeys, "long_and_non_ascii_keys_work"),
+    (Flaw::AcceptsEmptyKey, "empty_key_is_invalid_input"),
+    (
+        Flaw::LosesConcurrentWrites,
+        "concurrent_tasks_lose_no_writes",
+    ),
+    (Flaw::IgnoresTtl, "ttl_entries_expire"),
+    (Flaw::SetKeepsTtl, "ttl_entries_expire"),
+    (Flaw::TtlWithoutDeclaring, "ttl_entries_expire"),
+    (Flaw::RacyIncrement, "increment_is_atomic"),
+    (Flaw::BulkInKeyOrder, "bulk_operations_work"),
+    (
+        Flaw::ExpiredStillCounts,
+        "expiry_is_seen_by_every_operation",
+    ),
+    (Flaw::IncrementWraps, "increment_at_the_limits"),
+    (
+        Flaw::BulkWritesBeforeChecking,
+        "every_operation_refuses_an_empty_key",
+    ),
+    (Flaw::EmptyBatchRefused, "empty_batches_are_no_ops"),
+    (Flaw::TtlThreeTimesTooLong, "ttl_entries_expire"),
+    (
+        Flaw::TtlThreeTimesTooLong,
+        "expiry_is_seen_by_every_operation",
+    ),
+    (Flaw::TtlEndsEarly, "ttl_entries_expire"),
+    (Flaw::SecretInDebug, "secrets_never_show"),
+    (Flaw::SecretInErrors, "secrets_never_show"),
+    (Flaw::SecretInStartError, "secrets_never_show"),
+    (
+        Flaw::WorksAfterStop,
+        "operations_after_stop_fail_with_stopped",
+    ),
+    (Flaw::SetManyKeepsTtl, "expiry_is_seen_by_every_operation"),
+    (
+        Flaw::OptionalOperationsWorkAfterStop,
+        "operations_after_stop_fail_with_stopped",
+    ),
+    (
+        Flaw::SubMillisecondTtlNeverExpires,
+        "ttl_extremes_are_accepted",
+    ),
+    (Flaw::LongTtlIsATimestamp, "ttl_extremes_are_accepted"),
+    (Flaw::HugeTtlOverflows, "ttl_extremes_are_accepted"),
+    (
+        Flaw::TtlTruncatedToWholeSeconds,
+        "sub_second_ttls_are_exact",
+    ),
+    (Flaw::TtlThreeTimesTooLong, "sub_second_ttls_are_exact"),
+    (
+        Flaw::DeleteManyCountsRepeats,
+        "bulk_handles_repeated_keys_and_large_batches",
+    ),
+    (
+        Flaw::GetManyStopsAtAThousand,
+        "bulk_handles_repeated_keys_and_large_batches",
+    ),
+    (
+        Flaw::IncrementAcceptsLooseNumbers,
+        "counters_are_plain_decimal_values",
+    ),
+    (
+        Flaw::IncrementRefusesPlainNumbers,
+        "counters_are_plain_decimal_values",
+    ),
+    (
+        Flaw::IncrementClearsTtl,
+        "counters_are_plain_decimal_values",
+    ),
+    (Flaw::TrimsKeys, "near_identical_keys_are_distinct"),
+    (Flaw::IncrementFoldsCase, "near_identical_keys_are_distinct"),
+    (
+        Flaw::ReadsCachedPerThread,
+        "writes_are_seen_at_once_by_other_tasks",
+    ),
+];
+
 #[test]
 fn each_broken_driver_is_caught_by_its_obligation() {
-    let cases = [
-        (Flaw::MissingIsEmpty, "get_missing_key_returns_none"),
-        (Flaw::TruncatesAtNul, "binary_values_round_trip_exactly"),
-        (Flaw::DropsEmptyValues, "empty_value_round_trips"),
-        (Flaw::TruncatesLargeValues, "large_value_round_trips"),
-        (Flaw::PanicsOnLargeValues, "large_value_round_trips"),
-        (Flaw::FirstWriteWins, "set_overwrites"),
-        (
-            Flaw::KeepsValueAfterDelete,
-            "delete_reports_existence_and_removes",
-        ),
-        (
-            Flaw::DeleteAlwaysTrue,
-            "delete_reports_existence_and_removes",
-        ),
-        (Flaw::FoldsNonAsciiKeys, "long_and_non_ascii_keys_work"),
-        (Flaw::AcceptsEmptyKey, "empty_key_is_invalid_input"),
-        (
-            Flaw::LosesConcurrentWrites,
-            "concurrent_tasks_lose_no_writes",
-        ),
-        (Flaw::IgnoresTtl, "ttl_entries_expire"),
-        (Flaw::SetKeepsTtl, "ttl_entries_expire"),
-        (Flaw::TtlWithoutDeclaring, "ttl_entries_expire"),
-        (Flaw::RacyIncrement, "increment_is_atomic"),
-        (Flaw::BulkInKeyOrder, "bulk_operations_work"),
-        (
-            Flaw::ExpiredStillCounts,
-            "expiry_is_seen_by_every_operation",
-        ),
-        (Flaw::IncrementWraps, "increment_at_the_limits"),
-        (
-            Flaw::BulkWritesBeforeChecking,
-            "every_operation_refuses_an_empty_key",
-        ),
-        (Flaw::EmptyBatchRefused, "empty_batches_are_no_ops"),
-        (Flaw::TtlThreeTimesTooLong, "ttl_entries_expire"),
-        (
-            Flaw::TtlThreeTimesTooLong,
-            "expiry_is_seen_by_every_operation",
-        ),
-        (Flaw::TtlEndsEarly, "ttl_entries_expire"),
-        (Flaw::SecretInDebug, "secrets_never_show"),
-        (Flaw::SecretInErrors, "secrets_never_show"),
-        (Flaw::SecretInStartError, "secrets_never_show"),
-        (
-            Flaw::WorksAfterStop,
-            "operations_after_stop_fail_with_stopped",
-        ),
-    ];
     let mut caught: Vec<&str> = Vec::new();
-    for (flaw, obligation) in cases {
+    for &(flaw, obligation) in CASES {
         let outcome = kit(flaw).check(obligation);
         assert!(
             outcome.is_err(),

@@ -44,7 +44,31 @@ enum Flaw {
     SecretInDebug,
     /// Shows its password in the error of an empty name.
     SecretInErrors,
+    /// Refuses a ttl under a millisecond (0 ms once in its unit) as a zero ttl.
+    SubMillisecondTtlRefused,
+    /// Refuses `Duration::MAX` as a ttl too large to hold.
+    HugeTtlRefused,
+    /// Reports a lease's expiry from the ttl in `u32` milliseconds: 400 days wrap to 55 hours.
+    ExpiryWrapsAtU32Millis,
+    /// Keeps only the whole seconds of a ttl of a second or more (1.5 s becomes 1 s).
+    LeaseTruncatedToWholeSeconds,
+    /// `refresh` only ever lengthens a lease: a shorter ttl than what is left changes nothing.
+    RefreshOnlyExtends,
+    /// `refresh` hands out a new token; the lease value from before no longer matches.
+    RefreshIssuesNewToken,
+    /// Takes over an expired lock by check, then set: racing acquirers all win it.
+    TwoHoldersOfAnExpiredLock,
+    /// `refresh` removes the lease and inserts it again: a concurrent refresh finds no holder.
+    RefreshRemovesThenReinserts,
+    /// Trims whitespace off the ends of names.
+    TrimsNames,
+    /// `release` checks the token, then deletes whatever the name holds by then: an expired
+    /// holder's release deletes the lease of whoever took the lock over in between.
+    ReleaseChecksThenDeletes,
 }
+
+/// The longest lease the reference holds: 1,000 years (a longer ttl is held this long).
+const LONGEST: Duration = Duration::from_hours(1000 * 365 * 24);
 
 /// The password the broken drivers leak; the kit is told it is secret.
 const SECRET: &str = "hunter2";
@@ -100,6 +124,7 @@ impl Reference {
         );
         Ok(match self.flaw {
             Flaw::FoldsCase => name.to_lowercase(),
+            Flaw::TrimsNames => name.trim().to_owned(),
             _ => name.to_owned(),
         })
     }
@@ -108,7 +133,27 @@ impl Reference {
         if ttl.is_zero() && self.flaw != Flaw::AcceptsZeroTtl {
             return Err(InfraError::invalid_input(NAME, "zero ttl"));
         }
+        if ttl.as_millis() == 0 && self.flaw == Flaw::SubMillisecondTtlRefused {
+            return Err(InfraError::invalid_input(
+                NAME,
+                "zero ttl (in milliseconds)",
+            ));
+        }
+        if ttl == Duration::MAX && self.flaw == Flaw::HugeTtlRefused {
+            return Err(InfraError::invalid_input(NAME, "the ttl is too large"));
+        }
         Ok(())
+    }
+
+    /// The ttl the reference holds a lease for: at most [`LONGEST`], and whole seconds only for
+    /// `LeaseTruncatedToWholeSeconds`.
+    fn held_for(&self, ttl: Duration) -> Duration {
+        match self.flaw {
+            Flaw::LeaseTruncatedToWholeSeconds if ttl >= Duration::from_secs(1) => {
+                Duration::from_secs(ttl.as_secs())
+            }
+            _ => ttl.min(LONGEST),
+        }
     }
 
     fn token(&self, name: &str) -> String {
@@ -122,7 +167,10 @@ impl Reference {
         let expires_at = match self.flaw {
             Flaw::ExpiryNotSet => SystemTime::UNIX_EPOCH,
             Flaw::ExpiryReportedLate => SystemTime::now() + ttl + Duration::from_secs(2),
-            _ => SystemTime::now() + ttl,
+            Flaw::ExpiryWrapsAtU32Millis => {
+                SystemTime::now() + Duration::from_millis(u64::from(ttl.as_millis() as u32))
+            }
+            _ => SystemTime::now() + self.held_for(ttl),
         };
         Lease::new(name, token, expires_at)
     }
@@ -146,9 +194,20 @@ impl Lock for Reference {
                 + match self.flaw {
                     Flaw::LeaseOutlivesTtl => ttl * 3,
                     Flaw::LeaseEndsEarly => ttl / 3,
-                    _ => ttl,
+                    _ => self.held_for(ttl),
                 },
         };
+        if self.flaw == Flaw::TwoHoldersOfAnExpiredLock
+            && self
+                .table()
+                .get(&key)
+                .is_some_and(|held| held.until <= Instant::now())
+        {
+            // Check, then set, on the way of an expired lease only.
+            tokio::task::yield_now().await;
+            self.table().insert(key, held);
+            return Ok(Some(self.lease(name, token, ttl)));
+        }
         if self.flaw == Flaw::TwoHolders {
             // Check, then set: another acquirer slips in between.
             if self.is_held(&key) {
@@ -181,6 +240,15 @@ impl Lock for Reference {
 
     async fn release(&self, lease: &Lease) -> InfraResult<bool> {
         let key = self.key(&lease.name)?;
+        if self.flaw == Flaw::ReleaseChecksThenDeletes {
+            let valid = match self.table().get(&key) {
+                Some(held) if held.token == lease.token => held.until > Instant::now(),
+                _ => return Ok(false),
+            };
+            tokio::task::yield_now().await;
+            self.table().remove(&key);
+            return Ok(valid);
+        }
         let mut table = self.table();
         let Some(held) = table.get(&key) else {
             return Ok(false);
@@ -198,6 +266,30 @@ impl Lock for Reference {
     async fn refresh(&self, lease: &Lease, ttl: Duration) -> InfraResult<Lease> {
         let key = self.key(&lease.name)?;
         self.check_ttl(ttl)?;
+        if self.flaw == Flaw::RefreshRemovesThenReinserts {
+            let removed = {
+                let mut table = self.table();
+                match table.get(&key) {
+                    Some(held) if held.token == lease.token && held.until > Instant::now() => {
+                        table.remove(&key)
+                    }
+                    _ => None,
+                }
+            };
+            let Some(held) = removed else {
+                return Err(InfraError::conflict(NAME, "not held by this token"));
+            };
+            tokio::task::yield_now().await;
+            let until = Instant::now() + self.held_for(ttl);
+            self.table().insert(
+                key,
+                Held {
+                    token: held.token,
+                    until,
+                },
+            );
+            return Ok(self.lease(&lease.name, lease.token.clone(), ttl));
+        }
         let mut table = self.table();
         let Some(held) = table.get_mut(&key) else {
             return Err(InfraError::conflict(NAME, "not held"));
@@ -208,8 +300,26 @@ impl Lock for Reference {
         if held.until <= Instant::now() && self.flaw != Flaw::RefreshRevivesExpired {
             return Err(InfraError::conflict(NAME, "expired"));
         }
-        if self.flaw != Flaw::RefreshDoesNotExtend {
-            held.until = Instant::now() + ttl;
+        let until = Instant::now() + self.held_for(ttl);
+        match self.flaw {
+            Flaw::RefreshDoesNotExtend => {}
+            Flaw::RefreshOnlyExtends => {
+                let kept = held.until.max(until);
+                held.until = kept;
+                let expires_at = SystemTime::now() + kept.saturating_duration_since(Instant::now());
+                return Ok(Lease::new(
+                    lease.name.clone(),
+                    lease.token.clone(),
+                    expires_at,
+                ));
+            }
+            Flaw::RefreshIssuesNewToken => {
+                let token = self.token(&lease.name);
+                held.token.clone_from(&token);
+                held.until = until;
+                return Ok(self.lease(&lease.name, token, ttl));
+            }
+            _ => held.until = until,
         }
         Ok(self.lease(&lease.name, lease.token.clone(), ttl))
     }
@@ -272,90 +382,127 @@ fn the_reference_driver_passes_every_obligation() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+/// Each broken driver and the obligation that must catch it.
+const CASES: &[(Flaw, &str)] = &[
+    (Flaw::ExpiryNotSet, "acquire_grants_a_lease_naming_the_lock"),
+    (Flaw::AcquireOverwrites, "a_held_lock_cannot_be_acquired"),
+    (
+        Flaw::ReleaseDoesNotFree,
+        "release_by_the_holder_frees_the_lock",
+    ),
+    (
+        Flaw::ReleaseIgnoresToken,
+        "a_foreign_or_stale_token_can_neither_release_nor_refresh",
+    ),
+    (
+        Flaw::TokenPerName,
+        "a_foreign_or_stale_token_can_neither_release_nor_refresh",
+    ),
+    (
+        Flaw::RefreshIgnoresToken,
+        "a_foreign_or_stale_token_can_neither_release_nor_refresh",
+    ),
+    (
+        Flaw::ExpiredLeasesNeverFreed,
+        "an_expired_lease_can_be_taken_over",
+    ),
+    (
+        Flaw::ReleaseOfExpiredAnswersTrue,
+        "an_expired_lease_can_neither_be_released_nor_refreshed",
+    ),
+    (
+        Flaw::RefreshRevivesExpired,
+        "an_expired_lease_can_neither_be_released_nor_refreshed",
+    ),
+    (
+        Flaw::RefusedAcquireResetsExpiry,
+        "refused_acquires_leave_the_lease_as_it_was",
+    ),
+    (Flaw::RefreshDoesNotExtend, "refresh_extends_the_lease"),
+    (Flaw::EvictsAtAThousand, "many_locks_are_held_at_once"),
+    (
+        Flaw::TwoHolders,
+        "concurrent_acquirers_get_exactly_one_lease",
+    ),
+    (
+        Flaw::AcceptsZeroTtl,
+        "empty_name_or_zero_ttl_is_invalid_input",
+    ),
+    (
+        Flaw::AcceptsEmptyName,
+        "empty_name_or_zero_ttl_is_invalid_input",
+    ),
+    (Flaw::FoldsCase, "distinct_names_are_independent"),
+    (
+        Flaw::PanicsOnNonAsciiNames,
+        "distinct_names_are_independent",
+    ),
+    (
+        Flaw::WorksAfterStop,
+        "operations_after_stop_fail_with_stopped",
+    ),
+    (
+        Flaw::ExpiryReportedLate,
+        "acquire_grants_a_lease_naming_the_lock",
+    ),
+    (Flaw::ExpiryReportedLate, "refresh_extends_the_lease"),
+    (Flaw::LeaseOutlivesTtl, "an_expired_lease_can_be_taken_over"),
+    (
+        Flaw::LeaseOutlivesTtl,
+        "refused_acquires_leave_the_lease_as_it_was",
+    ),
+    (Flaw::LeaseEndsEarly, "an_expired_lease_can_be_taken_over"),
+    (Flaw::SecretInDebug, "secrets_never_show"),
+    (Flaw::SecretInErrors, "secrets_never_show"),
+    (
+        Flaw::SubMillisecondTtlRefused,
+        "lease_ttl_extremes_are_accepted",
+    ),
+    (Flaw::HugeTtlRefused, "lease_ttl_extremes_are_accepted"),
+    (
+        Flaw::ExpiryWrapsAtU32Millis,
+        "lease_ttl_extremes_are_accepted",
+    ),
+    (
+        Flaw::LeaseTruncatedToWholeSeconds,
+        "sub_second_leases_are_exact",
+    ),
+    (Flaw::LeaseOutlivesTtl, "sub_second_leases_are_exact"),
+    (
+        Flaw::RefreshOnlyExtends,
+        "refresh_sets_the_lease_to_ttl_from_now_and_keeps_the_token",
+    ),
+    (
+        Flaw::RefreshIssuesNewToken,
+        "refresh_sets_the_lease_to_ttl_from_now_and_keeps_the_token",
+    ),
+    (
+        Flaw::TwoHoldersOfAnExpiredLock,
+        "concurrent_contenders_leave_one_holder",
+    ),
+    (
+        Flaw::RefreshRemovesThenReinserts,
+        "concurrent_contenders_leave_one_holder",
+    ),
+    (Flaw::TrimsNames, "distinct_names_are_independent"),
+    (
+        Flaw::ReleaseChecksThenDeletes,
+        "concurrent_contenders_leave_one_holder",
+    ),
+];
+
 #[test]
 fn each_broken_driver_is_caught_by_its_obligation() {
-    let cases = [
-        (Flaw::ExpiryNotSet, "acquire_grants_a_lease_naming_the_lock"),
-        (Flaw::AcquireOverwrites, "a_held_lock_cannot_be_acquired"),
-        (
-            Flaw::ReleaseDoesNotFree,
-            "release_by_the_holder_frees_the_lock",
-        ),
-        (
-            Flaw::ReleaseIgnoresToken,
-            "a_foreign_or_stale_token_can_neither_release_nor_refresh",
-        ),
-        (
-            Flaw::TokenPerName,
-            "a_foreign_or_stale_token_can_neither_release_nor_refresh",
-        ),
-        (
-            Flaw::RefreshIgnoresToken,
-            "a_foreign_or_stale_token_can_neither_release_nor_refresh",
-        ),
-        (
-            Flaw::ExpiredLeasesNeverFreed,
-            "an_expired_lease_can_be_taken_over",
-        ),
-        (
-            Flaw::ReleaseOfExpiredAnswersTrue,
-            "an_expired_lease_can_neither_be_released_nor_refreshed",
-        ),
-        (
-            Flaw::RefreshRevivesExpired,
-            "an_expired_lease_can_neither_be_released_nor_refreshed",
-        ),
-        (
-            Flaw::RefusedAcquireResetsExpiry,
-            "refused_acquires_leave_the_lease_as_it_was",
-        ),
-        (Flaw::RefreshDoesNotExtend, "refresh_extends_the_lease"),
-        (Flaw::EvictsAtAThousand, "many_locks_are_held_at_once"),
-        (
-            Flaw::TwoHolders,
-            "concurrent_acquirers_get_exactly_one_lease",
-        ),
-        (
-            Flaw::AcceptsZeroTtl,
-            "empty_name_or_zero_ttl_is_invalid_input",
-        ),
-        (
-            Flaw::AcceptsEmptyName,
-            "empty_name_or_zero_ttl_is_invalid_input",
-        ),
-        (Flaw::FoldsCase, "distinct_names_are_independent"),
-        (
-            Flaw::PanicsOnNonAsciiNames,
-            "distinct_names_are_independent",
-        ),
-        (
-            Flaw::WorksAfterStop,
-            "operations_after_stop_fail_with_stopped",
-        ),
-        (
-            Flaw::ExpiryReportedLate,
-            "acquire_grants_a_lease_naming_the_lock",
-        ),
-        (Flaw::ExpiryReportedLate, "refresh_extends_the_lease"),
-        (Flaw::LeaseOutlivesTtl, "an_expired_lease_can_be_taken_over"),
-        (
-            Flaw::LeaseOutlivesTtl,
-            "refused_acquires_leave_the_lease_as_it_was",
-        ),
-        (Flaw::LeaseEndsEarly, "an_expired_lease_can_be_taken_over"),
-        (Flaw::SecretInDebug, "secrets_never_show"),
-        (Flaw::SecretInErrors, "secrets_never_show"),
-    ];
     // Side by side: a driver that never frees an expired lease takes the kit's whole 5 s bound.
     let outcomes: Vec<_> = std::thread::scope(|scope| {
-        let runs: Vec<_> = cases
+        let runs: Vec<_> = CASES
             .iter()
             .map(|&(flaw, obligation)| scope.spawn(move || kit(flaw).check(obligation)))
             .collect();
         runs.into_iter().map(|run| run.join().unwrap()).collect()
     });
     let mut caught: Vec<&str> = Vec::new();
-    for ((flaw, obligation), outcome) in cases.into_iter().zip(outcomes) {
+    for (&(flaw, obligation), outcome) in CASES.iter().zip(outcomes) {
         assert!(
             outcome.is_err(),
             "{flaw:?} must fail `{obligation}`, and passed it"

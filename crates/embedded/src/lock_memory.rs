@@ -25,8 +25,9 @@ struct Held {
 /// The `lock.memory` driver: named leases held inside one process.
 ///
 /// At most one holder per name until its lease expires; expiry is measured on the monotonic
-/// clock, so a wall-clock jump neither frees nor prolongs a lease. Tokens are unique per driver
-/// instance and carry a per-instance random part. No optional features; options: none.
+/// clock, so a wall-clock jump neither frees nor prolongs a lease. A ttl longer than 1,000 years
+/// (`Duration::MAX` included) is held 1,000 years. Tokens are unique per driver instance and
+/// carry a per-instance random part. No optional features; options: none.
 ///
 /// ```
 /// use std::time::Duration;
@@ -51,7 +52,12 @@ pub struct MemoryLock {
     running: Running,
 }
 
-/// `Instant` and `SystemTime` `ttl` from now, or `InvalidInput` when `ttl` is zero or too far.
+/// The longest lease held: 1,000 years. A longer `ttl` (`Duration::MAX` included) is held this
+/// long, as the contract asks of a ttl longer than the driver can hold (at least 100 years).
+const LONGEST: Duration = Duration::from_hours(1000 * 365 * 24);
+
+/// `Instant` and `SystemTime` `ttl` (at most [`LONGEST`]) from now, or `InvalidInput` when
+/// `ttl` is zero.
 fn deadline(ttl: Duration) -> InfraResult<(Instant, SystemTime)> {
     if ttl.is_zero() {
         return Err(InfraError::invalid_input(
@@ -59,15 +65,17 @@ fn deadline(ttl: Duration) -> InfraResult<(Instant, SystemTime)> {
             "the lease ttl must not be zero",
         ));
     }
+    let ttl = ttl.min(LONGEST);
     let until = Instant::now().checked_add(ttl);
     let expires_at = SystemTime::now().checked_add(ttl);
-    match until.zip(expires_at) {
-        Some(pair) => Ok(pair),
-        None => Err(InfraError::invalid_input(
+    // 1,000 years fits both clocks on every supported platform; should one not hold it, the
+    // lease is refused rather than cut short.
+    until.zip(expires_at).ok_or_else(|| {
+        InfraError::unavailable(
             NAME,
-            format!("the lease ttl {ttl:?} is too large"),
-        )),
-    }
+            format!("this platform's clocks cannot hold a lease of {ttl:?}"),
+        )
+    })
 }
 
 fn check_name(name: &str) -> InfraResult<()> {
@@ -292,10 +300,6 @@ mod tests {
             kind(lock.acquire("a", Duration::ZERO).await),
             ErrorKind::InvalidInput
         );
-        assert_eq!(
-            kind(lock.acquire("a", Duration::MAX).await),
-            ErrorKind::InvalidInput
-        );
         let lease = lock.acquire("a", TTL).await.unwrap().unwrap();
         let err = lock.refresh(&lease, Duration::ZERO).await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidInput);
@@ -305,6 +309,18 @@ mod tests {
             ErrorKind::Conflict
         );
         assert!(!lock.release(&forged).await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn a_ttl_too_long_to_hold_is_held_a_thousand_years() {
+        let lock = lock();
+        let lease = lock.acquire("a", Duration::MAX).await.unwrap().unwrap();
+        let century = SystemTime::now() + Duration::from_hours(100 * 365 * 24);
+        assert!(lease.expires_at > century, "{lease:?}");
+        assert!(lock.acquire("a", TTL).await.unwrap().is_none());
+        let refreshed = lock.refresh(&lease, Duration::MAX).await.unwrap();
+        assert!(refreshed.expires_at > century, "{refreshed:?}");
+        assert!(lock.release(&lease).await.unwrap());
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

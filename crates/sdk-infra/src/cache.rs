@@ -47,8 +47,12 @@ pub const REQUIRED_OPERATIONS: &[&str] = &["get", "set", "delete"];
 /// A shared cache of byte values under string keys.
 ///
 /// Keys are non-empty UTF-8 strings of any length a driver can store; values are arbitrary
-/// bytes, including empty. A cache may forget an entry at any time (capacity, eviction, expiry);
-/// it never returns a value that was overwritten or deleted before the call began.
+/// bytes, including empty. Keys are compared byte for byte: keys that differ only in case, by a
+/// leading or trailing space, by a prefix or suffix, or as NFC vs NFD forms of the same text are
+/// distinct keys in every operation, bulk ones and `increment` included. A cache may forget an
+/// entry at any time (capacity, eviction, expiry); it never returns a value that was overwritten
+/// or deleted before the call began, whichever task or thread asks: once `set` or `delete` has
+/// completed, every later `get` anywhere answers the new state.
 ///
 /// ```
 /// use sandloom_sdk_infra::{Cache, InfraResult};
@@ -115,6 +119,12 @@ pub trait Cache: Send + Sync {
     /// `get_many` `None`, `delete_many` does not count it, `increment` counts from 0. A second
     /// `set_with_ttl` replaces the first ttl (longer or shorter); a plain `set` clears it.
     ///
+    /// Any nonzero `ttl` is accepted. A `ttl` shorter than the backend's resolution is rounded
+    /// up to it (never to no expiry, never refused); otherwise the entry lives `ttl`, not a
+    /// `ttl` rounded to whole seconds either way (1.5 s is neither 1 s nor 2 s). A `ttl` longer
+    /// than the backend can hold (400 days, `Duration::MAX`) is held as long as it can, never
+    /// less than 100 years: `Duration::MAX` means "as long as possible", without panic or error.
+    ///
     /// ```
     /// use std::time::Duration;
     /// use sandloom_sdk_infra::{Cache, ErrorKind, InfraResult};
@@ -153,6 +163,14 @@ pub trait Cache: Send + Sync {
     /// Add `delta` to the signed 64-bit counter under `key` (absent counts as 0) and return the
     /// new value, atomically across all callers. Feature [`INCREMENT`].
     ///
+    /// A counter is a value that is the canonical decimal text of an `i64` (ASCII, `-` for a
+    /// negative, no `+`, no leading zeros, no spaces, not `-0`): `increment` writes it so (`get`
+    /// then answers e.g. `b"-3"`), and such a value written by `set` counts on from there, as
+    /// Redis `INCRBY` does. Any other value (`"05"`, `"+5"`, `" 5"`, `"5.0"`, `""`, a number
+    /// beyond `i64`) is not a counter. `increment` keeps the entry's expiry; `set`,
+    /// `set_with_ttl` and `set_many` over a counter replace it, and after `delete` (or expiry) a
+    /// counter starts again from 0.
+    ///
     /// ```
     /// use sandloom_sdk_infra::{Cache, ErrorKind, InfraResult};
     ///
@@ -185,8 +203,8 @@ pub trait Cache: Send + Sync {
     /// ```
     ///
     /// # Errors
-    /// `Unsupported` without the feature; `Conflict` when the value is not a counter written
-    /// by `increment`, or on overflow (beyond `i64::MAX` or `i64::MIN`; the counter keeps its
+    /// `Unsupported` without the feature; `Conflict` when the value is not a counter (the
+    /// value is kept), or on overflow (beyond `i64::MAX` or `i64::MIN`; the counter keeps its
     /// value).
     async fn increment(&self, key: &str, delta: i64) -> InfraResult<i64> {
         let _ = (key, delta);
@@ -232,7 +250,8 @@ pub trait Cache: Send + Sync {
     /// ```
     ///
     /// A call with an invalid key anywhere among `keys` answers `InvalidInput`; no keys answer
-    /// no values.
+    /// no values. Every position gets its answer, a repeated key each time it appears, however
+    /// many keys one call carries.
     ///
     /// # Errors
     /// `Unsupported` without the feature; else as `get`.
@@ -241,7 +260,8 @@ pub trait Cache: Send + Sync {
         Err(InfraError::unsupported(NAME, "get_many", BULK))
     }
 
-    /// Store every entry. Feature [`BULK`].
+    /// Store every entry, as [`set`](Cache::set) does each: replacing any value and clearing
+    /// any expiry. Feature [`BULK`].
     ///
     /// ```
     /// use sandloom_sdk_infra::{bytes::Bytes, Cache, ErrorKind, InfraResult};
@@ -275,7 +295,8 @@ pub trait Cache: Send + Sync {
     /// ```
     ///
     /// A call with an invalid key anywhere among `entries` answers `InvalidInput` and writes
-    /// nothing; no entries is a successful no-op.
+    /// nothing; no entries is a successful no-op. A key given twice keeps its last entry's value
+    /// (as Redis `MSET` does).
     ///
     /// # Errors
     /// `Unsupported` without the feature; else as `set`.
@@ -322,7 +343,7 @@ pub trait Cache: Send + Sync {
     /// ```
     ///
     /// A call with an invalid key anywhere among `keys` answers `InvalidInput` and deletes
-    /// nothing; no keys count 0.
+    /// nothing; no keys count 0. A key given twice is counted once (as Redis `DEL` does).
     ///
     /// # Errors
     /// `Unsupported` without the feature; else as `delete`.

@@ -72,6 +72,19 @@ impl Lease {
 
 /// Named leases: at most one holder per name at a time, until its lease expires.
 ///
+/// Names are compared byte for byte: names that differ only in case, by a leading or trailing
+/// space, by a prefix or suffix, or as NFC vs NFD forms of the same text are distinct locks.
+/// Every operation is atomic across callers: however many acquire a free, released or expired
+/// lock at once, at most one gets a lease.
+///
+/// Any nonzero `ttl` is accepted, by [`acquire`](Lock::acquire) and
+/// [`refresh`](Lock::refresh) alike. A `ttl` shorter than the backend's resolution is rounded up
+/// to it (never refused, never made endless); otherwise the lease lasts `ttl`, not a `ttl`
+/// rounded to whole seconds either way (1.5 s is neither 1 s nor 2 s), and `expires_at` reports
+/// it. A `ttl` longer than the backend can hold (400 days, `Duration::MAX`) is held as long as
+/// it can, never less than 100 years: `Duration::MAX` means "as long as possible", without panic
+/// or error.
+///
 /// ```
 /// use std::time::Duration;
 /// use sandloom_sdk_infra::lock::Lock;
@@ -127,6 +140,12 @@ pub trait Lock: Send + Sync {
     async fn release(&self, lease: &Lease) -> InfraResult<bool>;
 
     /// Extend a lease still held to `ttl` from now.
+    ///
+    /// The new expiry is `ttl` from now whatever was left, so a `ttl` shorter than the rest of
+    /// the lease shortens it (as Redis `PEXPIRE` does). The answered lease keeps the name and
+    /// the token: the lease value from before the refresh still releases and refreshes the
+    /// lock. Several refreshes of one valid lease at once all succeed and leave its holder the
+    /// one holder.
     ///
     /// ```
     /// use std::time::Duration;

@@ -45,10 +45,16 @@ use super::{KitRequest, call, ensure, expect_kind, expect_unsupported};
 use crate::cache::CacheProvider;
 
 mod combined;
+mod exactness;
 
 use combined::{
     empty_batches_are_no_ops, every_operation_refuses_an_empty_key,
     expiry_is_seen_by_every_operation, increment_at_the_limits,
+};
+use exactness::{
+    bulk_handles_repeated_keys_and_large_batches, counters_are_plain_decimal_values,
+    near_identical_keys_are_distinct, sub_second_ttls_are_exact, ttl_extremes_are_accepted,
+    writes_are_seen_at_once_by_other_tasks,
 };
 
 /// The conformance kit of the `cache` contract. See [`OBLIGATIONS`] for what it holds a driver
@@ -226,7 +232,8 @@ crate::define_kit! {
     /// - `expiry_is_seen_by_every_operation`: declared `ttl`: once an entry's 300 ms ttl passed
     ///   (seen by `get` within the declared tolerance), `delete` answers `false`, `get_many` `None` and `delete_many`
     ///   counts 0 (with `bulk`), `increment` counts from 0 (with `increment`); a second ttl
-    ///   replaces the first, longer or shorter; a plain `set` after expiry does not expire.
+    ///   replaces the first, longer or shorter; a plain `set` after expiry does not expire, nor
+    ///   does an entry `set_many` wrote over one with a ttl (with `bulk`).
     /// - `increment_at_the_limits`: declared `increment`: 0 on a missing key is 0, `i64::MAX` and
     ///   `i64::MIN` are reached exactly, one step beyond either answers `Conflict` and leaves the
     ///   counter as it was.
@@ -235,7 +242,27 @@ crate::define_kit! {
     ///   answer `InvalidInput`; the refused bulk call writes and deletes nothing.
     /// - `empty_batches_are_no_ops`: declared `bulk`: `get_many` of no keys answers no values,
     ///   `set_many` of no entries succeeds, `delete_many` of no keys counts 0, and nothing changes.
-    /// - `operations_after_stop_fail_with_stopped`: after `stop`, every operation answers `Stopped`.
+    /// - `ttl_extremes_are_accepted`: declared `ttl`: a 1 µs ttl is accepted and the entry is
+    ///   gone within the declared tolerance; 400-day and `Duration::MAX` ttls are accepted and the
+    ///   entries stay (through `get`, `increment` and `get_many` where declared).
+    /// - `sub_second_ttls_are_exact`: declared `ttl`: entries with 50 ms and 1.5 s ttls are there
+    ///   until the ttl less the declared tolerance (where positive) and gone by the ttl plus it:
+    ///   neither rounded down nor up to whole seconds.
+    /// - `bulk_handles_repeated_keys_and_large_batches`: declared `bulk`: `get_many` answers every
+    ///   position of a repeated key, `set_many` keeps a repeated key's last value, `delete_many`
+    ///   counts a repeated key once; 1,500 keys in one call each way.
+    /// - `counters_are_plain_decimal_values`: declared `increment`: a counter reads as its
+    ///   decimal text, decimal text written by `set` counts on, any other value (`"05"`, `"+5"`,
+    ///   `" 5"`, `"5.0"`, `"-0"`, beyond `i64`, ...) is `Conflict` and kept; `set` over a counter
+    ///   replaces it, a deleted counter starts at 0; with `ttl`, `increment` keeps an expiry and
+    ///   `set_with_ttl` over a counter gives its own.
+    /// - `near_identical_keys_are_distinct`: keys differing by a trailing or leading space, case,
+    ///   a prefix or suffix, or NFC vs NFD are distinct through `get`, `set`, `delete`, the bulk
+    ///   operations, `increment` and an expiring ttl (each where declared).
+    /// - `writes_are_seen_at_once_by_other_tasks`: after a `set` or `delete` completes, `get` on
+    ///   other tasks (other threads) answers the new state, never the old one.
+    /// - `operations_after_stop_fail_with_stopped`: after `stop`, every operation answers
+    ///   `Stopped`, the declared optional ones too.
     /// - `secrets_never_show`: with secrets declared
     ///   ([`Kit::secrets`](crate::conformance::Kit::secrets)), none shows in the options' `Debug`,
     ///   the driver's `Debug`, or the `Display` or `Debug` of the errors of the contract's
@@ -246,7 +273,7 @@ crate::define_kit! {
     /// ```
     /// use sandloom_driverkit::conformance::cache::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 18);
+    /// assert_eq!(OBLIGATIONS.len(), 24);
     /// assert_eq!(OBLIGATIONS[0], "get_missing_key_returns_none");
     /// assert_eq!(OBLIGATIONS.last(), Some(&"secrets_never_show"));
     /// ```
@@ -267,6 +294,12 @@ crate::define_kit! {
         increment_at_the_limits,
         every_operation_refuses_an_empty_key,
         empty_batches_are_no_ops,
+        ttl_extremes_are_accepted,
+        sub_second_ttls_are_exact,
+        bulk_handles_repeated_keys_and_large_batches,
+        counters_are_plain_decimal_values,
+        near_identical_keys_are_distinct,
+        writes_are_seen_at_once_by_other_tasks,
         operations_after_stop_fail_with_stopped,
         secrets_never_show,
     ];
@@ -637,7 +670,42 @@ async fn operations_after_stop_fail_with_stopped<T: CacheProvider>(
         "delete after stop",
         ErrorKind::Stopped,
         &i.driver.delete("kit:stop").await,
-    )
+    )?;
+    let cache = &*i.driver;
+    if i.declares(TTL) {
+        expect_kind(
+            "set_with_ttl after stop",
+            ErrorKind::Stopped,
+            &cache
+                .set_with_ttl("kit:stop", Bytes::new(), Duration::from_mins(1))
+                .await,
+        )?;
+    }
+    if i.declares(INCREMENT) {
+        expect_kind(
+            "increment after stop",
+            ErrorKind::Stopped,
+            &cache.increment("kit:stop-counter", 1).await,
+        )?;
+    }
+    if i.declares(BULK) {
+        expect_kind(
+            "get_many after stop",
+            ErrorKind::Stopped,
+            &cache.get_many(&["kit:stop"]).await,
+        )?;
+        expect_kind(
+            "set_many after stop",
+            ErrorKind::Stopped,
+            &cache.set_many(&[("kit:stop", Bytes::new())]).await,
+        )?;
+        expect_kind(
+            "delete_many after stop",
+            ErrorKind::Stopped,
+            &cache.delete_many(&["kit:stop"]).await,
+        )?;
+    }
+    Ok(())
 }
 
 async fn secrets_never_show<T: CacheProvider>(

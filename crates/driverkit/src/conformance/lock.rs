@@ -249,11 +249,28 @@ crate::define_kit! {
     ///   acquires of one lock, get exactly one lease; again after it is released.
     /// - `empty_name_or_zero_ttl_is_invalid_input`: `acquire`, `release` and `refresh` of an empty
     ///   name, and `acquire` or `refresh` with a zero ttl, answer `InvalidInput` and change nothing.
-    /// - `distinct_names_are_independent`: locks whose names differ in case, by a suffix, in
-    ///   non-ASCII letters or are 200 characters long are held and released independently.
+    /// - `distinct_names_are_independent`: locks whose names differ in case, by a suffix or a
+    ///   prefix, by a trailing or leading space, in non-ASCII letters, as NFC vs NFD, or are 200
+    ///   characters long are held and released independently.
     /// - `many_locks_are_held_at_once`: 1,500 locks acquired one after another, with short leases
     ///   ending among them, are all still held afterwards (refused to another `acquire`) and each
     ///   is released by its own lease.
+    /// - `lease_ttl_extremes_are_accepted`: a 1 µs lease is granted and its lock is free within
+    ///   the declared tolerance; 400-day and `Duration::MAX` leases are granted, expire about
+    ///   400 days from now and at least 100 years from now, and hold their locks; `refresh` to
+    ///   each of the three likewise.
+    /// - `sub_second_leases_are_exact`: leases of 150 ms and 1.5 s, acquired or refreshed to,
+    ///   hold their lock until the ttl less the declared tolerance (where positive) and end by
+    ///   the ttl plus it: neither rounded down nor up to whole seconds.
+    /// - `refresh_sets_the_lease_to_ttl_from_now_and_keeps_the_token`: `refresh` of a 30 s lease
+    ///   to 600 ms shortens it (expiry reported and lock freed 600 ms from the call, give or
+    ///   take the declared tolerance); a refreshed lease keeps its token, and the lease value
+    ///   from before the refresh still refreshes and releases it.
+    /// - `concurrent_contenders_leave_one_holder`: 16 tasks × 4 acquires of an expired lock get
+    ///   exactly one lease; acquires racing the holder's `release` get at most one, and the
+    ///   lock is then held by it or free; racing an expired holder's `release` (which answers
+    ///   `false`), exactly one, which keeps the lock; 16 concurrent refreshes of one valid lease
+    ///   all succeed with its token and leave it the one holder.
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, `acquire`, `release` and
     ///   `refresh` answer `Stopped`.
     /// - `secrets_never_show`: with secrets declared
@@ -266,7 +283,7 @@ crate::define_kit! {
     /// ```
     /// use sandloom_driverkit::conformance::lock::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 14);
+    /// assert_eq!(OBLIGATIONS.len(), 18);
     /// assert_eq!(OBLIGATIONS[0], "acquire_grants_a_lease_naming_the_lock");
     /// assert_eq!(OBLIGATIONS.last(), Some(&"secrets_never_show"));
     /// ```
@@ -283,6 +300,10 @@ crate::define_kit! {
         empty_name_or_zero_ttl_is_invalid_input,
         distinct_names_are_independent,
         many_locks_are_held_at_once,
+        lease_ttl_extremes_are_accepted,
+        sub_second_leases_are_exact,
+        refresh_sets_the_lease_to_ttl_from_now_and_keeps_the_token,
+        concurrent_contenders_leave_one_holder,
         operations_after_stop_fail_with_stopped,
         secrets_never_show,
     ];
@@ -728,7 +749,11 @@ async fn distinct_names_are_independent<T: LockProvider>(
         "kit-Job",
         "kit-job-2",
         "kit-jo",
+        "kit-job ",
+        " kit-job",
+        "x-kit-job",
         "kit-jöb",
+        "kit-jo\u{308}b", // ö as o + combining diaeresis (NFD)
         "kit-工作",
         long.as_str(),
     ];
@@ -754,6 +779,374 @@ async fn distinct_names_are_independent<T: LockProvider>(
         expect_release(lock, lease, true, "its holder releases it").await?;
     }
     Ok(())
+}
+
+/// 400 days: beyond `u32` milliseconds.
+const DAYS_400: Duration = Duration::from_hours(400 * 24);
+/// What `Duration::MAX` must at least give: 100 years.
+const CENTURY: Duration = Duration::from_hours(100 * 365 * 24);
+
+/// `lease` (just answered for `ttl`, asked between `before` and `after`) must report an expiry
+/// `ttl` after the call, give or take `late`; for a ttl longer than 100 years, at least 100 years.
+fn expect_expiry(
+    what: &str,
+    lease: &Lease,
+    ttl: Duration,
+    (before, after): (SystemTime, SystemTime),
+    late: Duration,
+) -> Result<(), String> {
+    if ttl > CENTURY {
+        let floor = after.checked_add(CENTURY);
+        ensure!(
+            floor.is_some_and(|floor| lease.expires_at >= floor),
+            "{what} with a {ttl:?} ttl answered a lease expiring at {:?}: a ttl longer than the \
+             backend holds is held as long as it can, never less than 100 years",
+            lease.expires_at
+        );
+        return Ok(());
+    }
+    let low = (before + ttl).checked_sub(late).unwrap_or(before);
+    let high = after + ttl + late;
+    ensure!(
+        lease.expires_at >= low && lease.expires_at <= high,
+        "{what} with a {ttl:?} ttl answered a lease expiring at {:?}, not {ttl:?} after the call \
+         (between {before:?} and {after:?}) give or take the declared tolerance of {late:?}",
+        lease.expires_at
+    );
+    Ok(())
+}
+
+/// Wait until the lock `name`, whose lease of `ttl` began at `asked` or just after, is free:
+/// within `late` of its end. Answers the new lease, for the caller to release.
+async fn await_free(
+    lock: &dyn Lock,
+    name: &str,
+    ttl: Duration,
+    asked: tokio::time::Instant,
+    late: Duration,
+) -> Result<Lease, String> {
+    let deadline = asked + ttl + late;
+    loop {
+        let tried = tokio::time::Instant::now();
+        if let Some(lease) = call!(
+            format!("acquire({name:?}) after its lease's end"),
+            lock.acquire(name, LONG)
+        ) {
+            return Ok(lease);
+        }
+        ensure!(
+            tried < deadline,
+            "a lease of {ttl:?} on {name:?} still held its lock {:?} after it began: more than \
+             the declared tolerance ({late:?}) past its end (was it rounded up?)",
+            tried - asked
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Hold the lock `name` (leased for `ttl` at `asked` or just after) to its lifetime: held until
+/// `ttl - late` where that is positive, free by `ttl + late`.
+async fn expect_lease_lifetime(
+    lock: &dyn Lock,
+    name: &str,
+    ttl: Duration,
+    asked: tokio::time::Instant,
+    late: Duration,
+) -> Result<(), String> {
+    if let Some(early) = ttl.checked_sub(late).filter(|early| !early.is_zero()) {
+        tokio::time::sleep_until(asked + early).await;
+        let taken = call!(format!("acquire({name:?})"), lock.acquire(name, LONG));
+        ensure!(
+            taken.is_none() || asked.elapsed() >= ttl,
+            "a lease of {ttl:?} on {name:?} ended {:?} after it began: more than the declared \
+             tolerance ({late:?}) early (was it rounded down?); another acquire got {taken:?}",
+            asked.elapsed()
+        );
+    }
+    let taker = await_free(lock, name, ttl, asked, late).await?;
+    expect_release(lock, &taker, true, "the new holder releases its lease").await
+}
+
+async fn lease_ttl_extremes_are_accepted<T: LockProvider>(
+    i: &Instance<T>,
+    s: &LockSettings,
+) -> Result<(), String> {
+    let lock = &*i.driver;
+    let late = s.late();
+    // Shorter than any backend's resolution: rounded up to it, never refused or made endless.
+    let asked = tokio::time::Instant::now();
+    acquire_free(lock, "kit-1us", Duration::from_micros(1)).await?;
+    let taker = await_free(lock, "kit-1us", Duration::from_micros(1), asked, late).await?;
+    expect_release(lock, &taker, true, "the new holder releases its lease").await?;
+    // Longer than many backends hold: as long as they can, at least 100 years.
+    for (name, ttl) in [("kit-400d", DAYS_400), ("kit-max", Duration::MAX)] {
+        let before = SystemTime::now();
+        let lease = acquire_free(lock, name, ttl).await?;
+        expect_expiry("acquire", &lease, ttl, (before, SystemTime::now()), late)?;
+        expect_held(lock, name, &format!("its lease of {ttl:?} is valid")).await?;
+        expect_release(lock, &lease, true, "its long lease is valid").await?;
+    }
+    // `refresh` to each.
+    for (name, ttl) in [
+        ("kit-refresh-400d", DAYS_400),
+        ("kit-refresh-max", Duration::MAX),
+    ] {
+        let lease = acquire_free(lock, name, LONG).await?;
+        let before = SystemTime::now();
+        let refreshed = call!(
+            format!("refresh of {lease:?} to {ttl:?}"),
+            lock.refresh(&lease, ttl)
+        );
+        expect_expiry(
+            "refresh",
+            &refreshed,
+            ttl,
+            (before, SystemTime::now()),
+            late,
+        )?;
+        expect_held(lock, name, &format!("its lease was refreshed to {ttl:?}")).await?;
+        expect_release(lock, &refreshed, true, "its refreshed lease is valid").await?;
+    }
+    let lease = acquire_free(lock, "kit-refresh-1us", LONG).await?;
+    let asked = tokio::time::Instant::now();
+    call!(
+        "refresh to 1 µs",
+        lock.refresh(&lease, Duration::from_micros(1))
+    );
+    let taker = await_free(
+        lock,
+        "kit-refresh-1us",
+        Duration::from_micros(1),
+        asked,
+        late,
+    )
+    .await?;
+    expect_release(lock, &taker, true, "the new holder releases its lease").await
+}
+
+async fn sub_second_leases_are_exact<T: LockProvider>(
+    i: &Instance<T>,
+    s: &LockSettings,
+) -> Result<(), String> {
+    let lock = &*i.driver;
+    let late = s.late();
+    for ttl in [Duration::from_millis(150), Duration::from_millis(1500)] {
+        let name = format!("kit-exact-{}ms", ttl.as_millis());
+        let asked = tokio::time::Instant::now();
+        acquire_free(lock, &name, ttl).await?;
+        expect_lease_lifetime(lock, &name, ttl, asked, late).await?;
+        // Refreshed to it from a long lease.
+        let name = format!("kit-exact-refresh-{}ms", ttl.as_millis());
+        let lease = acquire_free(lock, &name, LONG).await?;
+        let asked = tokio::time::Instant::now();
+        call!(format!("refresh to {ttl:?}"), lock.refresh(&lease, ttl));
+        expect_lease_lifetime(lock, &name, ttl, asked, late).await?;
+    }
+    Ok(())
+}
+
+async fn refresh_sets_the_lease_to_ttl_from_now_and_keeps_the_token<T: LockProvider>(
+    i: &Instance<T>,
+    s: &LockSettings,
+) -> Result<(), String> {
+    let lock = &*i.driver;
+    let late = s.late();
+    let shorter = Duration::from_millis(600);
+    let lease = acquire_free(lock, "kit-shorten", LONG).await?;
+    let asked = tokio::time::Instant::now();
+    let before = SystemTime::now();
+    let refreshed = call!(
+        "refresh of a 30 s lease to 600 ms",
+        lock.refresh(&lease, shorter)
+    );
+    expect_expiry(
+        "refresh of a 30 s lease",
+        &refreshed,
+        shorter,
+        (before, SystemTime::now()),
+        late,
+    )?;
+    ensure!(
+        refreshed.token == lease.token && refreshed.name == lease.name,
+        "refresh of {lease:?} answered {refreshed:?}: a refreshed lease keeps its name and token"
+    );
+    // A refresh sets the expiry to `ttl` from now, shorter than what was left too.
+    expect_lease_lifetime(lock, "kit-shorten", shorter, asked, late).await?;
+    // The lease value from before a refresh still refreshes and releases it.
+    let original = acquire_free(lock, "kit-keep-token", LONG).await?;
+    let renewed = call!("refresh", lock.refresh(&original, LONG));
+    ensure!(
+        renewed.token == original.token,
+        "refresh of {original:?} answered {renewed:?}: a refreshed lease keeps its token"
+    );
+    let again = call!(
+        "refresh of the lease value from before a refresh",
+        lock.refresh(&original, LONG)
+    );
+    ensure!(
+        again.token == original.token,
+        "a second refresh of {original:?} answered {again:?}"
+    );
+    expect_held(lock, "kit-keep-token", "its lease was refreshed twice").await?;
+    expect_release(
+        lock,
+        &original,
+        true,
+        "the lease value from before its refreshes names the same holder",
+    )
+    .await?;
+    acquire_free(lock, "kit-keep-token", LONG)
+        .await
+        .map_err(|e| format!("after the holder released it: {e}"))
+        .map(drop)
+}
+
+/// How many tasks race in `concurrent_contenders_leave_one_holder`.
+const TASKS: usize = 16;
+/// How many acquires each racing task has in flight at once.
+const RACING: usize = 4;
+
+/// [`TASKS`] × [`RACING`] acquires of `name` at once (and the holder's `release` of `lease`,
+/// when given), answering every lease granted and what the release answered.
+async fn race<T: LockProvider>(
+    i: &Instance<T>,
+    name: &'static str,
+    release: Option<Lease>,
+) -> Result<(Vec<Lease>, Option<bool>), String> {
+    let parties = TASKS + usize::from(release.is_some());
+    let barrier = Arc::new(tokio::sync::Barrier::new(parties));
+    let mut tasks = Vec::new();
+    for _ in 0..TASKS {
+        let lock = i.shared();
+        let barrier = Arc::clone(&barrier);
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            let acquires = (0..RACING).map(|_| lock.acquire(name, LONG));
+            futures_util::future::try_join_all(acquires)
+                .await
+                .map_err(|e| format!("acquire failed: {e}"))
+        }));
+    }
+    let released = match release {
+        Some(lease) => {
+            let lock = i.shared();
+            let barrier = Arc::clone(&barrier);
+            let releaser = tokio::spawn(async move {
+                barrier.wait().await;
+                lock.release(&lease).await
+            });
+            Some(
+                releaser
+                    .await
+                    .map_err(|e| format!("a task panicked: {e}"))?
+                    .map_err(|e| format!("release failed: {e}"))?,
+            )
+        }
+        None => None,
+    };
+    let mut winners = Vec::new();
+    for task in tasks {
+        let leases = task.await.map_err(|e| format!("a task panicked: {e}"))??;
+        winners.extend(leases.into_iter().flatten());
+    }
+    Ok((winners, released))
+}
+
+/// [`TASKS`] refreshes of one valid lease at once: all succeed with its token, one holder stays.
+async fn concurrent_refreshes_keep_one_holder<T: LockProvider>(
+    i: &Instance<T>,
+) -> Result<(), String> {
+    let lock = &*i.driver;
+    let lease = acquire_free(lock, "kit-race-refresh", LONG).await?;
+    let mut tasks = Vec::new();
+    let barrier = Arc::new(tokio::sync::Barrier::new(TASKS));
+    for _ in 0..TASKS {
+        let lock = i.shared();
+        let lease = lease.clone();
+        let barrier = Arc::clone(&barrier);
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            lock.refresh(&lease, LONG).await
+        }));
+    }
+    for task in tasks {
+        let refreshed = task
+            .await
+            .map_err(|e| format!("a task panicked: {e}"))?
+            .map_err(|e| {
+                format!("one of {TASKS} concurrent refreshes of a valid lease failed: {e}")
+            })?;
+        ensure!(
+            refreshed.token == lease.token,
+            "a concurrent refresh of {lease:?} answered {refreshed:?}: the token must stay"
+        );
+    }
+    expect_held(lock, "kit-race-refresh", "its lease was refreshed").await?;
+    expect_release(lock, &lease, true, "concurrent refreshes keep one holder").await
+}
+
+async fn concurrent_contenders_leave_one_holder<T: LockProvider>(
+    i: &Instance<T>,
+    s: &LockSettings,
+) -> Result<(), String> {
+    let lock = &*i.driver;
+    let late = s.late();
+    // An expired lock: its lease ended, nobody released it.
+    let short = Duration::from_millis(100);
+    acquire_free(lock, "kit-race-expired", short).await?;
+    // Past its end by the declared tolerance: every backend has freed it by then.
+    tokio::time::sleep(short + late).await;
+    let (winners, _) = race(i, "kit-race-expired", None).await?;
+    ensure!(
+        winners.len() == 1,
+        "{} concurrent acquires of an expired lock gave {} leases, not exactly one",
+        TASKS * RACING,
+        winners.len()
+    );
+    expect_release(lock, &winners[0], true, "the one winner holds it").await?;
+    // Acquires racing the holder's release.
+    let holder = acquire_free(lock, "kit-race-release", LONG).await?;
+    let (winners, released) = race(i, "kit-race-release", Some(holder)).await?;
+    ensure!(
+        released == Some(true),
+        "the holder's release, racing acquires, answered {released:?}, not true"
+    );
+    ensure!(
+        winners.len() <= 1,
+        "acquires racing the holder's release gave {} leases, not at most one",
+        winners.len()
+    );
+    match winners.first() {
+        Some(winner) => {
+            expect_held(lock, "kit-race-release", "one acquire won it").await?;
+            expect_release(lock, winner, true, "the one winner holds it").await?;
+        }
+        None => drop(acquire_free(lock, "kit-race-release", LONG).await?),
+    }
+    // An expired holder's release racing acquirers of its lock: it answers `false` and frees
+    // nothing of the winner's (a release that checks the token, then deletes whatever is
+    // there, deletes the winner's lease). A few rounds, as a race shows only sometimes.
+    for _ in 0..4 {
+        let name = "kit-race-stale-release";
+        let old = acquire_free(lock, name, short).await?;
+        tokio::time::sleep(short + late).await;
+        let (winners, released) = race(i, name, Some(old)).await?;
+        ensure!(
+            released == Some(false) && winners.len() == 1,
+            "an expired holder's release racing {} acquires answered {released:?} and they got \
+             {} leases: expected false, and exactly one lease",
+            TASKS * RACING,
+            winners.len()
+        );
+        expect_held(
+            lock,
+            name,
+            "one acquire won it, and the expired holder's release must not free it",
+        )
+        .await?;
+        expect_release(lock, &winners[0], true, "the one winner holds it").await?;
+    }
+    concurrent_refreshes_keep_one_holder(i).await
 }
 
 async fn operations_after_stop_fail_with_stopped<T: LockProvider>(

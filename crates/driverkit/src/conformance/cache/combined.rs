@@ -42,6 +42,46 @@ async fn await_expiry(
     }
 }
 
+/// `get_many` answers `None` for the expired `kit:x:bulk` (and the value of
+/// `kit:x:short-then-long`, whose second ttl is long); `delete_many` does not count it.
+async fn bulk_calls_see_the_expiry(cache: &dyn Cache) -> Result<(), String> {
+    let v = || Bytes::from_static(b"v");
+    let got = call!(
+        "get_many",
+        cache.get_many(&["kit:x:bulk", "kit:x:short-then-long"])
+    );
+    ensure!(
+        got == [None, Some(v())],
+        "get_many of an expired entry and one whose second ttl is long answered {got:?}, \
+         expected [None, Some(b\"v\")]"
+    );
+    let removed = call!("delete_many", cache.delete_many(&["kit:x:bulk"]));
+    ensure!(
+        removed == 0,
+        "delete_many of an expired entry counted {removed}, expected 0"
+    );
+    Ok(())
+}
+
+/// `increment` of each entry in `counted` (and `kit:x:count`), whose ttl passed, counts from 0.
+async fn expired_entries_count_from_zero(
+    cache: &dyn Cache,
+    counted: &[String],
+) -> Result<(), String> {
+    for key in counted.iter().map(String::as_str).chain(["kit:x:count"]) {
+        let got = call!(
+            format!("increment of the expired (non-counter) entry {key:?}"),
+            cache.increment(key, 2)
+        );
+        ensure!(
+            got == 2,
+            "increment by 2 of the expired entry {key:?} answered {got}: an expired entry \
+             counts as absent (0)"
+        );
+    }
+    Ok(())
+}
+
 pub(super) async fn expiry_is_seen_by_every_operation<T: CacheProvider>(
     i: &Instance<T>,
     s: &CacheSettings,
@@ -60,6 +100,7 @@ pub(super) async fn expiry_is_seen_by_every_operation<T: CacheProvider>(
         "kit:x:bulk",
         "kit:x:count",
         "kit:x:set-again",
+        "kit:x:set-many-over",
     ];
     for key in deleted
         .iter()
@@ -94,6 +135,13 @@ pub(super) async fn expiry_is_seen_by_every_operation<T: CacheProvider>(
         call!("get before expiry", cache.get("kit:x:delete")).is_some(),
         "an entry with a {SHORT:?} ttl was gone at once"
     );
+    if i.declares(BULK) {
+        // `set_many` over an entry with a ttl stores it as `set` does: without that expiry.
+        call!(
+            "set_many over an entry with a ttl",
+            cache.set_many(&[("kit:x:set-many-over", Bytes::from_static(b"over"))])
+        );
+    }
     // The entry given its short TTL last: once it is gone, so is every other short one.
     await_expiry(cache, "kit:x:long-then-short", written, s.late()).await?;
     for key in deleted.iter().map(String::as_str).chain(["kit:x:delete"]) {
@@ -103,33 +151,10 @@ pub(super) async fn expiry_is_seen_by_every_operation<T: CacheProvider>(
         );
     }
     if i.declares(BULK) {
-        let got = call!(
-            "get_many",
-            cache.get_many(&["kit:x:bulk", "kit:x:short-then-long"])
-        );
-        ensure!(
-            got == [None, Some(v())],
-            "get_many of an expired entry and one whose second ttl is long answered {got:?}, \
-             expected [None, Some(b\"v\")]"
-        );
-        let removed = call!("delete_many", cache.delete_many(&["kit:x:bulk"]));
-        ensure!(
-            removed == 0,
-            "delete_many of an expired entry counted {removed}, expected 0"
-        );
+        bulk_calls_see_the_expiry(cache).await?;
     }
     if i.declares(INCREMENT) {
-        for key in counted.iter().map(String::as_str).chain(["kit:x:count"]) {
-            let got = call!(
-                format!("increment of the expired (non-counter) entry {key:?}"),
-                cache.increment(key, 2)
-            );
-            ensure!(
-                got == 2,
-                "increment by 2 of the expired entry {key:?} answered {got}: an expired entry \
-                 counts as absent (0)"
-            );
-        }
+        expired_entries_count_from_zero(cache, &counted).await?;
     }
     ensure!(
         call!("get", cache.get("kit:x:short-then-long")).is_some(),
@@ -146,6 +171,14 @@ pub(super) async fn expiry_is_seen_by_every_operation<T: CacheProvider>(
         again.as_deref() == Some(&b"again"[..]),
         "a plain set after an entry expired must store without expiry, get answered {again:?}"
     );
+    if i.declares(BULK) {
+        let over = call!("get", cache.get("kit:x:set-many-over"));
+        ensure!(
+            over.as_deref() == Some(&b"over"[..]),
+            "set_many over an entry with a {SHORT:?} ttl must clear the expiry, as set does, \
+             but get answered {over:?} after the ttl"
+        );
+    }
     Ok(())
 }
 
