@@ -75,7 +75,39 @@ enum Flaw {
     DelayTooLong,
     /// Shows its password in the error of an empty queue name.
     SecretInErrors,
+    /// Rounds a `reserve`'s wait up to whole seconds (1 µs and 300 ms wait 1 s).
+    RoundsWaitUpToSeconds,
+    /// Rounds delays and `retry_after` to the nearest whole second (300 ms is no delay, 1.5 s
+    /// is 2 s).
+    RoundsDelaysToSeconds,
+    /// Refuses a delay or `retry_after` beyond 30 days with `InvalidInput`.
+    RefusesLongDurations,
+    /// Adds durations to `Instant`s unchecked: `Duration::MAX` panics.
+    OverflowsOnHugeDurations,
+    /// A wait too long to add to now (`Duration::MAX`) is taken as no wait at all.
+    MaxWaitMeansNoWait,
+    /// Counts a nack's `retry_after` from the reservation, not from the nack.
+    RetryCountedFromReserve,
+    /// Wakes at once for enqueues and nacks, but looks for tasks that became due (delay,
+    /// `retry_after`, visibility timeout) only once a second.
+    PollsDueTasksEachSecond,
+    /// Checks a receipt, lets others run, then settles: racing acks and nacks of one receipt
+    /// can all succeed.
+    SettlesTwiceUnderConcurrency,
+    /// Queue names are compared without case.
+    FoldsQueueCase,
+    /// Trailing spaces of queue names are dropped.
+    TrimsQueueNames,
+    /// Queue names are normalized to NFC (here: `e` and a combining acute accent become `é`).
+    NormalizesQueueNames,
+    /// `dead_letters` with limit 0 lists them all.
+    DeadLettersLimitZeroMeansAll,
+    /// A `reserve` waiting when `stop` is called notices only a second later.
+    StopEndsReserveLate,
 }
+
+/// Longest a duration is held: a hundred years, as the contract asks at least.
+const FOREVER: Duration = Duration::from_hours(100 * 366 * 24);
 
 /// The password the broken driver leaks; the kit is told it is secret.
 const SECRET: &str = "hunter2";
@@ -168,10 +200,33 @@ impl Reference {
     }
 
     fn key(&self, queue: &str) -> String {
-        if self.flaw() == Flaw::SharedQueue {
-            String::new()
-        } else {
-            queue.to_owned()
+        match self.flaw() {
+            Flaw::SharedQueue => String::new(),
+            Flaw::FoldsQueueCase => queue.to_lowercase(),
+            Flaw::TrimsQueueNames => queue.trim_end().to_owned(),
+            Flaw::NormalizesQueueNames => queue.replace("e\u{301}", "\u{e9}"),
+            _ => queue.to_owned(),
+        }
+    }
+
+    /// `now + duration`, held at [`FOREVER`] when longer (or, with a flaw, not).
+    fn after(&self, now: Instant, duration: Duration) -> Instant {
+        if self.flaw() == Flaw::OverflowsOnHugeDurations {
+            return now + duration;
+        }
+        now + duration.min(FOREVER)
+    }
+
+    /// A delay or `retry_after` as the driver takes it.
+    fn postpone(&self, duration: Duration) -> InfraResult<Duration> {
+        match self.flaw() {
+            Flaw::RefusesLongDurations if duration > Duration::from_hours(30 * 24) => Err(
+                InfraError::invalid_input(NAME, "delays are at most 30 days"),
+            ),
+            Flaw::RoundsDelaysToSeconds => Ok(Duration::from_secs(
+                duration.as_secs() + u64::from(duration.subsec_millis() >= 500),
+            )),
+            _ => Ok(duration),
         }
     }
 
@@ -379,9 +434,10 @@ impl TaskQueue for Reference {
             _ => payload,
         };
         let now = Instant::now();
-        let visible_at = match options.delay {
-            Some(delay) if self.flaw() == Flaw::DelayTooLong => now + delay * 2,
-            Some(delay) if self.flaw() != Flaw::IgnoresDelay => now + delay,
+        let delay = options.delay.map(|d| self.postpone(d)).transpose()?;
+        let visible_at = match delay {
+            Some(delay) if self.flaw() == Flaw::DelayTooLong => self.after(now, delay * 2),
+            Some(delay) if self.flaw() != Flaw::IgnoresDelay => self.after(now, delay),
             _ => now,
         };
         let key = self.key(queue);
@@ -452,18 +508,28 @@ impl TaskQueue for Reference {
             }
             _ => {}
         }
-        let deadline = Instant::now()
-            + match self.flaw() {
-                Flaw::OversleepsWait => wait * 2,
-                Flaw::GivesUpEarly => wait / 2,
-                _ => wait,
-            };
+        let wait = match self.flaw() {
+            Flaw::OversleepsWait => wait.saturating_mul(2),
+            Flaw::GivesUpEarly => wait / 2,
+            Flaw::RoundsWaitUpToSeconds => {
+                Duration::from_secs(wait.as_secs() + u64::from(wait.subsec_nanos() > 0))
+            }
+            Flaw::MaxWaitMeansNoWait if Instant::now().checked_add(wait).is_none() => {
+                Duration::ZERO
+            }
+            _ => wait,
+        };
+        let deadline = self.after(Instant::now(), wait);
         loop {
             let notified = self.notify.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
             if self.stopped.load(Ordering::Acquire) {
                 match self.flaw() {
+                    Flaw::StopEndsReserveLate => {
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                        self.check(queue)?;
+                    }
                     // Only checked on entry: a waiting reserve sleeps on through `stop`.
                     Flaw::StopLeavesReserveWaiting => {}
                     Flaw::StopEndsReserveWithNone => return Ok(None),
@@ -481,13 +547,25 @@ impl TaskQueue for Reference {
                 tokio::time::sleep((deadline - now).min(Duration::from_secs(1))).await;
                 continue;
             }
-            let _ = tokio::time::timeout((deadline - now).min(POLL), notified).await;
+            let poll = match self.flaw() {
+                Flaw::PollsDueTasksEachSecond => Duration::from_secs(1),
+                _ => POLL,
+            };
+            let _ = tokio::time::timeout((deadline - now).min(poll), notified).await;
         }
     }
 
     async fn ack(&self, reservation: &Reservation) -> InfraResult<()> {
         self.check(&reservation.task.queue)?;
         let key = self.key(&reservation.task.queue);
+        if self.flaw() == Flaw::SettlesTwiceUnderConcurrency {
+            self.current(&self.state(), &key, reservation)?;
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            if let Some(entries) = self.state().queues.get_mut(&key) {
+                entries.retain(|e| e.id != reservation.task.id);
+            }
+            return Ok(());
+        }
         let mut state = self.state();
         let gone = !state
             .queues
@@ -515,9 +593,21 @@ impl TaskQueue for Reference {
     ) -> InfraResult<()> {
         self.check(&reservation.task.queue)?;
         let key = self.key(&reservation.task.queue);
+        let retry_after = retry_after.map(|d| self.postpone(d)).transpose()?;
+        if self.flaw() == Flaw::SettlesTwiceUnderConcurrency {
+            self.current(&self.state(), &key, reservation)?;
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
         {
             let mut state = self.state();
-            let index = self.current(&state, &key, reservation)?;
+            let index = match self.flaw() {
+                Flaw::SettlesTwiceUnderConcurrency => state
+                    .queues
+                    .get(&key)
+                    .and_then(|entries| entries.iter().position(|e| e.id == reservation.task.id))
+                    .ok_or_else(|| stale(reservation))?,
+                _ => self.current(&state, &key, reservation)?,
+            };
             let entries = state.queues.get_mut(&key).unwrap();
             if self.flaw() == Flaw::DropsNackedTasks {
                 entries.remove(index);
@@ -530,10 +620,20 @@ impl TaskQueue for Reference {
             }
             let now = Instant::now();
             let entry = &mut entries[index];
+            // Counting from the reservation: its lease ends a visibility timeout after it.
+            let from = match self.flaw() {
+                Flaw::RetryCountedFromReserve => entry
+                    .visible_at
+                    .checked_sub(self.visibility())
+                    .unwrap_or(now),
+                _ => now,
+            };
             entry.receipt = None;
             entry.visible_at = match retry_after {
-                Some(delay) if self.flaw() == Flaw::RetryAfterTooLong => now + delay * 2,
-                Some(delay) if self.flaw() != Flaw::IgnoresRetryAfter => now + delay,
+                Some(delay) if self.flaw() == Flaw::RetryAfterTooLong => {
+                    self.after(from, delay.saturating_mul(2))
+                }
+                Some(delay) if self.flaw() != Flaw::IgnoresRetryAfter => self.after(from, delay),
                 _ => now,
             };
         }
@@ -554,7 +654,9 @@ impl TaskQueue for Reference {
         if self.flaw() == Flaw::DeadLettersNewestFirst {
             dead.reverse();
         }
-        dead.truncate(limit);
+        if limit > 0 || self.flaw() != Flaw::DeadLettersLimitZeroMeansAll {
+            dead.truncate(limit);
+        }
         Ok(dead)
     }
 }
@@ -779,6 +881,53 @@ const CASES: &[(Flaw, &str)] = &[
     ),
     (Flaw::DelayTooLong, "delay_is_respected"),
     (Flaw::SecretInErrors, "secrets_never_show"),
+    (
+        Flaw::RoundsWaitUpToSeconds,
+        "reserve_waits_exactly_as_long_as_asked",
+    ),
+    (
+        Flaw::RoundsDelaysToSeconds,
+        "delays_and_retries_below_and_between_seconds_are_exact",
+    ),
+    (
+        Flaw::RefusesLongDurations,
+        "extreme_durations_are_accepted_and_held",
+    ),
+    (
+        Flaw::OverflowsOnHugeDurations,
+        "extreme_durations_are_accepted_and_held",
+    ),
+    (
+        Flaw::MaxWaitMeansNoWait,
+        "extreme_durations_are_accepted_and_held",
+    ),
+    (
+        Flaw::RetryCountedFromReserve,
+        "retry_after_counts_from_the_nack",
+    ),
+    (
+        Flaw::PollsDueTasksEachSecond,
+        "a_waiting_reserve_wakes_when_a_task_becomes_ready",
+    ),
+    (
+        Flaw::SettlesTwiceUnderConcurrency,
+        "concurrent_settles_of_one_receipt_have_one_winner",
+    ),
+    (Flaw::FoldsQueueCase, "queues_are_isolated"),
+    (Flaw::TrimsQueueNames, "queues_are_isolated"),
+    (Flaw::NormalizesQueueNames, "queues_are_isolated"),
+    (
+        Flaw::FoldsQueueCase,
+        "dead_letters_list_exhausted_tasks_oldest_first",
+    ),
+    (
+        Flaw::DeadLettersLimitZeroMeansAll,
+        "dead_letters_list_exhausted_tasks_oldest_first",
+    ),
+    (
+        Flaw::StopEndsReserveLate,
+        "stop_ends_a_waiting_reserve_with_stopped",
+    ),
 ];
 
 #[test]

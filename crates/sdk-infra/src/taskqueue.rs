@@ -11,6 +11,37 @@
 //! the driver's retry limit of times and is nacked or times out again moves to the dead-letter
 //! list (feature [`DEAD_LETTER`]) instead of being retried.
 //!
+//! # Durations
+//! Every duration, a delay ([`EnqueueOptions::delay`]), a `retry_after` ([`TaskQueue::nack`])
+//! and a `reserve`'s `wait` ([`TaskQueue::reserve`]), accepts any length:
+//! - **Zero** means now: no delay, retry at once, don't wait.
+//! - **Short ones** are kept to the millisecond, never rounded to whole seconds (300 ms is not
+//!   0 s or 1 s, 1.5 s is not 1 s or 2 s). A nonzero duration shorter than the backend's
+//!   resolution is rounded *up* to it: never to zero, never refused.
+//! - **Long ones** are never refused either: a duration longer than the backend can hold is
+//!   held as the longest it can, and that is never less than 100 years, so `Duration::MAX`
+//!   means "as long as possible". A driver must not panic (`Instant + Duration::MAX`
+//!   overflows) nor answer an error for it: a task delayed or nacked for 400 days or
+//!   `Duration::MAX` is accepted and not delivered, a `reserve` waiting `Duration::MAX` still
+//!   takes a task enqueued meanwhile, and `stop` still ends it.
+//! - **On time, both ways.** A task is not delivered before its delay or `retry_after` has
+//!   passed, and comes soon after: a `reserve` waiting on the queue wakes when a task *becomes*
+//!   ready (its delay or `retry_after` ends, a visibility timeout runs out), not only for an
+//!   enqueue. A `retry_after` counts from the `nack`, not from the reservation.
+//!
+//! # Names
+//! Queue names are compared exactly, byte for byte: names that differ only in case, by a
+//! trailing space, by a prefix or suffix, or as NFC and NFD forms of one text are different
+//! queues, with their own tasks and dead letters. Every operation that takes a queue name
+//! (`enqueue`, `reserve`, `dead_letters`) checks it the same way, and a refused call changes
+//! nothing.
+//!
+//! # Settling a delivery
+//! A receipt settles its delivery once: of any number of `ack`s and `nack`s of one receipt,
+//! also at the same time from several threads or processes, exactly one succeeds and the others
+//! answer `Conflict`; the task's fate is the winner's (acked: gone for good; nacked: delivered
+//! again once).
+//!
 //! # Enqueueing exactly once
 //! An `enqueue` that answers `Unavailable` or `Timeout` may have committed before its answer was
 //! lost, so retrying it can create a second copy of the task. With feature [`DEDUPE`] the
@@ -18,7 +49,7 @@
 //! ([`EnqueueOptions::with_idempotency_key`]) and retries freely: every enqueue with that key
 //! returns the first task's id and creates nothing more. [`DEDUPE`] states the whole rule.
 //!
-//! # Names
+//! # Feature names
 //! The constants are the names drivers declare and modules require:
 //!
 //! ```
@@ -46,7 +77,7 @@ use bytes::Bytes;
 use crate::error::{InfraError, InfraResult};
 
 /// Capability name of the task queue, as written in `INFRA` (`[taskqueue.default]`); see the
-/// [module example](self#names).
+/// [module example](self#feature-names).
 pub const NAME: &str = "taskqueue";
 
 /// Feature: [`EnqueueOptions::delay`] is honoured.
@@ -122,7 +153,9 @@ pub const REQUIRED_OPERATIONS: &[&str] = &["enqueue", "reserve", "ack", "nack"];
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct EnqueueOptions {
-    /// Do not deliver before this much time has passed (feature [`DELAY`]).
+    /// Do not deliver before this much time has passed (feature [`DELAY`]); any length, kept
+    /// to the millisecond, `Duration::MAX` for as long as the backend can hold it (see
+    /// [Durations](self#durations)).
     pub delay: Option<Duration>,
     /// Names the task, so that enqueueing it again creates nothing (feature [`DEDUPE`]).
     ///
@@ -378,6 +411,11 @@ pub trait TaskQueue: Send + Sync {
     /// neither waits out `wait` nor answers `None` (a consumer loop then ends instead of
     /// polling a stopped driver).
     ///
+    /// `wait` may be any length (see [Durations](self#durations)): zero looks once, a wait is
+    /// kept to the millisecond, and `Duration::MAX` waits until a task comes or the driver
+    /// stops. A waiting `reserve` takes a task as soon as one is ready: enqueued, nacked, or
+    /// become ready by its delay, `retry_after` or a visibility timeout ending.
+    ///
     /// ```
     /// use std::time::Duration;
     /// use sandloom_sdk_infra::taskqueue::{Reservation, TaskQueue};
@@ -435,6 +473,10 @@ pub trait TaskQueue: Send + Sync {
     /// with it again answers `Conflict`, and changes neither the task's retry time nor its
     /// attempts.
     ///
+    /// `retry_after` counts from the `nack`, not from the reservation, and may be any length
+    /// (see [Durations](self#durations)): kept to the millisecond, `Duration::MAX` for as long
+    /// as the backend can hold the task.
+    ///
     /// # Errors
     /// `Conflict` when the reservation is stale (timed out, already acked or nacked).
     async fn nack(
@@ -444,6 +486,10 @@ pub trait TaskQueue: Send + Sync {
     ) -> InfraResult<()>;
 
     /// Up to `limit` dead-lettered tasks of `queue`, oldest first. Feature [`DEAD_LETTER`].
+    ///
+    /// A `limit` of 0 asks for none: the answer is an empty list (like SQL's `LIMIT 0`), not
+    /// an error and not every dead letter. Only `queue`'s own dead letters are listed, never
+    /// those of a queue whose name differs from it in any way (see [Names](self#names)).
     ///
     /// ```
     /// use sandloom_sdk_infra::taskqueue::TaskQueue;

@@ -27,7 +27,9 @@ use crate::naming::{self, QueueNames};
 pub(crate) enum Target {
     /// The ready queue: deliverable now.
     Ready,
-    /// The delay queue of this many milliseconds: deliverable once they passed.
+    /// Deliverable once this many milliseconds passed: through the delay queue of their
+    /// bucket, or, beyond [`naming::MAX_DELAY`], through hops of the longest delay queue, the
+    /// copy carrying when it is due ([`message::DUE_HEADER`]).
     Delayed(u64),
     /// The dead letters.
     Dead,
@@ -279,10 +281,17 @@ impl Engine {
                 Target::Delayed(ms) => {
                     // Expired copies go to the ready queue: it must exist when they do.
                     self.ensure_ready(&link, names).await?;
-                    (self.ensure_delayed(&link, names, ms).await?, Some(ms))
+                    let hop = ms.min(naming::MAX_DELAY.as_millis() as u64);
+                    (self.ensure_delayed(&link, names, hop).await?, Some(hop))
                 }
             };
-            let properties = message::properties(task_id, attempts, expiration);
+            let due = match target {
+                Target::Delayed(ms) if Some(ms) != expiration => {
+                    Some(message::now_ms().saturating_add(ms))
+                }
+                _ => None,
+            };
+            let properties = message::properties(task_id, attempts, expiration, due);
             let options = BasicPublishOptions {
                 mandatory: true,
                 immediate: false,

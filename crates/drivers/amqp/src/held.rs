@@ -104,9 +104,6 @@ impl Engine {
     ) -> InfraResult<()> {
         self.running()?;
         let names = self.names(&reservation.task.queue)?;
-        if let Some(delay) = retry_after {
-            naming::delay_ms(delay, "retry_after")?;
-        }
         let entry = self.release(reservation)?;
         if Instant::now() >= entry.deadline {
             return Err(self.too_late(entry).await);
@@ -159,9 +156,7 @@ impl Engine {
             Target::Dead
         } else {
             match retry_after {
-                Some(delay) if !delay.is_zero() => {
-                    Target::Delayed(naming::delay_ms(delay, "retry_after")?)
-                }
+                Some(delay) if !delay.is_zero() => Target::Delayed(naming::delay_ms(delay)),
                 _ => Target::Ready,
             }
         };

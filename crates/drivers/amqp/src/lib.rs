@@ -53,7 +53,10 @@
 //!   would hold back a shorter one behind it: delays go to buckets (the delay rounded up to an
 //!   eighth of its highest power of two), one queue each, so a task is held back by at most an
 //!   eighth of its delay. Delay queues delete themselves when unused (`x-expires`, renewed before
-//!   it could cut a delay short). Delays are limited to 20 days (RabbitMQ's 32-bit TTLs).
+//!   it could cut a delay short). One hop lasts at most 20 days (RabbitMQ's 32-bit TTLs): a
+//!   longer delay's copy carries when it is due (header `x-sandloom-due-ms`), and one that
+//!   reaches the ready queue early is parked again for the rest. Any delay is accepted;
+//!   `Duration::MAX` is held a hundred years.
 //! - **Connection loss**: operations answer `Unavailable` (or `Timeout` after
 //!   `operation_timeout_ms`), reservations of the lost connection answer `Conflict` (the broker
 //!   redelivers their tasks; the driver does not publish a second copy when their timeout
@@ -66,7 +69,7 @@
 //!
 //! | failure | kind |
 //! |---|---|
-//! | empty or too long queue name; delay over 20 days | `InvalidInput` |
+//! | empty or too long queue name | `InvalidInput` |
 //! | stale receipt (acked, nacked, timed out, or its connection lost) | `Conflict` |
 //! | broker unreachable, connection lost, negative publisher confirm, reconnect backoff | `Unavailable` |
 //! | no answer within `operation_timeout_ms` / `connect_timeout_ms` | `Timeout` |

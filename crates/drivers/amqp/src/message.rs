@@ -8,18 +8,40 @@ use lapin::types::{AMQPValue, FieldTable, ShortString};
 /// carrying the count one higher (see the crate documentation).
 pub(crate) const ATTEMPTS_HEADER: &str = "x-sandloom-attempts";
 
+/// The header of a copy delayed longer than one delay queue holds it: when the task is due, in
+/// milliseconds since the Unix epoch. A copy that reaches the ready queue before then is not
+/// delivered but parked again for the rest of its delay.
+pub(crate) const DUE_HEADER: &str = "x-sandloom-due-ms";
+
+/// Milliseconds since the Unix epoch, now.
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| {
+            u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+        })
+}
+
 /// Persistent (`delivery_mode` 2), with the task id as `message_id` and the deliveries so far
-/// in [`ATTEMPTS_HEADER`]; `expiration_ms` is the per-message TTL of a delayed copy.
+/// in [`ATTEMPTS_HEADER`]; `expiration_ms` is the per-message TTL of a delayed copy, and
+/// `due_ms` (in [`DUE_HEADER`]) when a longer delay ends.
 pub(crate) fn properties(
     task_id: &str,
     attempts: u32,
     expiration_ms: Option<u64>,
+    due_ms: Option<u64>,
 ) -> BasicProperties {
     let mut headers = FieldTable::default();
     headers.insert(
         ATTEMPTS_HEADER.into(),
         AMQPValue::LongLongInt(i64::from(attempts)),
     );
+    if let Some(due) = due_ms {
+        headers.insert(
+            DUE_HEADER.into(),
+            AMQPValue::LongLongInt(i64::try_from(due).unwrap_or(i64::MAX)),
+        );
+    }
     let properties = BasicProperties::default()
         .with_delivery_mode(2)
         .with_message_id(ShortString::from(task_id))
@@ -33,13 +55,24 @@ pub(crate) fn properties(
 /// The deliveries a message's task has had before this copy was published (0 when the header is
 /// missing, as on a message some other publisher put in the queue).
 pub(crate) fn attempts_of(properties: &BasicProperties) -> u32 {
-    let Some(value) = properties
+    let number = header_number(properties, ATTEMPTS_HEADER).unwrap_or(0);
+    u32::try_from(number.max(0)).unwrap_or(u32::MAX)
+}
+
+/// How many milliseconds of its delay a copy still has to wait (`None` when it is due: no
+/// [`DUE_HEADER`], or its time has come).
+pub(crate) fn still_delayed_ms(properties: &BasicProperties) -> Option<u64> {
+    let due = header_number(properties, DUE_HEADER)?;
+    let left = due - i128::from(now_ms());
+    (left > 0).then(|| u64::try_from(left).unwrap_or(u64::MAX))
+}
+
+/// An integer header of any AMQP integer type.
+fn header_number(properties: &BasicProperties, header: &str) -> Option<i128> {
+    let value = properties
         .headers()
         .as_ref()
-        .and_then(|headers| headers.inner().get(ATTEMPTS_HEADER))
-    else {
-        return 0;
-    };
+        .and_then(|headers| headers.inner().get(header))?;
     let number: i128 = match value {
         AMQPValue::ShortShortInt(n) => (*n).into(),
         AMQPValue::ShortShortUInt(n) => (*n).into(),
@@ -49,9 +82,9 @@ pub(crate) fn attempts_of(properties: &BasicProperties) -> u32 {
         AMQPValue::LongUInt(n) => (*n).into(),
         AMQPValue::LongLongInt(n) => (*n).into(),
         AMQPValue::Timestamp(n) => (*n).into(),
-        _ => 0,
+        _ => return None,
     };
-    u32::try_from(number.max(0)).unwrap_or(u32::MAX)
+    Some(number)
 }
 
 /// The task id a message carries, if any.
@@ -69,7 +102,8 @@ mod tests {
 
     #[test]
     fn properties_round_trip() {
-        let properties = properties("t-1", 3, Some(1500));
+        let properties = properties("t-1", 3, Some(1500), None);
+        assert_eq!(still_delayed_ms(&properties), None);
         assert_eq!(attempts_of(&properties), 3);
         assert_eq!(id_of(&properties).as_deref(), Some("t-1"));
         assert_eq!(properties.delivery_mode(), &Some(2));
@@ -79,6 +113,15 @@ mod tests {
         );
         assert_eq!(attempts_of(&BasicProperties::default()), 0);
         assert_eq!(id_of(&BasicProperties::default()), None);
+    }
+
+    #[test]
+    fn a_copy_due_later_is_still_delayed() {
+        let later = properties("t-1", 0, Some(1000), Some(now_ms() + 60_000));
+        let left = still_delayed_ms(&later).unwrap();
+        assert!(left > 50_000 && left <= 60_000, "{left}");
+        let past = properties("t-1", 0, None, Some(now_ms().saturating_sub(1)));
+        assert_eq!(still_delayed_ms(&past), None);
     }
 
     #[test]

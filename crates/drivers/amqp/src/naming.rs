@@ -11,9 +11,13 @@ const MAX_QUEUE_NAME: usize = 255;
 /// The longest part a derived name adds to the prefix and the task queue's name:
 /// `delay.` + a bucket of up to 10 digits + `.`.
 const LONGEST_KIND: usize = "delay.".len() + 10 + 1;
-/// The longest delay or `retry_after`: a delay queue's `x-expires` (twice its bucket) must stay
-/// within RabbitMQ's 32-bit limit.
+/// The longest time a copy of a task waits in a delay queue: a delay queue's `x-expires` (twice
+/// its bucket) must stay within RabbitMQ's 32-bit limit. A longer delay takes several such
+/// hops (see [`message::DUE_HEADER`](crate::message::DUE_HEADER)).
 pub(crate) const MAX_DELAY: Duration = Duration::from_hours(500);
+/// The longest delay or `retry_after` the driver holds: a hundred years, the contract's least
+/// for "as long as possible"; longer ones (`Duration::MAX`) are held this long.
+pub(crate) const FOREVER_MS: u64 = 100 * 366 * 24 * 3600 * 1000;
 /// Below this, a delay queue is kept at least this long after its last use, so that a queue
 /// whose bucket is short is not created and deleted over and over.
 const MIN_DELAY_QUEUE_LINGER_MS: u64 = 60_000;
@@ -70,25 +74,16 @@ impl QueueNames {
     }
 }
 
-/// `delay` in whole milliseconds, rounded up (a task must never come early); `InvalidInput`
-/// beyond [`MAX_DELAY`].
-pub(crate) fn delay_ms(delay: Duration, what: &str) -> InfraResult<u64> {
-    if delay > MAX_DELAY {
-        return Err(InfraError::invalid_input(
-            NAME,
-            format!(
-                "{what} of {delay:?} is longer than the {} days RabbitMQ's message TTLs allow",
-                MAX_DELAY.as_secs() / 86_400
-            ),
-        ));
-    }
-    let ms = delay.as_millis();
-    let rounded = if Duration::from_millis(ms as u64) < delay {
-        ms + 1
+/// `delay` in whole milliseconds, rounded up (a task must never come early), held at
+/// [`FOREVER_MS`]: any length is accepted.
+pub(crate) fn delay_ms(delay: Duration) -> u64 {
+    let whole = delay.as_millis();
+    let rounded = if delay.subsec_nanos().is_multiple_of(1_000_000) {
+        whole
     } else {
-        ms
+        whole + 1
     };
-    Ok(rounded as u64)
+    u64::try_from(rounded).map_or(FOREVER_MS, |ms| ms.min(FOREVER_MS))
 }
 
 /// The delay queue a delay of `delay_ms` (at least 1) goes to: the delay rounded up to a step of
@@ -158,8 +153,13 @@ mod tests {
 
     #[test]
     fn delays_round_up_to_milliseconds() {
-        assert_eq!(delay_ms(Duration::from_micros(1500), "delay").unwrap(), 2);
-        assert_eq!(delay_ms(Duration::from_secs(1), "delay").unwrap(), 1000);
-        assert!(delay_ms(MAX_DELAY + Duration::from_millis(1), "delay").is_err());
+        assert_eq!(delay_ms(Duration::from_micros(1500)), 2);
+        assert_eq!(delay_ms(Duration::from_micros(1)), 1);
+        assert_eq!(delay_ms(Duration::from_secs(1)), 1000);
+        // Beyond one delay queue's reach, and beyond a hundred years: accepted, held.
+        let days_400 = Duration::from_hours(400 * 24);
+        assert_eq!(delay_ms(days_400), 400 * 86_400 * 1000);
+        assert_eq!(delay_ms(Duration::MAX), FOREVER_MS);
+        assert!(Duration::from_millis(FOREVER_MS) >= Duration::from_hours(100 * 365 * 24));
     }
 }

@@ -95,7 +95,7 @@ impl TaskQueue for AmqpTaskQueue {
         }
         let names = self.engine.names(queue)?;
         let target = match options.delay {
-            Some(delay) if !delay.is_zero() => Target::Delayed(naming::delay_ms(delay, "delay")?),
+            Some(delay) if !delay.is_zero() => Target::Delayed(naming::delay_ms(delay)),
             _ => Target::Ready,
         };
         let id = self.engine.new_task_id();

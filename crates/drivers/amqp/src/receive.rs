@@ -9,7 +9,9 @@ use std::time::Duration;
 use futures_util::{FutureExt as _, StreamExt as _};
 use lapin::Consumer;
 use lapin::message::{BasicGetMessage, Delivery};
-use lapin::options::{BasicCancelOptions, BasicConsumeOptions, BasicGetOptions};
+use lapin::options::{
+    BasicAckOptions, BasicCancelOptions, BasicConsumeOptions, BasicGetOptions, BasicNackOptions,
+};
 use lapin::types::{FieldTable, ShortString};
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{ErrorKind, InfraError, InfraResult};
@@ -17,7 +19,7 @@ use sandloom_driverkit::taskqueue::{NAME, Reservation, Task};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::engine::Engine;
+use crate::engine::{Engine, Target};
 use crate::errors;
 use crate::link::Link;
 use crate::message;
@@ -75,7 +77,10 @@ impl Engine {
         self.ensure_ready(&link, &names).await?;
         let first = match self.get(&link, &names).await {
             // No `.await` between the answer and the reservation: nothing can drop it.
-            Ok(Some(delivery)) if !delivery.redelivered => {
+            Ok(Some(delivery))
+                if !delivery.redelivered
+                    && message::still_delayed_ms(&delivery.properties).is_none() =>
+            {
                 return Ok(Some(self.accept_fresh(&names, delivery)));
             }
             Ok(Some(delivery)) => Some(delivery),
@@ -247,9 +252,54 @@ impl Engine {
         }
     }
 
+    /// A copy that came out of its last delay queue before its delay ended (a delay longer than
+    /// one delay queue holds): publish it to a delay queue for the rest, then ack it. Its
+    /// attempt count stays: it was never delivered.
+    async fn park_again(
+        &self,
+        names: &QueueNames,
+        delivery: Delivery,
+        left_ms: u64,
+    ) -> InfraResult<()> {
+        let Delivery {
+            data,
+            properties,
+            acker,
+            ..
+        } = delivery;
+        let attempts = message::attempts_of(&properties);
+        let id = message::id_of(&properties).unwrap_or_else(|| self.new_task_id());
+        let published = self
+            .publish(names, Target::Delayed(left_ms), &id, &data, attempts)
+            .await;
+        // A lost ack leaves the old copy to the broker, which hands it out again: it is parked
+        // again then, a second copy at worst, which at-least-once allows.
+        let limit = self.operation_timeout;
+        if published.is_ok() {
+            let _ = tokio::time::timeout(limit, acker.ack(BasicAckOptions::default())).await;
+        } else {
+            let requeue = BasicNackOptions {
+                requeue: true,
+                multiple: false,
+            };
+            let _ = tokio::time::timeout(limit, acker.nack(requeue)).await;
+        }
+        published
+    }
+
     /// Put a delivery no caller will see back in its queue, its attempt count unchanged (raised
     /// by one when the broker redelivered it: that earlier delivery was lost).
     async fn give_back(&self, names: &QueueNames, delivery: Delivery) {
+        if let Some(left) = message::still_delayed_ms(&delivery.properties) {
+            if let Err(err) = self.park_again(names, delivery, left).await {
+                tracing::warn!(
+                    queue = names.queue.as_str(),
+                    "taskqueue.amqp: a task delayed beyond one delay queue was handed back to the broker as is: {}",
+                    err.message()
+                );
+            }
+            return;
+        }
         let Delivery {
             data,
             properties,
@@ -302,6 +352,10 @@ impl Engine {
         names: &QueueNames,
         delivery: Delivery,
     ) -> InfraResult<Option<Reservation>> {
+        if let Some(left) = message::still_delayed_ms(&delivery.properties) {
+            self.park_again(names, delivery, left).await?;
+            return Ok(None);
+        }
         if !delivery.redelivered {
             return Ok(Some(self.accept_fresh(names, delivery)));
         }

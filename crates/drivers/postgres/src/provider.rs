@@ -23,9 +23,13 @@ use crate::errors;
 use crate::options::PostgresTaskQueueOptions;
 use crate::schema::{SCHEMA_VERSION, Statements};
 
-/// Longest delay, `retry_after` or lease the driver stores: thirty years stands for "never"
-/// and keeps `now() + delay` far from PostgreSQL's timestamp range.
-const FAR_FUTURE_MS: i64 = 30 * 365 * 24 * 3600 * 1000;
+/// Longest delay, `retry_after` or lease the driver stores: a hundred years, the contract's
+/// least for "as long as possible" (longer ones, `Duration::MAX`, are held this long), and far
+/// from the end of PostgreSQL's timestamp range (294276 AD).
+const FAR_FUTURE_MS: i64 = 100 * 366 * 24 * 3600 * 1000;
+
+/// Shortest sleep of a waiting `reserve` between two looks.
+const MIN_NAP_MS: u64 = 5;
 
 /// Longest queue name, in bytes: names are index keys.
 const MAX_QUEUE_LEN: usize = 1024;
@@ -47,8 +51,10 @@ const MAX_QUEUE_LEN: usize = 1024;
 /// queue table, this one churns: leave autovacuum on.
 ///
 /// Features: `delay`, `dead_letter`, `fifo` (ready tasks of a queue are reserved in enqueue
-/// order) and `dedupe`. A waiting `reserve` polls every `poll_interval_ms`; enqueues and nacks
-/// through the same instance wake it at once.
+/// order) and `dedupe`. A waiting `reserve` polls every `poll_interval_ms` for tasks other
+/// processes enqueue, and sleeps no longer than until its queue's next task becomes ready (a
+/// delay or `retry_after` ends, a lease runs out); enqueues and nacks through the same instance
+/// wake it at once.
 ///
 /// `dedupe`: an idempotency key is unique per namespace and queue under a unique index, and an
 /// enqueue with a key is one `INSERT … ON CONFLICT … DO UPDATE … RETURNING id` statement, so any
@@ -129,9 +135,16 @@ fn check_queue(queue: &str) -> InfraResult<()> {
     Ok(())
 }
 
-/// Milliseconds for SQL, capped at "never".
+/// Milliseconds for SQL: rounded up (a nonzero duration never becomes 0, a task never comes
+/// early), capped at [`FAR_FUTURE_MS`].
 fn millis(duration: Duration) -> i64 {
-    i64::try_from(duration.as_millis()).map_or(FAR_FUTURE_MS, |ms| ms.min(FAR_FUTURE_MS))
+    let whole = duration.as_millis();
+    let rounded = if duration.subsec_nanos().is_multiple_of(1_000_000) {
+        whole
+    } else {
+        whole + 1
+    };
+    i64::try_from(rounded).map_or(FAR_FUTURE_MS, |ms| ms.min(FAR_FUTURE_MS))
 }
 
 /// `Conflict`: `reservation` no longer holds its task.
@@ -211,6 +224,22 @@ impl PostgresTaskQueue {
         }
     }
 
+    /// How long until the next task of `queue` becomes ready (`None`: no task will).
+    async fn next_ready(&self, queue: &str) -> InfraResult<Option<Duration>> {
+        let row = self
+            .run("reserve", async |client| {
+                let statement = client.prepare_cached(&self.sql.next_ready).await?;
+                client
+                    .query_one(&statement, &[&self.namespace, &queue])
+                    .await
+            })
+            .await?;
+        let ms: Option<i64> = column(&row, 0, "reserve")?;
+        // Due already, yet not reserved: another consumer is taking it (or the clocks of
+        // server and client disagree); look again soon, not at once.
+        Ok(ms.map(|ms| Duration::from_millis(u64::try_from(ms).unwrap_or(0).max(MIN_NAP_MS))))
+    }
+
     /// Reserve now, or `None` when no task is ready.
     async fn try_reserve(&self, queue: &str) -> InfraResult<Option<Reservation>> {
         let row = self
@@ -285,16 +314,20 @@ impl TaskQueue for PostgresTaskQueue {
             if let Some(reservation) = self.try_reserve(queue).await? {
                 return Ok(Some(reservation));
             }
-            let nap = match deadline {
+            let left = match deadline {
                 Some(deadline) => {
                     let left = deadline.saturating_duration_since(Instant::now());
                     if left.is_zero() {
                         return Ok(None);
                     }
-                    left.min(self.poll_interval)
+                    left
                 }
-                None => self.poll_interval,
+                None => Duration::MAX,
             };
+            // Wake when the next task becomes ready (its delay or `retry_after` ends, or a
+            // lease runs out), not a poll interval later.
+            let next_ready = self.next_ready(queue).await?.unwrap_or(Duration::MAX);
+            let nap = left.min(self.poll_interval).min(next_ready);
             // Another process's enqueue is seen on the next poll.
             let _ = tokio::time::timeout(nap, woken).await;
             self.running()?;
@@ -551,7 +584,12 @@ mod tests {
     #[test]
     fn durations_are_capped() {
         assert_eq!(millis(Duration::from_millis(1500)), 1500);
+        assert_eq!(millis(Duration::from_micros(1)), 1);
+        assert_eq!(millis(Duration::from_micros(1001)), 2);
+        assert_eq!(millis(Duration::ZERO), 0);
+        assert_eq!(millis(Duration::from_hours(400 * 24)), 400 * 86_400 * 1000);
         assert_eq!(millis(Duration::MAX), FAR_FUTURE_MS);
+        const { assert!(FAR_FUTURE_MS >= 100 * 365 * 86_400 * 1000) };
     }
 
     #[tokio::test]

@@ -146,6 +146,10 @@ pub(crate) struct Statements {
     /// `$1` namespace, `$2` queue, `$3` limit → `id`, `payload`, `attempts`, oldest dead
     /// first.
     pub(crate) dead_letters: String,
+    /// `$1` namespace, `$2` queue → milliseconds (rounded up) until the queue's next task
+    /// becomes ready: its delay or `retry_after` ends, or its lease runs out (`NULL`: no task
+    /// that will ever be delivered again).
+    pub(crate) next_ready: String,
 }
 
 /// The statement on one line: it is the key of the per-connection statement cache, hashed on
@@ -157,6 +161,27 @@ fn compact(sql: &str) -> String {
 /// `now()` plus a millisecond parameter, as SQL.
 fn after_ms(parameter: &str) -> String {
     format!("now() + {parameter}::bigint * interval '1 millisecond'")
+}
+
+/// `$1` namespace, `$2` queue, `$3` limit → `id`, `payload`, `attempts`, oldest dead first.
+fn dead_letters(t: &str) -> String {
+    compact(&format!(
+        "SELECT id, payload, attempts FROM {t}
+         WHERE namespace = $1::text AND queue = $2::text
+           AND dead_at IS NOT NULL AND dead_at <= now()
+         ORDER BY dead_at, id
+         LIMIT $3::bigint"
+    ))
+}
+
+/// `$1` namespace, `$2` queue → milliseconds until the queue's next task becomes ready, of the
+/// tasks that will be delivered again: neither dead, nor dying at the end of their last lease,
+/// nor tombstones. Scans what `reserve` scans when nothing is ready.
+fn next_ready(t: &str) -> String {
+    compact(&format!(
+        "SELECT ceil(extract(epoch FROM min(available_at) - now()) * 1000)::bigint FROM {t}
+         WHERE namespace = $1::text AND queue = $2::text AND dead_at IS NULL"
+    ))
 }
 
 /// `now()` minus a millisecond parameter, as SQL.
@@ -268,13 +293,8 @@ impl Statements {
              RETURNING dead_at IS NOT NULL",
             after_ms("$6")
         ));
-        let dead_letters = compact(&format!(
-            "SELECT id, payload, attempts FROM {t}
-             WHERE namespace = $1::text AND queue = $2::text
-               AND dead_at IS NOT NULL AND dead_at <= now()
-             ORDER BY dead_at, id
-             LIMIT $3::bigint"
-        ));
+        let dead_letters = dead_letters(t);
+        let next_ready = next_ready(t);
         Self {
             names,
             enqueue,
@@ -284,6 +304,7 @@ impl Statements {
             ack_unkeyed,
             nack,
             dead_letters,
+            next_ready,
         }
     }
 

@@ -17,14 +17,13 @@ use tokio::time::Instant;
 
 use super::options::MemoryTaskQueueOptions;
 
-/// A deadline this far away stands for "never" when adding a duration would overflow.
-const FAR_FUTURE: Duration = Duration::from_hours(24 * 365 * 30);
+/// The longest delay, `retry_after` or wait the driver holds: a hundred years (the contract's
+/// least for "as long as possible"), and longer ones are held this long.
+const FAR_FUTURE: Duration = Duration::from_hours(24 * 366 * 100);
 
-/// `now + duration`, or "never" when that does not fit in an `Instant`.
+/// `now + duration`, with `duration` held at [`FAR_FUTURE`] when longer (never an overflow).
 fn after(now: Instant, duration: Duration) -> Instant {
-    now.checked_add(duration)
-        .or_else(|| now.checked_add(FAR_FUTURE))
-        .unwrap_or(now)
+    now.checked_add(duration.min(FAR_FUTURE)).unwrap_or(now)
 }
 
 #[derive(Debug)]

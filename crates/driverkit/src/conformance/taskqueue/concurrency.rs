@@ -7,12 +7,12 @@ use std::time::{Duration, Instant};
 
 use sandloom_sdk_infra::ErrorKind;
 use sandloom_sdk_infra::bytes::Bytes;
-use sandloom_sdk_infra::taskqueue::{FIFO, TaskQueue};
+use sandloom_sdk_infra::taskqueue::{FIFO, Reservation, TaskQueue};
 
 use super::super::harness::Instance;
 use super::super::{call, ensure};
 use super::TaskQueueSettings;
-use super::support::{SLACK, expect_none, lock, put, queue_name, take};
+use super::support::{SLACK, ensure_redelivery, expect_none, lock, put, queue_name, take};
 use crate::taskqueue::TaskQueueProvider;
 
 /// What the consumers of the concurrency obligation saw, shared between them.
@@ -214,5 +214,117 @@ pub(super) async fn fifo_order_where_declared<T: TaskQueueProvider>(
             "20 enqueued tasks were not each delivered once: delivered {delivered:?}"
         );
     }
+    Ok(())
+}
+
+/// How many settles of one receipt race in each round.
+const RACERS: usize = 8;
+
+/// `RACERS` settles of `r` at once, from tasks on several threads: `nacks` of them are nacks,
+/// the rest acks. Returns which succeeded (`true` for a nack) and fails on anything but one
+/// success and `Conflict` for the rest.
+async fn race_settles<T: TaskQueueProvider>(
+    i: &Instance<T>,
+    r: &Reservation,
+    nacks: usize,
+) -> Result<bool, String> {
+    let racers: Vec<_> = (0..RACERS)
+        .map(|n| {
+            let (q, r) = (i.shared(), r.clone());
+            let nack = n % 2 == 1 && n / 2 < nacks;
+            tokio::spawn(async move {
+                let outcome = if nack {
+                    q.nack(&r, None).await
+                } else {
+                    q.ack(&r).await
+                };
+                (nack, outcome)
+            })
+        })
+        .collect();
+    let mut winners = Vec::new();
+    for racer in racers {
+        let (nack, outcome) = racer
+            .await
+            .map_err(|e| format!("a racing ack or nack panicked: {e}"))?;
+        let op = if nack { "nack" } else { "ack" };
+        match outcome {
+            Ok(()) => winners.push(nack),
+            Err(e) if e.kind() == ErrorKind::Conflict => {}
+            Err(e) => {
+                return Err(format!(
+                    "a racing {op} of one receipt must succeed or answer Conflict, it failed: {e}"
+                ));
+            }
+        }
+    }
+    ensure!(
+        winners.len() == 1,
+        "{RACERS} racing settles of one receipt ({nacks} nacks, the rest acks) had {} \
+         successes: exactly one may win, the others answer Conflict",
+        winners.len()
+    );
+    Ok(winners[0])
+}
+
+pub(super) async fn concurrent_settles_of_one_receipt_have_one_winner<T: TaskQueueProvider>(
+    i: &Instance<T>,
+    _: &TaskQueueSettings,
+) -> Result<(), String> {
+    const ROUNDS: usize = 4;
+    let q: &dyn TaskQueue = &*i.driver;
+    let vt = i.request.visibility_timeout;
+    // Acks only: one wins, the task is gone.
+    let acked = queue_name(&i.request, "settle-acks");
+    for _ in 0..ROUNDS {
+        put(q, &acked, Bytes::from_static(b"acked once")).await?;
+        let r = take(q, &acked, SLACK, "reserve of an enqueued task").await?;
+        race_settles(i, &r, 0).await?;
+    }
+    // Acks and nacks: one wins, and the task's fate is the winner's.
+    let mut nacked = Vec::new();
+    let mut gone = Vec::new();
+    for round in 0..ROUNDS {
+        let name = queue_name(&i.request, &format!("settle-mixed-{round}"));
+        put(q, &name, Bytes::from_static(b"acked or nacked")).await?;
+        let r = take(q, &name, SLACK, "reserve of an enqueued task").await?;
+        if race_settles(i, &r, RACERS / 2).await? {
+            nacked.push((name, r));
+        } else {
+            gone.push(name);
+        }
+    }
+    for (name, first) in &nacked {
+        let how = "after a nack won a race with acks of its receipt";
+        let again = take(
+            q,
+            name,
+            SLACK,
+            &format!("{how}, the task must come back; reserve"),
+        )
+        .await?;
+        ensure_redelivery(first, &again, 2, how)?;
+        call!("ack", q.ack(&again));
+    }
+    let vt_and_a_half = vt + vt / 2;
+    let mut quiet = vec![(acked, "after one of racing acks won, the task must be gone")];
+    quiet.extend(gone.into_iter().map(|name| {
+        (
+            name,
+            "after an ack won a race with nacks of its receipt, the task must be gone",
+        )
+    }));
+    quiet.extend(nacked.into_iter().map(|(name, _)| {
+        (
+            name,
+            "a task nacked in a race with acks must come back once, not twice",
+        )
+    }));
+    futures_util::future::try_join_all(
+        quiet
+            .iter()
+            .map(|(name, why)| expect_none(q, name, vt_and_a_half, why)),
+    )
+    .await?;
     Ok(())
 }

@@ -111,15 +111,30 @@ pub(super) async fn dead_letters_list_exhausted_tasks_oldest_first<T: TaskQueueP
         dead_letters_by_timeout(q, &timed_out, &i.request),
     )
     .await?;
-    let other = call!(
-        "dead_letters of an unused queue",
-        q.dead_letters(&queue_name(&i.request, "dead-other"), 10)
-    );
+    let zero = call!("dead_letters with limit 0", q.dead_letters(&name, 0));
     ensure!(
-        other.is_empty(),
-        "dead_letters of a queue without exhausted tasks listed {:?}: dead letters must be per queue",
-        ids(&other)
+        zero.is_empty(),
+        "dead_letters with limit 0 listed {:?}: a limit of 0 asks for none",
+        ids(&zero)
     );
+    // Queues with no exhausted task, among them names near-identical to one with some.
+    for other in [
+        queue_name(&i.request, "dead-other"),
+        queue_name(&i.request, "DEAD"),
+        format!("{name} "),
+        queue_name(&i.request, "dead-timeout-b"),
+    ] {
+        let listed = call!(
+            format!("dead_letters of {other:?}"),
+            q.dead_letters(&other, 10)
+        );
+        ensure!(
+            listed.is_empty(),
+            "dead_letters of {other:?}, a queue without exhausted tasks, listed {:?}: dead \
+             letters are per queue, and near-identical names are other queues",
+            ids(&listed)
+        );
+    }
     Ok(())
 }
 

@@ -70,10 +70,12 @@ mod delivery;
 mod queues;
 mod redelivery;
 mod support;
+mod timing;
 mod windows;
 
 use concurrency::{
-    concurrent_consumers_lose_nothing_and_never_share_a_task, fifo_order_where_declared,
+    concurrent_consumers_lose_nothing_and_never_share_a_task,
+    concurrent_settles_of_one_receipt_have_one_winner, fifo_order_where_declared,
 };
 use dead_letter::{dead_letters_list_exhausted_tasks_oldest_first, retry_limit_stops_redelivery};
 use dedupe::{
@@ -94,6 +96,12 @@ use redelivery::{
     nack_redelivers_with_a_new_receipt, nack_retry_after_postpones_redelivery,
     stale_receipt_is_conflict_and_changes_nothing,
     unacked_task_is_redelivered_after_visibility_timeout,
+};
+use timing::{
+    a_waiting_reserve_wakes_when_a_task_becomes_ready,
+    delays_and_retries_below_and_between_seconds_are_exact,
+    extreme_durations_are_accepted_and_held, reserve_waits_exactly_as_long_as_asked,
+    retry_after_counts_from_the_nack,
 };
 use windows::{
     a_nacked_receipt_is_spent_at_once, a_second_ack_is_conflict_and_changes_nothing,
@@ -325,7 +333,9 @@ crate::define_kit! {
     ///   2, …); a further nack, and separately a further visibility timeout, does not redeliver it.
     /// - `dead_letters_list_exhausted_tasks_oldest_first`: declared `dead_letter`: exhausted tasks (by
     ///   nack and by timeout) are listed per queue, oldest first, with their payload and attempts,
-    ///   `limit` respected; undeclared: `dead_letters` answers `Unsupported`.
+    ///   `limit` respected (a limit of 0 lists none); queues without exhausted tasks, also ones
+    ///   whose names differ only in case, by a trailing space or a suffix, list none; undeclared:
+    ///   `dead_letters` answers `Unsupported`.
     /// - `concurrent_consumers_lose_nothing_and_never_share_a_task`: 200 tasks enqueued concurrently,
     ///   taken by 8 concurrent consumers: every task is acked exactly once, none is lost, and no task
     ///   is held by two consumers at once.
@@ -348,16 +358,40 @@ crate::define_kit! {
     /// - `dedupe_key_rules_are_invalid_input`: declared `dedupe`: an empty key, a key of 256 bytes
     ///   and a key with a NUL character answer `InvalidInput` and enqueue nothing; a key of 255
     ///   bytes, non-ASCII, blank or punctuated keys work.
-    /// - `queues_are_isolated`: a task is delivered only from its own queue (also when one name is a
-    ///   prefix of another), and a consumer waiting on one queue is not handed another queue's
-    ///   task.
+    /// - `queues_are_isolated`: a task is delivered only from its own queue, also when the names
+    ///   differ only by a suffix, in case, by a trailing space, or as NFC and NFD; and a consumer
+    ///   waiting on one queue is not handed another queue's task.
     /// - `empty_queue_name_is_invalid_input`: `enqueue`, `reserve` (with no wait and with a long
     ///   one) and `dead_letters` (when declared) of the queue `""` answer `InvalidInput`.
+    /// - `reserve_waits_exactly_as_long_as_asked`: on an empty queue, `reserve` with a `wait` of
+    ///   1 µs, 300 ms and 1.5 s answers `None` after its wait, neither earlier nor later than the
+    ///   declared tolerance (a wait rounded to whole milliseconds is fine, to whole seconds is
+    ///   not).
+    /// - `delays_and_retries_below_and_between_seconds_are_exact`: a `retry_after` (and, declared
+    ///   `delay`, a delay) of 1 µs, 300 ms and 1.5 s brings the task to a waiting `reserve` not
+    ///   before it and within the declared tolerance after it; a delayed task's first delivery
+    ///   has `attempts == 1`.
+    /// - `extreme_durations_are_accepted_and_held`: a `retry_after` (and, declared `delay`, a
+    ///   delay) of 400 days and of `Duration::MAX` is accepted and the task is not delivered; a
+    ///   `reserve` with a `wait` of `Duration::MAX` delivers a task enqueued while it waits,
+    ///   within the declared tolerance; `stop` ends `reserve`s waiting 400 days and
+    ///   `Duration::MAX` with `Stopped`.
+    /// - `retry_after_counts_from_the_nack`: a task nacked with a `retry_after` of 1 s, most of a
+    ///   visibility timeout after its reserve, comes back 1 s after the nack (not the reserve),
+    ///   within the declared tolerance.
+    /// - `a_waiting_reserve_wakes_when_a_task_becomes_ready`: a `reserve` waiting 5 s on a queue
+    ///   whose only task becomes ready 500 ms later (its `retry_after` ends, its delay ends where
+    ///   `delay` is declared) or when its visibility timeout ends delivers it within the declared
+    ///   tolerance of that moment, not at the end of its wait.
+    /// - `concurrent_settles_of_one_receipt_have_one_winner`: 8 acks of one receipt at once, from
+    ///   several threads: one succeeds, the others answer `Conflict`, and the task is gone; 4 acks
+    ///   and 4 nacks at once: one succeeds, and the task's fate is the winner's (acked: gone for
+    ///   good; nacked: delivered once more, attempt 2).
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, `enqueue`, `reserve`, `ack`, `nack`
     ///   (and `dead_letters` when declared) answer `Stopped`.
     /// - `stop_ends_a_waiting_reserve_with_stopped`: a `reserve` waiting (for up to a minute) on an
-    ///   empty queue when `stop` is called answers `Stopped` within 2 seconds of `stop`, not `None`
-    ///   and not at the end of its wait.
+    ///   empty queue when `stop` is called answers `Stopped` within the declared tolerance after
+    ///   `stop` returns, not `None` and not at the end of its wait.
     /// - `secrets_never_show`: with secrets declared
     ///   ([`Kit::secrets`](crate::conformance::Kit::secrets)), none shows in the options' `Debug`,
     ///   the driver's `Debug`, or the `Display` or `Debug` of the errors of the contract's
@@ -368,7 +402,7 @@ crate::define_kit! {
     /// ```
     /// use sandloom_driverkit::conformance::taskqueue::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 27);
+    /// assert_eq!(OBLIGATIONS.len(), 33);
     /// assert_eq!(OBLIGATIONS[0], "enqueue_reserve_ack_round_trips");
     /// assert_eq!(OBLIGATIONS.last(), Some(&"secrets_never_show"));
     /// ```
@@ -397,6 +431,12 @@ crate::define_kit! {
         dedupe_key_rules_are_invalid_input,
         queues_are_isolated,
         empty_queue_name_is_invalid_input,
+        reserve_waits_exactly_as_long_as_asked,
+        delays_and_retries_below_and_between_seconds_are_exact,
+        extreme_durations_are_accepted_and_held,
+        retry_after_counts_from_the_nack,
+        a_waiting_reserve_wakes_when_a_task_becomes_ready,
+        concurrent_settles_of_one_receipt_have_one_winner,
         operations_after_stop_fail_with_stopped,
         stop_ends_a_waiting_reserve_with_stopped,
         secrets_never_show,

@@ -21,13 +21,29 @@ pub(super) async fn queues_are_isolated<T: TaskQueueProvider>(
     let first = queue_name(&i.request, "iso");
     let second = queue_name(&i.request, "iso-b");
     let unused = queue_name(&i.request, "iso-unused");
-    let id_first = put(q, &first, Bytes::from_static(b"for a")).await?;
-    let id_second = put(q, &second, Bytes::from_static(b"for b")).await?;
-    for (name, id) in [(&second, &id_second), (&first, &id_first)] {
+    // Names that differ from `first` only by a suffix, in case, by a trailing space, or as
+    // NFC against NFD (`é` as one code point, and as `e` and a combining accent).
+    let near = [
+        second.clone(),
+        queue_name(&i.request, "ISO"),
+        format!("{first} "),
+        queue_name(&i.request, "is\u{e9}"),
+        queue_name(&i.request, "ise\u{301}"),
+    ];
+    let mut tasks = Vec::new();
+    for name in std::iter::once(&first).chain(&near) {
+        let id = put(q, name, Bytes::from(format!("for {name:?}"))).await?;
+        tasks.push((name, id));
+    }
+    // Near-identical names last-enqueued first: a driver that folds them into one queue hands
+    // one of them the other's task.
+    for (name, id) in tasks.iter().rev() {
         let got = take(q, name, SLACK, &format!("reserve from {name:?}")).await?;
         ensure!(
-            got.task.id == *id && got.task.queue == *name,
-            "reserve from {name:?} delivered task {:?} of queue {:?}, expected {id:?}",
+            got.task.id == *id && got.task.queue == **name,
+            "reserve from {name:?} delivered task {:?} of queue {:?}, expected {id:?}: queues \
+             whose names differ by a suffix, in case, by a trailing space or as NFC and NFD are \
+             distinct",
             got.task.id,
             got.task.queue
         );

@@ -114,7 +114,7 @@ const LONG_WAIT: Duration = Duration::from_mins(1);
 
 pub(super) async fn stop_ends_a_waiting_reserve_with_stopped<T: TaskQueueProvider>(
     i: &Instance<T>,
-    _: &TaskQueueSettings,
+    s: &TaskQueueSettings,
 ) -> Result<(), String> {
     let name = queue_name(&i.request, "stop-waiting");
     let waiting = {
@@ -133,13 +133,25 @@ pub(super) async fn stop_ends_a_waiting_reserve_with_stopped<T: TaskQueueProvide
         .stop()
         .await
         .map_err(|e| format!("stop failed: {e}"))?;
-    let Ok(joined) = tokio::time::timeout(SLACK, waiting).await else {
+    let stop_took = stopped.elapsed();
+    // Within the declared tolerance of `stop` returning (a driver may first wait for its
+    // connections to close).
+    let late = s.late();
+    let Ok(joined) = tokio::time::timeout(SLACK * 2, waiting).await else {
         return Err(format!(
             "a reserve waiting (for up to {LONG_WAIT:?}) when stop was called still waited \
-             {SLACK:?} after it: it must answer Stopped promptly"
+             {:?} after it: it must answer Stopped promptly",
+            SLACK * 2
         ));
     };
     let answer = joined.map_err(|e| format!("the waiting reserve panicked: {e}"))?;
+    let after = stopped.elapsed();
+    ensure!(
+        after <= stop_took + late,
+        "a reserve waiting (for up to {LONG_WAIT:?}) when stop was called answered {after:?} \
+         after the call, {stop_took:?} of which stop took: more than the declared tolerance \
+         ({late:?}) after stop returned"
+    );
     expect_kind(
         &format!(
             "a reserve waiting when stop was called (answered after {:?})",
