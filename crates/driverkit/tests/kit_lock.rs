@@ -46,7 +46,7 @@ enum Flaw {
     SecretInErrors,
     /// Refuses a ttl under a millisecond (0 ms once in its unit) as a zero ttl.
     SubMillisecondTtlRefused,
-    /// Refuses `Duration::MAX` as a ttl too large to hold.
+    /// Refuses a ttl of more than ten years as too large to hold.
     HugeTtlRefused,
     /// Reports a lease's expiry from the ttl in `u32` milliseconds: 400 days wrap to 55 hours.
     ExpiryWrapsAtU32Millis,
@@ -139,7 +139,7 @@ impl Reference {
                 "zero ttl (in milliseconds)",
             ));
         }
-        if ttl == Duration::MAX && self.flaw == Flaw::HugeTtlRefused {
+        if ttl > Duration::from_hours(10 * 365 * 24) && self.flaw == Flaw::HugeTtlRefused {
             return Err(InfraError::invalid_input(NAME, "the ttl is too large"));
         }
         Ok(())

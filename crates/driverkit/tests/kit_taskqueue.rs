@@ -82,9 +82,9 @@ enum Flaw {
     RoundsDelaysToSeconds,
     /// Refuses a delay or `retry_after` beyond 30 days with `InvalidInput`.
     RefusesLongDurations,
-    /// Adds durations to `Instant`s unchecked: `Duration::MAX` panics.
+    /// Keeps durations as `i32` seconds: 100 years wraps below zero, which it takes as now.
     OverflowsOnHugeDurations,
-    /// A wait too long to add to now (`Duration::MAX`) is taken as no wait at all.
+    /// A wait of more than ten years is taken as no wait at all.
     MaxWaitMeansNoWait,
     /// Counts a nack's `retry_after` from the reservation, not from the nack.
     RetryCountedFromReserve,
@@ -212,7 +212,9 @@ impl Reference {
     /// `now + duration`, held at [`FOREVER`] when longer (or, with a flaw, not).
     fn after(&self, now: Instant, duration: Duration) -> Instant {
         if self.flaw() == Flaw::OverflowsOnHugeDurations {
-            return now + duration;
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let seconds = (duration.as_secs() as i32).max(0) as u64;
+            return now + Duration::from_secs(seconds);
         }
         now + duration.min(FOREVER)
     }
@@ -514,7 +516,7 @@ impl TaskQueue for Reference {
             Flaw::RoundsWaitUpToSeconds => {
                 Duration::from_secs(wait.as_secs() + u64::from(wait.subsec_nanos() > 0))
             }
-            Flaw::MaxWaitMeansNoWait if Instant::now().checked_add(wait).is_none() => {
+            Flaw::MaxWaitMeansNoWait if wait > Duration::from_hours(10 * 365 * 24) => {
                 Duration::ZERO
             }
             _ => wait,

@@ -163,11 +163,11 @@ pub trait Cache: Send + Sync {
     /// Add `delta` to the signed 64-bit counter under `key` (absent counts as 0) and return the
     /// new value, atomically across all callers. Feature [`INCREMENT`].
     ///
-    /// A counter is a value that is the canonical decimal text of an `i64` (ASCII, `-` for a
-    /// negative, no `+`, no leading zeros, no spaces, not `-0`): `increment` writes it so (`get`
-    /// then answers e.g. `b"-3"`), and such a value written by `set` counts on from there, as
-    /// Redis `INCRBY` does. Any other value (`"05"`, `"+5"`, `" 5"`, `"5.0"`, `""`, a number
-    /// beyond `i64`) is not a counter. `increment` keeps the entry's expiry; `set`,
+    /// A counter is a value `increment` wrote. A value written by `set` that is the decimal
+    /// text of an `i64` may count on from there (as Redis `INCRBY` does, and the built-in
+    /// drivers, which store a counter as its decimal text) or answer `Conflict`: callers must
+    /// not rely on either. A value no integer parser reads (`"text"`, `" 5"`, `"5.0"`, `""`, a
+    /// number beyond `i64`) is never a counter. `increment` keeps the entry's expiry; `set`,
     /// `set_with_ttl` and `set_many` over a counter replace it, and after `delete` (or expiry) a
     /// counter starts again from 0.
     ///

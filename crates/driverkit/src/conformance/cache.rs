@@ -243,19 +243,20 @@ crate::define_kit! {
     /// - `empty_batches_are_no_ops`: declared `bulk`: `get_many` of no keys answers no values,
     ///   `set_many` of no entries succeeds, `delete_many` of no keys counts 0, and nothing changes.
     /// - `ttl_extremes_are_accepted`: declared `ttl`: a 1 µs ttl is accepted and the entry is
-    ///   gone within the declared tolerance; 400-day and `Duration::MAX` ttls are accepted and the
-    ///   entries stay (through `get`, `increment` and `get_many` where declared).
+    ///   gone within the declared tolerance; 400-day and 100-year ttls are accepted and the
+    ///   entries stay (through `get`, and `get_many` where declared).
     /// - `sub_second_ttls_are_exact`: declared `ttl`: entries with 50 ms and 1.5 s ttls are there
     ///   until the ttl less the declared tolerance (where positive) and gone by the ttl plus it:
     ///   neither rounded down nor up to whole seconds.
     /// - `bulk_handles_repeated_keys_and_large_batches`: declared `bulk`: `get_many` answers every
     ///   position of a repeated key, `set_many` keeps a repeated key's last value, `delete_many`
     ///   counts a repeated key once; 1,500 keys in one call each way.
-    /// - `counters_are_plain_decimal_values`: declared `increment`: a counter reads as its
-    ///   decimal text, decimal text written by `set` counts on, any other value (`"05"`, `"+5"`,
-    ///   `" 5"`, `"5.0"`, `"-0"`, beyond `i64`, ...) is `Conflict` and kept; `set` over a counter
-    ///   replaces it, a deleted counter starts at 0; with `ttl`, `increment` keeps an expiry and
-    ///   `set_with_ttl` over a counter gives its own.
+    /// - `counters_are_plain_decimal_values`: declared `increment`: a counter `increment` made
+    ///   has a value; decimal text written by `set` counts on or is `Conflict` (the contract
+    ///   allows both), and a value no integer parser reads (`"text"`, `" 5"`, `"5.0"`, `""`,
+    ///   `"0x5"`, beyond `i64`, ...) is `Conflict` and kept; `set` over a counter replaces it, a
+    ///   deleted counter starts at 0; with `ttl`, where a value written by `set_with_ttl` counts
+    ///   on, `increment` keeps its expiry, and `set_with_ttl` over a counter gives its own.
     /// - `near_identical_keys_are_distinct`: keys differing by a trailing or leading space, case,
     ///   a prefix or suffix, or NFC vs NFD are distinct through `get`, `set`, `delete`, the bulk
     ///   operations, `increment` and an expiring ttl (each where declared).

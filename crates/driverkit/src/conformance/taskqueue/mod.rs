@@ -372,10 +372,10 @@ crate::define_kit! {
     ///   before it and within the declared tolerance after it; a delayed task's first delivery
     ///   has `attempts == 1`.
     /// - `extreme_durations_are_accepted_and_held`: a `retry_after` (and, declared `delay`, a
-    ///   delay) of 400 days and of `Duration::MAX` is accepted and the task is not delivered; a
-    ///   `reserve` with a `wait` of `Duration::MAX` delivers a task enqueued while it waits,
-    ///   within the declared tolerance; `stop` ends `reserve`s waiting 400 days and
-    ///   `Duration::MAX` with `Stopped`.
+    ///   delay) of 400 days and of 100 years is accepted and the task is not delivered; a
+    ///   `reserve` with a `wait` of 100 years delivers a task enqueued while it waits, within
+    ///   the declared tolerance; `stop` ends `reserve`s waiting 400 days and 100 years with
+    ///   `Stopped`.
     /// - `retry_after_counts_from_the_nack`: a task nacked with a `retry_after` of 1 s, most of a
     ///   visibility timeout after its reserve, comes back 1 s after the nack (not the reserve),
     ///   within the declared tolerance.
