@@ -39,6 +39,23 @@ enum Flaw {
     ReceiptFromTheFuture,
     /// Shows its webhook secret in the error of an empty body.
     SecretInErrors,
+    /// Keeps the recipient of the message under way in one slot shared by every send, so
+    /// concurrent sends deliver to each other's recipients.
+    SharedRecipientSlot,
+    /// Sends a whole batch to the recipient of its first message.
+    BatchToFirstRecipient,
+    /// Delivers at most 64 KiB of a body.
+    TruncatesLongBodies,
+    /// Passes on at most 32 metadata pairs.
+    DropsMetadataBeyond32,
+    /// Refuses an empty subject as `InvalidInput`.
+    RefusesEmptySubject,
+    /// Answers at most 64 results for a batch, and sends no more.
+    BatchCapsAt64,
+    /// Numbers a batch's receipts from 1 in each call.
+    BatchIdsRestartPerCall,
+    /// Reports a batch's receipts as accepted at the epoch.
+    BatchReceiptsFromTheEpoch,
 }
 
 /// The secret the broken driver leaks; the kit is told it is secret.
@@ -60,6 +77,8 @@ struct Reference {
     delivered: Mutex<Vec<Message>>,
     broken: AtomicBool,
     stopped: AtomicBool,
+    /// `SharedRecipientSlot`: the recipient of the message under way.
+    slot: Mutex<String>,
 }
 
 const NAME: &str = "notifier";
@@ -91,6 +110,9 @@ impl Reference {
                 ));
             }
             return Err(InfraError::invalid_input(NAME, "empty body"));
+        }
+        if message.subject.as_deref() == Some("") && self.flaw == Flaw::RefusesEmptySubject {
+            return Err(InfraError::invalid_input(NAME, "empty subject"));
         }
         if !message.metadata.is_empty() && self.flaw == Flaw::RefusesMetadata {
             return Err(InfraError::invalid_input(NAME, "metadata not supported"));
@@ -149,7 +171,24 @@ impl Reference {
         if self.flaw == Flaw::TrimsBody {
             kept.body = kept.body.trim().to_owned();
         }
+        if self.flaw == Flaw::TruncatesLongBodies && kept.body.len() > 64 * 1024 {
+            let mut end = 64 * 1024;
+            while !kept.body.is_char_boundary(end) {
+                end -= 1;
+            }
+            kept.body.truncate(end);
+        }
+        if self.flaw == Flaw::DropsMetadataBeyond32 {
+            kept.metadata = kept.metadata.into_iter().take(32).collect();
+        }
+        if self.flaw == Flaw::SharedRecipientSlot {
+            *self.slot.lock().unwrap() = message.recipient.clone();
+        }
         let id = self.new_id(message).await;
+        if self.flaw == Flaw::SharedRecipientSlot {
+            tokio::task::yield_now().await;
+            kept.recipient = self.slot.lock().unwrap().clone();
+        }
         self.delivered.lock().unwrap().push(kept);
         let mut receipt = Receipt::new(id);
         if self.flaw == Flaw::ReceiptFromTheEpoch {
@@ -174,8 +213,24 @@ impl Notifier for Reference {
         }
         self.check_running(true)?;
         let mut results = Vec::new();
-        for message in messages {
-            let result = self.deliver(message, true).await;
+        for (index, message) in messages.iter().enumerate() {
+            if self.flaw == Flaw::BatchCapsAt64 && index == 64 {
+                break;
+            }
+            let mut message = message.clone();
+            if self.flaw == Flaw::BatchToFirstRecipient && self.validate(&message).is_ok() {
+                // One envelope for the whole batch, addressed to the first recipient.
+                message.recipient = messages[0].recipient.clone();
+            }
+            let mut result = self.deliver(&message, true).await;
+            if let Ok(receipt) = &mut result {
+                if self.flaw == Flaw::BatchIdsRestartPerCall {
+                    receipt.id = format!("batch-{}", index + 1);
+                }
+                if self.flaw == Flaw::BatchReceiptsFromTheEpoch {
+                    receipt.accepted_at = SystemTime::UNIX_EPOCH;
+                }
+            }
             match (self.flaw, result) {
                 (Flaw::BatchFailsWhole, Err(error)) => return Err(error),
                 (Flaw::BatchStopsAtFirstFailure, Err(error)) => {
@@ -214,6 +269,7 @@ impl Driver for Reference {
             delivered: Mutex::new(Vec::new()),
             broken: AtomicBool::new(false),
             stopped: AtomicBool::new(false),
+            slot: Mutex::new(String::new()),
         })
     }
 
@@ -319,6 +375,38 @@ fn each_broken_driver_is_caught_by_its_obligation() {
             "send_returns_a_receipt_with_an_id",
         ),
         (Flaw::SecretInErrors, "secrets_never_show"),
+        (
+            Flaw::SharedRecipientSlot,
+            "several_recipients_get_only_their_own",
+        ),
+        (
+            Flaw::BatchToFirstRecipient,
+            "several_recipients_get_only_their_own",
+        ),
+        (
+            Flaw::TruncatesLongBodies,
+            "extreme_messages_are_delivered_whole",
+        ),
+        (
+            Flaw::DropsMetadataBeyond32,
+            "extreme_messages_are_delivered_whole",
+        ),
+        (
+            Flaw::RefusesEmptySubject,
+            "extreme_messages_are_delivered_whole",
+        ),
+        (
+            Flaw::BatchCapsAt64,
+            "large_and_concurrent_batches_keep_order_and_ids",
+        ),
+        (
+            Flaw::BatchIdsRestartPerCall,
+            "large_and_concurrent_batches_keep_order_and_ids",
+        ),
+        (
+            Flaw::BatchReceiptsFromTheEpoch,
+            "large_and_concurrent_batches_keep_order_and_ids",
+        ),
     ];
     let mut caught: Vec<&str> = Vec::new();
     for (flaw, obligation) in cases {
