@@ -1034,7 +1034,7 @@ async fn extreme_messages_are_delivered_whole<T: NotifierProvider>(
         many = many.with_metadata(format!("kit-{n:02}"), format!("value {n}"));
     }
     let long_subject = format!(
-        "kit: {} ✓ the end",
+        "kit: {}✓ the end",
         "a long subject that goes on and on ".repeat(9)
     );
     let messages = [
