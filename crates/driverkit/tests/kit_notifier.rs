@@ -182,12 +182,12 @@ impl Reference {
             kept.metadata = kept.metadata.into_iter().take(32).collect();
         }
         if self.flaw == Flaw::SharedRecipientSlot {
-            *self.slot.lock().unwrap() = message.recipient.clone();
+            self.slot.lock().unwrap().clone_from(&message.recipient);
         }
         let id = self.new_id(message).await;
         if self.flaw == Flaw::SharedRecipientSlot {
             tokio::task::yield_now().await;
-            kept.recipient = self.slot.lock().unwrap().clone();
+            kept.recipient.clone_from(&self.slot.lock().unwrap());
         }
         self.delivered.lock().unwrap().push(kept);
         let mut receipt = Receipt::new(id);
@@ -306,110 +306,112 @@ fn the_reference_driver_passes_every_obligation() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+/// Each flaw and the obligation that must catch it.
+const CASES: &[(Flaw, &str)] = &[
+    (Flaw::EmptyReceiptId, "send_returns_a_receipt_with_an_id"),
+    (
+        Flaw::ReceiptFromTheEpoch,
+        "send_returns_a_receipt_with_an_id",
+    ),
+    (Flaw::IdsFromContent, "receipt_ids_are_distinct"),
+    (
+        Flaw::RacyIdCounter,
+        "concurrent_sends_get_distinct_receipts",
+    ),
+    (Flaw::AcceptsEmptyBody, "empty_body_is_invalid_input"),
+    (
+        Flaw::AcceptsBlankRecipient,
+        "blank_recipient_is_invalid_input",
+    ),
+    (
+        Flaw::AcceptsAnyRecipient,
+        "configured_invalid_recipient_is_invalid_input",
+    ),
+    (Flaw::RefusesMetadata, "subject_and_metadata_are_accepted"),
+    (
+        Flaw::PanicsOnNonAsciiSubject,
+        "unicode_and_multiline_text_is_accepted",
+    ),
+    (
+        Flaw::BrokenAfterRefusal,
+        "a_refused_message_does_not_break_the_driver",
+    ),
+    (Flaw::TrimsBody, "accepted_messages_are_delivered_as_sent"),
+    (
+        Flaw::DeliversRefused,
+        "accepted_messages_are_delivered_as_sent",
+    ),
+    (
+        Flaw::BatchStopsAtFirstFailure,
+        "batch_answers_one_result_per_message_in_order",
+    ),
+    (
+        Flaw::BatchErrorsLast,
+        "batch_answers_one_result_per_message_in_order",
+    ),
+    (
+        Flaw::BatchFailsWhole,
+        "batch_answers_one_result_per_message_in_order",
+    ),
+    (
+        Flaw::BatchWithoutDeclaring,
+        "batch_answers_one_result_per_message_in_order",
+    ),
+    (
+        Flaw::DeclaresBatchWithoutImplementing,
+        "batch_answers_one_result_per_message_in_order",
+    ),
+    (
+        Flaw::WorksAfterStop,
+        "operations_after_stop_fail_with_stopped",
+    ),
+    (
+        Flaw::BatchWorksAfterStop,
+        "operations_after_stop_fail_with_stopped",
+    ),
+    (
+        Flaw::ReceiptFromTheFuture,
+        "send_returns_a_receipt_with_an_id",
+    ),
+    (Flaw::SecretInErrors, "secrets_never_show"),
+    (
+        Flaw::SharedRecipientSlot,
+        "several_recipients_get_only_their_own",
+    ),
+    (
+        Flaw::BatchToFirstRecipient,
+        "several_recipients_get_only_their_own",
+    ),
+    (
+        Flaw::TruncatesLongBodies,
+        "extreme_messages_are_delivered_whole",
+    ),
+    (
+        Flaw::DropsMetadataBeyond32,
+        "extreme_messages_are_delivered_whole",
+    ),
+    (
+        Flaw::RefusesEmptySubject,
+        "extreme_messages_are_delivered_whole",
+    ),
+    (
+        Flaw::BatchCapsAt64,
+        "large_and_concurrent_batches_keep_order_and_ids",
+    ),
+    (
+        Flaw::BatchIdsRestartPerCall,
+        "large_and_concurrent_batches_keep_order_and_ids",
+    ),
+    (
+        Flaw::BatchReceiptsFromTheEpoch,
+        "large_and_concurrent_batches_keep_order_and_ids",
+    ),
+];
+
 #[test]
 fn each_broken_driver_is_caught_by_its_obligation() {
-    let cases = [
-        (Flaw::EmptyReceiptId, "send_returns_a_receipt_with_an_id"),
-        (
-            Flaw::ReceiptFromTheEpoch,
-            "send_returns_a_receipt_with_an_id",
-        ),
-        (Flaw::IdsFromContent, "receipt_ids_are_distinct"),
-        (
-            Flaw::RacyIdCounter,
-            "concurrent_sends_get_distinct_receipts",
-        ),
-        (Flaw::AcceptsEmptyBody, "empty_body_is_invalid_input"),
-        (
-            Flaw::AcceptsBlankRecipient,
-            "blank_recipient_is_invalid_input",
-        ),
-        (
-            Flaw::AcceptsAnyRecipient,
-            "configured_invalid_recipient_is_invalid_input",
-        ),
-        (Flaw::RefusesMetadata, "subject_and_metadata_are_accepted"),
-        (
-            Flaw::PanicsOnNonAsciiSubject,
-            "unicode_and_multiline_text_is_accepted",
-        ),
-        (
-            Flaw::BrokenAfterRefusal,
-            "a_refused_message_does_not_break_the_driver",
-        ),
-        (Flaw::TrimsBody, "accepted_messages_are_delivered_as_sent"),
-        (
-            Flaw::DeliversRefused,
-            "accepted_messages_are_delivered_as_sent",
-        ),
-        (
-            Flaw::BatchStopsAtFirstFailure,
-            "batch_answers_one_result_per_message_in_order",
-        ),
-        (
-            Flaw::BatchErrorsLast,
-            "batch_answers_one_result_per_message_in_order",
-        ),
-        (
-            Flaw::BatchFailsWhole,
-            "batch_answers_one_result_per_message_in_order",
-        ),
-        (
-            Flaw::BatchWithoutDeclaring,
-            "batch_answers_one_result_per_message_in_order",
-        ),
-        (
-            Flaw::DeclaresBatchWithoutImplementing,
-            "batch_answers_one_result_per_message_in_order",
-        ),
-        (
-            Flaw::WorksAfterStop,
-            "operations_after_stop_fail_with_stopped",
-        ),
-        (
-            Flaw::BatchWorksAfterStop,
-            "operations_after_stop_fail_with_stopped",
-        ),
-        (
-            Flaw::ReceiptFromTheFuture,
-            "send_returns_a_receipt_with_an_id",
-        ),
-        (Flaw::SecretInErrors, "secrets_never_show"),
-        (
-            Flaw::SharedRecipientSlot,
-            "several_recipients_get_only_their_own",
-        ),
-        (
-            Flaw::BatchToFirstRecipient,
-            "several_recipients_get_only_their_own",
-        ),
-        (
-            Flaw::TruncatesLongBodies,
-            "extreme_messages_are_delivered_whole",
-        ),
-        (
-            Flaw::DropsMetadataBeyond32,
-            "extreme_messages_are_delivered_whole",
-        ),
-        (
-            Flaw::RefusesEmptySubject,
-            "extreme_messages_are_delivered_whole",
-        ),
-        (
-            Flaw::BatchCapsAt64,
-            "large_and_concurrent_batches_keep_order_and_ids",
-        ),
-        (
-            Flaw::BatchIdsRestartPerCall,
-            "large_and_concurrent_batches_keep_order_and_ids",
-        ),
-        (
-            Flaw::BatchReceiptsFromTheEpoch,
-            "large_and_concurrent_batches_keep_order_and_ids",
-        ),
-    ];
     let mut caught: Vec<&str> = Vec::new();
-    for (flaw, obligation) in cases {
+    for &(flaw, obligation) in CASES {
         let outcome = kit(flaw).check(obligation);
         assert!(
             outcome.is_err(),

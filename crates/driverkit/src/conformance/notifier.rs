@@ -46,6 +46,7 @@
 //! ```
 
 use std::collections::HashSet;
+use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -1014,10 +1015,12 @@ fn long_body() -> String {
     body.push('\n');
     let mut n = 0;
     while body.len() < 256 * 1024 {
-        body.push_str(&format!(
-            "line {n:05}: Größe ✓ {} trailing \n",
+        // Writing to a `String` cannot fail.
+        let _ = writeln!(
+            body,
+            "line {n:05}: Größe ✓ {} trailing ",
             "-".repeat(n % 90)
-        ));
+        );
         n += 1;
     }
     body.push_str("the end");
@@ -1132,7 +1135,28 @@ async fn large_and_concurrent_batches_keep_order_and_ids<T: NotifierProvider>(
         accepted_during(&what, receipt, window, skew)?;
         distinct(&mut seen, receipt.id.clone(), &what)?;
     }
-    // Batches and sends at once: every receipt id differs from every other.
+    let concurrent = concurrent_batches_and_sends(i, s, &mut seen).await?;
+    let Some(delivered) = &s.delivered else {
+        return Ok(());
+    };
+    let got = delivered(notifier);
+    let valid: Vec<Message> = batch
+        .into_iter()
+        .filter_map(|(message, valid)| valid.then_some(message))
+        .collect();
+    let (first, rest) = got.split_at(valid.len().min(got.len()));
+    delivered_in_order("a batch of 100", first, &valid)?;
+    delivered_in_any_order("concurrent batches and sends", rest, &concurrent)
+}
+
+/// 4 batches of 25 and 16 sends at once (every receipt id differs from every other, those in
+/// `seen` included, and each receipt is timely): the messages sent.
+async fn concurrent_batches_and_sends<T: NotifierProvider>(
+    i: &Instance<T>,
+    s: &NotifierSettings<T>,
+    seen: &mut HashSet<String>,
+) -> Result<Vec<Message>, String> {
+    let skew = s.tolerance.get();
     let batches: Vec<Vec<Message>> = (0..4)
         .map(|b| {
             (0..25)
@@ -1153,7 +1177,7 @@ async fn large_and_concurrent_batches_keep_order_and_ids<T: NotifierProvider>(
         .map(|n| s.message_to(n, format!("kit: beside the batches {n}")))
         .collect();
     for receipt in send_concurrently(i, &singles, 4).await? {
-        distinct(&mut seen, receipt.id, "a send beside concurrent batches")?;
+        distinct(seen, receipt.id, "a send beside concurrent batches")?;
     }
     for handle in handles {
         let (results, window) = handle.await.map_err(|e| format!("a task panicked: {e}"))?;
@@ -1168,20 +1192,10 @@ async fn large_and_concurrent_batches_keep_order_and_ids<T: NotifierProvider>(
             let what = format!("result {index} of a concurrent send_batch");
             let receipt = result.map_err(|error| format!("{what} failed: {error}"))?;
             accepted_during(&what, &receipt, window, skew)?;
-            distinct(&mut seen, receipt.id, &what)?;
+            distinct(seen, receipt.id, &what)?;
         }
     }
-    let Some(delivered) = &s.delivered else {
-        return Ok(());
-    };
-    let got = delivered(notifier);
-    let valid: Vec<Message> = batch
-        .into_iter()
-        .filter_map(|(message, valid)| valid.then_some(message))
-        .collect();
-    let (first, rest) = got.split_at(valid.len().min(got.len()));
-    delivered_in_order("a batch of 100", first, &valid)?;
-    let mut concurrent: Vec<Message> = batches.concat();
-    concurrent.extend(singles);
-    delivered_in_any_order("concurrent batches and sends", rest, &concurrent)
+    let mut sent: Vec<Message> = batches.concat();
+    sent.extend(singles);
+    Ok(sent)
 }
