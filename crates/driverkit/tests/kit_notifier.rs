@@ -39,6 +39,23 @@ enum Flaw {
     ReceiptFromTheFuture,
     /// Shows its webhook secret in the error of an empty body.
     SecretInErrors,
+    /// Keeps the recipient of the message under way in one slot shared by every send, so
+    /// concurrent sends deliver to each other's recipients.
+    SharedRecipientSlot,
+    /// Sends a whole batch to the recipient of its first message.
+    BatchToFirstRecipient,
+    /// Delivers at most 64 KiB of a body.
+    TruncatesLongBodies,
+    /// Passes on at most 32 metadata pairs.
+    DropsMetadataBeyond32,
+    /// Refuses an empty subject as `InvalidInput`.
+    RefusesEmptySubject,
+    /// Answers at most 64 results for a batch, and sends no more.
+    BatchCapsAt64,
+    /// Numbers a batch's receipts from 1 in each call.
+    BatchIdsRestartPerCall,
+    /// Reports a batch's receipts as accepted at the epoch.
+    BatchReceiptsFromTheEpoch,
 }
 
 /// The secret the broken driver leaks; the kit is told it is secret.
@@ -60,6 +77,8 @@ struct Reference {
     delivered: Mutex<Vec<Message>>,
     broken: AtomicBool,
     stopped: AtomicBool,
+    /// `SharedRecipientSlot`: the recipient of the message under way.
+    slot: Mutex<String>,
 }
 
 const NAME: &str = "notifier";
@@ -91,6 +110,9 @@ impl Reference {
                 ));
             }
             return Err(InfraError::invalid_input(NAME, "empty body"));
+        }
+        if message.subject.as_deref() == Some("") && self.flaw == Flaw::RefusesEmptySubject {
+            return Err(InfraError::invalid_input(NAME, "empty subject"));
         }
         if !message.metadata.is_empty() && self.flaw == Flaw::RefusesMetadata {
             return Err(InfraError::invalid_input(NAME, "metadata not supported"));
@@ -149,7 +171,24 @@ impl Reference {
         if self.flaw == Flaw::TrimsBody {
             kept.body = kept.body.trim().to_owned();
         }
+        if self.flaw == Flaw::TruncatesLongBodies && kept.body.len() > 64 * 1024 {
+            let mut end = 64 * 1024;
+            while !kept.body.is_char_boundary(end) {
+                end -= 1;
+            }
+            kept.body.truncate(end);
+        }
+        if self.flaw == Flaw::DropsMetadataBeyond32 {
+            kept.metadata = kept.metadata.into_iter().take(32).collect();
+        }
+        if self.flaw == Flaw::SharedRecipientSlot {
+            self.slot.lock().unwrap().clone_from(&message.recipient);
+        }
         let id = self.new_id(message).await;
+        if self.flaw == Flaw::SharedRecipientSlot {
+            tokio::task::yield_now().await;
+            kept.recipient.clone_from(&self.slot.lock().unwrap());
+        }
         self.delivered.lock().unwrap().push(kept);
         let mut receipt = Receipt::new(id);
         if self.flaw == Flaw::ReceiptFromTheEpoch {
@@ -174,8 +213,24 @@ impl Notifier for Reference {
         }
         self.check_running(true)?;
         let mut results = Vec::new();
-        for message in messages {
-            let result = self.deliver(message, true).await;
+        for (index, message) in messages.iter().enumerate() {
+            if self.flaw == Flaw::BatchCapsAt64 && index == 64 {
+                break;
+            }
+            let mut message = message.clone();
+            if self.flaw == Flaw::BatchToFirstRecipient && self.validate(&message).is_ok() {
+                // One envelope for the whole batch, addressed to the first recipient.
+                message.recipient = messages[0].recipient.clone();
+            }
+            let mut result = self.deliver(&message, true).await;
+            if let Ok(receipt) = &mut result {
+                if self.flaw == Flaw::BatchIdsRestartPerCall {
+                    receipt.id = format!("batch-{}", index + 1);
+                }
+                if self.flaw == Flaw::BatchReceiptsFromTheEpoch {
+                    receipt.accepted_at = SystemTime::UNIX_EPOCH;
+                }
+            }
             match (self.flaw, result) {
                 (Flaw::BatchFailsWhole, Err(error)) => return Err(error),
                 (Flaw::BatchStopsAtFirstFailure, Err(error)) => {
@@ -214,6 +269,7 @@ impl Driver for Reference {
             delivered: Mutex::new(Vec::new()),
             broken: AtomicBool::new(false),
             stopped: AtomicBool::new(false),
+            slot: Mutex::new(String::new()),
         })
     }
 
@@ -250,78 +306,112 @@ fn the_reference_driver_passes_every_obligation() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+/// Each flaw and the obligation that must catch it.
+const CASES: &[(Flaw, &str)] = &[
+    (Flaw::EmptyReceiptId, "send_returns_a_receipt_with_an_id"),
+    (
+        Flaw::ReceiptFromTheEpoch,
+        "send_returns_a_receipt_with_an_id",
+    ),
+    (Flaw::IdsFromContent, "receipt_ids_are_distinct"),
+    (
+        Flaw::RacyIdCounter,
+        "concurrent_sends_get_distinct_receipts",
+    ),
+    (Flaw::AcceptsEmptyBody, "empty_body_is_invalid_input"),
+    (
+        Flaw::AcceptsBlankRecipient,
+        "blank_recipient_is_invalid_input",
+    ),
+    (
+        Flaw::AcceptsAnyRecipient,
+        "configured_invalid_recipient_is_invalid_input",
+    ),
+    (Flaw::RefusesMetadata, "subject_and_metadata_are_accepted"),
+    (
+        Flaw::PanicsOnNonAsciiSubject,
+        "unicode_and_multiline_text_is_accepted",
+    ),
+    (
+        Flaw::BrokenAfterRefusal,
+        "a_refused_message_does_not_break_the_driver",
+    ),
+    (Flaw::TrimsBody, "accepted_messages_are_delivered_as_sent"),
+    (
+        Flaw::DeliversRefused,
+        "accepted_messages_are_delivered_as_sent",
+    ),
+    (
+        Flaw::BatchStopsAtFirstFailure,
+        "batch_answers_one_result_per_message_in_order",
+    ),
+    (
+        Flaw::BatchErrorsLast,
+        "batch_answers_one_result_per_message_in_order",
+    ),
+    (
+        Flaw::BatchFailsWhole,
+        "batch_answers_one_result_per_message_in_order",
+    ),
+    (
+        Flaw::BatchWithoutDeclaring,
+        "batch_answers_one_result_per_message_in_order",
+    ),
+    (
+        Flaw::DeclaresBatchWithoutImplementing,
+        "batch_answers_one_result_per_message_in_order",
+    ),
+    (
+        Flaw::WorksAfterStop,
+        "operations_after_stop_fail_with_stopped",
+    ),
+    (
+        Flaw::BatchWorksAfterStop,
+        "operations_after_stop_fail_with_stopped",
+    ),
+    (
+        Flaw::ReceiptFromTheFuture,
+        "send_returns_a_receipt_with_an_id",
+    ),
+    (Flaw::SecretInErrors, "secrets_never_show"),
+    (
+        Flaw::SharedRecipientSlot,
+        "several_recipients_get_only_their_own",
+    ),
+    (
+        Flaw::BatchToFirstRecipient,
+        "several_recipients_get_only_their_own",
+    ),
+    (
+        Flaw::TruncatesLongBodies,
+        "extreme_messages_are_delivered_whole",
+    ),
+    (
+        Flaw::DropsMetadataBeyond32,
+        "extreme_messages_are_delivered_whole",
+    ),
+    (
+        Flaw::RefusesEmptySubject,
+        "extreme_messages_are_delivered_whole",
+    ),
+    (
+        Flaw::BatchCapsAt64,
+        "large_and_concurrent_batches_keep_order_and_ids",
+    ),
+    (
+        Flaw::BatchIdsRestartPerCall,
+        "large_and_concurrent_batches_keep_order_and_ids",
+    ),
+    (
+        Flaw::BatchReceiptsFromTheEpoch,
+        "large_and_concurrent_batches_keep_order_and_ids",
+    ),
+];
+
 #[test]
 fn each_broken_driver_is_caught_by_its_obligation() {
-    let cases = [
-        (Flaw::EmptyReceiptId, "send_returns_a_receipt_with_an_id"),
-        (
-            Flaw::ReceiptFromTheEpoch,
-            "send_returns_a_receipt_with_an_id",
-        ),
-        (Flaw::IdsFromContent, "receipt_ids_are_distinct"),
-        (
-            Flaw::RacyIdCounter,
-            "concurrent_sends_get_distinct_receipts",
-        ),
-        (Flaw::AcceptsEmptyBody, "empty_body_is_invalid_input"),
-        (
-            Flaw::AcceptsBlankRecipient,
-            "blank_recipient_is_invalid_input",
-        ),
-        (
-            Flaw::AcceptsAnyRecipient,
-            "configured_invalid_recipient_is_invalid_input",
-        ),
-        (Flaw::RefusesMetadata, "subject_and_metadata_are_accepted"),
-        (
-            Flaw::PanicsOnNonAsciiSubject,
-            "unicode_and_multiline_text_is_accepted",
-        ),
-        (
-            Flaw::BrokenAfterRefusal,
-            "a_refused_message_does_not_break_the_driver",
-        ),
-        (Flaw::TrimsBody, "accepted_messages_are_delivered_as_sent"),
-        (
-            Flaw::DeliversRefused,
-            "accepted_messages_are_delivered_as_sent",
-        ),
-        (
-            Flaw::BatchStopsAtFirstFailure,
-            "batch_answers_one_result_per_message_in_order",
-        ),
-        (
-            Flaw::BatchErrorsLast,
-            "batch_answers_one_result_per_message_in_order",
-        ),
-        (
-            Flaw::BatchFailsWhole,
-            "batch_answers_one_result_per_message_in_order",
-        ),
-        (
-            Flaw::BatchWithoutDeclaring,
-            "batch_answers_one_result_per_message_in_order",
-        ),
-        (
-            Flaw::DeclaresBatchWithoutImplementing,
-            "batch_answers_one_result_per_message_in_order",
-        ),
-        (
-            Flaw::WorksAfterStop,
-            "operations_after_stop_fail_with_stopped",
-        ),
-        (
-            Flaw::BatchWorksAfterStop,
-            "operations_after_stop_fail_with_stopped",
-        ),
-        (
-            Flaw::ReceiptFromTheFuture,
-            "send_returns_a_receipt_with_an_id",
-        ),
-        (Flaw::SecretInErrors, "secrets_never_show"),
-    ];
     let mut caught: Vec<&str> = Vec::new();
-    for (flaw, obligation) in cases {
+    for &(flaw, obligation) in CASES {
         let outcome = kit(flaw).check(obligation);
         assert!(
             outcome.is_err(),

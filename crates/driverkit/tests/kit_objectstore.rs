@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
+use std::time::SystemTime;
 
 use sandloom_driverkit::conformance::objectstore::{OBLIGATIONS, ObjectStoreConformance};
 use sandloom_driverkit::objectstore::{
@@ -66,6 +67,20 @@ enum Flaw {
     LimitZeroIsDefault,
     NextOnFullPage,
     RewriteReportsAnotherEtag,
+    /// Compares the etag, then writes after a yield: racing `IfMatch` writes all win.
+    RacyIfMatch,
+    /// Checks conditions on the content length, so an empty object counts as absent.
+    EmptyCountsAsAbsent,
+    /// Trims trailing spaces from keys (as some file systems do).
+    TrimsKeys,
+    /// `IfAbsent` asks whether any key starts with the key (a listing by prefix).
+    IfAbsentByPrefix,
+    /// Reports the time of the first write of a key as its `last_modified`, kept past `delete`.
+    LastModifiedOfFirstWrite,
+    /// Lists the size, etag and time of the first write of a key (a stale listing index).
+    ListMetaOfFirstWrite,
+    /// Keeps deleted keys as tombstones, and a page with none but tombstones announces more.
+    EmptiedPrefixAnnouncesMore,
 }
 
 /// Beyond this size, the large-object flaws strike.
@@ -80,7 +95,18 @@ struct Reference {
     directories: Mutex<BTreeSet<String>>,
     /// `PutFailsBesideDelete`: deletes under way.
     deleting: AtomicUsize,
+    /// When each key was written, first and last, and what its first write held.
+    stamps: Mutex<BTreeMap<String, Stamp>>,
+    /// `EmptiedPrefixAnnouncesMore`: deleted keys.
+    tombstones: Mutex<BTreeSet<String>>,
     stopped: AtomicBool,
+}
+
+/// When a key was written, first and last, and what its first write held.
+struct Stamp {
+    first_at: SystemTime,
+    first: Bytes,
+    last_at: SystemTime,
 }
 
 fn etag_of(data: &[u8]) -> String {
@@ -132,6 +158,9 @@ impl Reference {
             }
             _ => validate_key(key)?,
         }
+        if self.flaw == Flaw::TrimsKeys {
+            return Ok(key.trim_end_matches(' ').to_owned());
+        }
         if self.flaw == Flaw::FoldsNonAsciiKeys {
             return Ok(key
                 .chars()
@@ -141,8 +170,46 @@ impl Reference {
         Ok(key.to_owned())
     }
 
+    /// Record a write of `key` now.
+    fn stamp(&self, key: &str, data: &Bytes) {
+        let now = SystemTime::now();
+        let mut stamps = self.stamps.lock().unwrap();
+        let stamp = stamps.entry(key.to_owned()).or_insert_with(|| Stamp {
+            first_at: now,
+            first: data.clone(),
+            last_at: now,
+        });
+        stamp.last_at = now;
+    }
+
+    fn modified(&self, key: &str) -> SystemTime {
+        let stamps = self.stamps.lock().unwrap();
+        match stamps.get(key) {
+            Some(stamp) if self.flaw == Flaw::LastModifiedOfFirstWrite => stamp.first_at,
+            Some(stamp) => stamp.last_at,
+            None => SystemTime::now(),
+        }
+    }
+
+    /// The metadata `list` reports for `key` holding `data`.
+    fn listed(&self, key: &str, data: &[u8]) -> ObjectMeta {
+        let first = (self.flaw == Flaw::ListMetaOfFirstWrite)
+            .then(|| {
+                let stamps = self.stamps.lock().unwrap();
+                stamps
+                    .get(key)
+                    .map(|stamp| (stamp.first.clone(), stamp.first_at))
+            })
+            .flatten();
+        match first {
+            Some((first, at)) => self.meta(key, &first).with_last_modified(at),
+            None => self.meta(key, data),
+        }
+    }
+
     fn meta(&self, key: &str, data: &[u8]) -> ObjectMeta {
-        let mut meta = ObjectMeta::new(key, data.len() as u64);
+        let mut meta =
+            ObjectMeta::new(key, data.len() as u64).with_last_modified(self.modified(key));
         if self.flaw == Flaw::LastModifiedInAnotherZone {
             meta = meta.with_last_modified(
                 std::time::SystemTime::now() - std::time::Duration::from_hours(1),
@@ -170,6 +237,7 @@ impl Reference {
     async fn store(&self, key: &str, data: Bytes) -> InfraResult<ObjectMeta> {
         let key = self.key(key)?;
         let mut data = self.shape(data);
+        self.stamp(&key, &data);
         let mut meta = self.meta(&key, &data);
         if self.flaw == Flaw::RewriteReportsAnotherEtag && self.map().get(&key) == Some(&data) {
             // A generation store that reports the generation it would write, not the one kept.
@@ -215,7 +283,13 @@ impl Reference {
         condition: &PutCondition,
     ) -> InfraResult<ObjectMeta> {
         let mut map = self.map();
-        let holds = match (condition, map.get(&key)) {
+        let current = map
+            .get(&key)
+            .filter(|data| !(self.flaw == Flaw::EmptyCountsAsAbsent && data.is_empty()));
+        let by_prefix = self.flaw == Flaw::IfAbsentByPrefix
+            && map.keys().any(|stored| stored.starts_with(&key));
+        let holds = match (condition, current) {
+            (PutCondition::IfAbsent, None) if by_prefix => false,
             (PutCondition::IfAbsent, None) => true,
             (PutCondition::IfAbsent, Some(_)) => self.flaw == Flaw::IfAbsentOverwrites,
             (PutCondition::IfMatch(_), None) => false,
@@ -227,6 +301,7 @@ impl Reference {
         if !holds {
             return Err(InfraError::conflict(NAME, "the condition does not hold"));
         }
+        self.stamp(&key, &data);
         let meta = self.meta(&key, &data);
         map.insert(key, data);
         Ok(meta)
@@ -314,6 +389,12 @@ impl ObjectStore for Reference {
                 .unwrap()
                 .insert(directory.to_owned());
         }
+        if self.flaw != Flaw::LastModifiedOfFirstWrite {
+            self.stamps.lock().unwrap().remove(&key);
+        }
+        if self.flaw == Flaw::EmptiedPrefixAnnouncesMore {
+            self.tombstones.lock().unwrap().insert(key.clone());
+        }
         let mut map = self.map();
         if self.flaw == Flaw::DeleteByPrefix {
             map.retain(|stored, _| !stored.starts_with(&key));
@@ -347,7 +428,7 @@ impl ObjectStore for Reference {
         let mut objects: Vec<ObjectMeta> = keys
             .iter()
             .take(limit)
-            .map(|key| self.meta(key, &map[*key]))
+            .map(|key| self.listed(key, &map[*key]))
             .collect();
         let mut next = match self.flaw {
             // Announces more whenever the page is full, whether or not anything follows.
@@ -356,6 +437,16 @@ impl ObjectStore for Reference {
         };
         if self.flaw == Flaw::SkipsSecondPage && start_after.is_none() && next.is_some() {
             next = keys.get(2 * limit - 1).map(|key| (*key).clone());
+        }
+        if objects.is_empty() && self.flaw == Flaw::EmptiedPrefixAnnouncesMore {
+            // The tombstones fill the page the store read, so it announces more.
+            next = self
+                .tombstones
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|key| key.starts_with(prefix) && self.after(key, start_after, &map))
+                .cloned();
         }
         self.order(&mut objects);
         Ok(ListPage::new(objects, next))
@@ -371,6 +462,22 @@ impl ObjectStore for Reference {
             return Err(InfraError::unsupported(NAME, "put_if", CONDITIONAL_PUT));
         }
         let key = self.key(key)?;
+        if self.flaw == Flaw::RacyIfMatch
+            && let PutCondition::IfMatch(etag) = &condition
+        {
+            let holds = self
+                .map()
+                .get(&key)
+                .is_some_and(|data| etag_of(data) == *etag);
+            tokio::task::yield_now().await;
+            if !holds {
+                return Err(InfraError::conflict(NAME, "the etag does not match"));
+            }
+            self.stamp(&key, &data);
+            let meta = self.meta(&key, &data);
+            self.map().insert(key, data);
+            return Ok(meta);
+        }
         if self.flaw == Flaw::RacyIfAbsent && condition == PutCondition::IfAbsent {
             let present = self.map().contains_key(&key);
             tokio::task::yield_now().await;
@@ -411,6 +518,8 @@ impl Driver for Reference {
             objects: Mutex::new(BTreeMap::new()),
             directories: Mutex::new(BTreeSet::new()),
             deleting: AtomicUsize::new(0),
+            stamps: Mutex::new(BTreeMap::new()),
+            tombstones: Mutex::new(BTreeSet::new()),
             stopped: AtomicBool::new(false),
         })
     }
@@ -537,6 +646,28 @@ const CASES: &[(Flaw, &str)] = &[
         "metadata_reports_key_and_size",
     ),
     (Flaw::SecretInErrors, "secrets_never_show"),
+    (Flaw::TrimsKeys, "near_identical_keys_are_independent"),
+    (
+        Flaw::IfAbsentByPrefix,
+        "near_identical_keys_are_independent",
+    ),
+    (
+        Flaw::LastModifiedOfFirstWrite,
+        "metadata_follows_the_latest_write",
+    ),
+    (
+        Flaw::ListMetaOfFirstWrite,
+        "metadata_follows_the_latest_write",
+    ),
+    (
+        Flaw::EmptiedPrefixAnnouncesMore,
+        "emptied_prefix_lists_one_empty_page",
+    ),
+    (
+        Flaw::EmptyCountsAsAbsent,
+        "empty_objects_meet_put_conditions",
+    ),
+    (Flaw::RacyIfMatch, "concurrent_put_if_match_has_one_winner"),
 ];
 
 #[test]
@@ -600,6 +731,13 @@ fn every_flaw_is_tried() {
         Flaw::WorksAfterStop,
         Flaw::LastModifiedInAnotherZone,
         Flaw::SecretInErrors,
+        Flaw::RacyIfMatch,
+        Flaw::EmptyCountsAsAbsent,
+        Flaw::TrimsKeys,
+        Flaw::IfAbsentByPrefix,
+        Flaw::LastModifiedOfFirstWrite,
+        Flaw::ListMetaOfFirstWrite,
+        Flaw::EmptiedPrefixAnnouncesMore,
     ]
     .into_iter()
     .filter(|flaw| !tried(*flaw))

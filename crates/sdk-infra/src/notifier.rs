@@ -2,6 +2,24 @@
 //!
 //! Required operation: [`send`](Notifier::send). Optional feature: [`BATCH`].
 //!
+//! What every driver guarantees, beyond the signatures:
+//!
+//! - **Each message to its own recipient.** A message goes to its recipient only, with its own
+//!   subject, metadata and body, whether messages to several recipients are sent one after
+//!   another, at once from many tasks, or in one batch. Nothing of one message (its recipient
+//!   included) carries over to another.
+//! - **Exact content, at any size a user sends.** The body, subject and metadata arrive as
+//!   given: a body of at least 256 KiB (long lines, lines that are a lone `.` or start with one,
+//!   trailing spaces, any Unicode), at least 64 metadata pairs and a subject of at least 300
+//!   characters are accepted and delivered whole, never truncated or trimmed. A driver whose
+//!   service takes less refuses the message with `InvalidInput` saying why, and documents its
+//!   limits.
+//! - **An empty subject is no subject.** `Some("")` is accepted like `None`, and may arrive as
+//!   either (an e-mail has no way to tell them apart); it is never `InvalidInput`.
+//! - **Receipts.** A receipt's id differs from every other id the instance answered, across
+//!   concurrent sends and batches; its `accepted_at` is a time during the call that answered it
+//!   (for a batch, during the `send_batch` call).
+//!
 //! The constants are the names drivers declare and modules require:
 //!
 //! ```
@@ -169,6 +187,12 @@ pub trait Notifier: Send + Sync {
     async fn send(&self, message: &Message) -> InfraResult<Receipt>;
 
     /// Send several messages; one result per message, in order. Feature [`BATCH`].
+    ///
+    /// A batch of any length (100 messages and more) answers exactly one result per message, at
+    /// the message's index. A message that is invalid (an empty body, a blank recipient) fails
+    /// alone with `InvalidInput`, and the others are sent; the messages of one batch may go to
+    /// different recipients, each to its own. The messages a batch sends are delivered in the
+    /// batch's order.
     ///
     /// ```
     /// use sandloom_sdk_infra::notifier::{Message, Notifier, Receipt};

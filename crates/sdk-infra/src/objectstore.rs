@@ -12,6 +12,13 @@
 //! driver may refuse more keys (a name its backend reserves, characters it cannot store), but
 //! then in every operation too. List prefixes follow [`validate_prefix`].
 //!
+//! Keys are compared as exact byte strings, in every operation: keys that differ only in case,
+//! by a trailing or leading space, by a trailing dot, by one byte more or less, or in Unicode
+//! normalization (`é` as NFC `U+00E9` and as NFD `e` + `U+0301`) are different objects. No
+//! driver folds case, trims, or normalizes a key, and a key is never matched by a key it is a
+//! prefix of: [`put_if`](ObjectStore::put_if) with [`PutCondition::IfAbsent`] of `a/key` holds
+//! while `a/key2` or `a/key ` exists.
+//!
 //! The constants are the names drivers declare and modules require:
 //!
 //! ```
@@ -200,6 +207,11 @@ pub struct ObjectMeta {
     /// [`PutCondition::IfMatch`] of it holds until the next write.
     pub etag: Option<String>,
     /// When it was last written, when the store knows.
+    ///
+    /// It is the time of the latest write of the key (`put` or `put_if`), not of its first one:
+    /// after an overwrite, or a `delete` and a new `put`, `head` and `list` report the new time,
+    /// together with the new size and etag. A store keeps it to its own precision (S3 to the
+    /// second), which the conformance kit allows as the driver's declared tolerance.
     pub last_modified: Option<SystemTime>,
 }
 
@@ -319,7 +331,9 @@ pub struct ListPage {
     ///
     /// `Some` only when at least one more object with the prefix follows, so a page that is
     /// exactly full at the end of the listing has `None`, and a caller never fetches an empty
-    /// last page.
+    /// last page. A listing with no objects (an empty store, a prefix nothing starts with, or
+    /// one whose objects were all deleted) is one empty page with `next` `None`: deleted
+    /// objects leave nothing behind that a listing counts.
     pub next: Option<String>,
 }
 
@@ -462,6 +476,14 @@ pub trait ObjectStore: Send + Sync {
     async fn list(&self, prefix: &str, options: ListOptions) -> InfraResult<ListPage>;
 
     /// Write only when `condition` holds. Feature [`CONDITIONAL_PUT`].
+    ///
+    /// The check and the write are one atomic step, for each condition: of many concurrent
+    /// `put_if` calls with [`PutCondition::IfAbsent`] of a missing key, or with
+    /// [`PutCondition::IfMatch`] of the current etag, exactly one writes and every other answers
+    /// `Conflict`; the object then holds the winner's content, and the etag the winner's
+    /// [`ObjectMeta`] reports is the object's (the one the next `IfMatch` must give). An empty
+    /// object is an object like any other: `IfAbsent` answers `Conflict` for it, and `IfMatch`
+    /// of its etag writes.
     ///
     /// ```
     /// use sandloom_sdk_infra::objectstore::{ObjectStore, PutCondition};

@@ -46,6 +46,7 @@
 //! ```
 
 use std::collections::HashSet;
+use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -58,6 +59,13 @@ use crate::notifier::NotifierProvider;
 
 /// Reads back what a driver delivered, oldest first (for drivers that can tell).
 type DeliveredFn<T> = dyn Fn(&T) -> Vec<Message> + Send + Sync;
+
+/// The recipients the kit uses unless told others with `valid_recipient`.
+const DEFAULT_RECIPIENTS: [&str; 3] = [
+    "ops@example.com",
+    "oncall@example.com",
+    "ops+kit@example.org",
+];
 
 /// What the `notifier` kit's obligations are given besides the instance: the recipients and
 /// the reader set with the kit's builder methods.
@@ -73,7 +81,10 @@ type DeliveredFn<T> = dyn Fn(&T) -> Vec<Message> + Send + Sync;
 /// }
 /// ```
 pub struct NotifierSettings<T> {
-    valid: String,
+    /// The recipients the driver must accept; the first is the one most obligations use.
+    valid: Vec<String>,
+    /// Whether `valid` is still the default (the first `valid_recipient` replaces it).
+    default_recipients: bool,
     invalid: Option<String>,
     delivered: Option<Arc<DeliveredFn<T>>>,
     tolerance: Tolerance,
@@ -82,7 +93,12 @@ pub struct NotifierSettings<T> {
 impl<T> NotifierSettings<T> {
     /// A message to the valid recipient.
     fn message(&self, body: impl Into<String>) -> Message {
-        Message::new(self.valid.clone(), body)
+        Message::new(self.valid[0].clone(), body)
+    }
+
+    /// A message to the `n`th valid recipient (round the list).
+    fn message_to(&self, n: usize, body: impl Into<String>) -> Message {
+        Message::new(self.valid[n % self.valid.len()].clone(), body)
     }
 }
 
@@ -159,7 +175,8 @@ impl<T: NotifierProvider> Kit<T, NotifierSettings<T>> {
             obligations::<T>(),
             options,
             NotifierSettings {
-                valid: "ops@example.com".to_owned(),
+                valid: DEFAULT_RECIPIENTS.iter().map(|r| (*r).to_owned()).collect(),
+                default_recipients: true,
                 invalid: None,
                 delivered: None,
                 tolerance: Tolerance::DEFAULT,
@@ -167,7 +184,10 @@ impl<T: NotifierProvider> Kit<T, NotifierSettings<T>> {
         )
     }
 
-    /// A recipient the driver must accept (default `ops@example.com`).
+    /// A recipient the driver must accept (default `ops@example.com`, `oncall@example.com` and
+    /// `ops+kit@example.org`). The first call replaces the defaults, and each further call adds
+    /// one: give two or more, so that the obligations about several recipients can tell them
+    /// apart (with one, they send every message to it). Most obligations use the first.
     ///
     /// ```
     /// use sandloom_driverkit::conformance::notifier::NotifierConformance;
@@ -207,7 +227,12 @@ impl<T: NotifierProvider> Kit<T, NotifierSettings<T>> {
     /// ```
     #[must_use]
     pub fn valid_recipient(mut self, recipient: impl Into<String>) -> Self {
-        self.settings_mut().valid = recipient.into();
+        let settings = self.settings_mut();
+        if settings.default_recipients {
+            settings.valid.clear();
+            settings.default_recipients = false;
+        }
+        settings.valid.push(recipient.into());
         self
     }
 
@@ -393,8 +418,9 @@ crate::define_kit! {
     settings NotifierSettings<T>;
     /// Every obligation of the notifier contract, in the order the kit runs them.
     ///
-    /// "The valid recipient" is the one set with
-    /// [`valid_recipient`](NotifierConformance::valid_recipient) (default `ops@example.com`).
+    /// "The valid recipient" is the first one set with
+    /// [`valid_recipient`](NotifierConformance::valid_recipient) (default `ops@example.com`);
+    /// "every valid recipient" all those set (by default three).
     ///
     /// - `send_returns_a_receipt_with_an_id`: `send` answers a receipt with a non-blank id, accepted
     ///   during the `send` (give or take the declared tolerance).
@@ -420,6 +446,22 @@ crate::define_kit! {
     ///   no results; a batch answers one result per message at its index, invalid ones fail alone
     ///   with `InvalidInput`, receipt ids are distinct from each other and from `send`'s;
     ///   undeclared: `send_batch` answers `Unsupported`.
+    /// - `several_recipients_get_only_their_own`: messages to every valid recipient, interleaved
+    ///   one after another, 32 at once from 8 tasks, and (declared `batch`) in one batch, are all
+    ///   accepted with distinct receipt ids; with a [`delivered`](NotifierConformance::delivered)
+    ///   reader, each arrives once, to its own recipient, with its own subject, metadata and body
+    ///   (the sequential ones and the batch in order).
+    /// - `extreme_messages_are_delivered_whole`: a body of 256 KiB (a 4,000-character line, a
+    ///   line that is a lone dot, lines starting with dots, trailing spaces, non-ASCII text), 64
+    ///   metadata pairs, a subject of over 300 characters and an empty subject are accepted and,
+    ///   with a reader, delivered exactly (an empty subject may arrive as none).
+    /// - `large_and_concurrent_batches_keep_order_and_ids`: declared `batch`: a batch of 100
+    ///   answers 100 results in order, its empty bodies and blank recipients (`""`, `"   "`,
+    ///   `"\t\n"`) failing alone with `InvalidInput`, each receipt accepted during the call
+    ///   (give or take the declared tolerance); 4 batches of 25 and 16 sends at once all succeed,
+    ///   and every receipt id differs from every other; with a reader, the batch of 100 arrives
+    ///   in order and the concurrent messages each once; undeclared: `send_batch` answers
+    ///   `Unsupported`.
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, `send` answers `Stopped`, and so
     ///   does `send_batch` as a whole call when `batch` is declared (`Unsupported` or `Stopped`
     ///   when it is not).
@@ -433,7 +475,7 @@ crate::define_kit! {
     /// ```
     /// use sandloom_driverkit::conformance::notifier::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 13);
+    /// assert_eq!(OBLIGATIONS.len(), 16);
     /// assert_eq!(OBLIGATIONS[0], "send_returns_a_receipt_with_an_id");
     /// assert_eq!(OBLIGATIONS.last(), Some(&"secrets_never_show"));
     /// ```
@@ -449,6 +491,9 @@ crate::define_kit! {
         a_refused_message_does_not_break_the_driver,
         accepted_messages_are_delivered_as_sent,
         batch_answers_one_result_per_message_in_order,
+        several_recipients_get_only_their_own,
+        extreme_messages_are_delivered_whole,
+        large_and_concurrent_batches_keep_order_and_ids,
         operations_after_stop_fail_with_stopped,
         secrets_never_show,
     ];
@@ -787,7 +832,7 @@ async fn secrets_never_show<T: NotifierProvider>(
     i: &Instance<T>,
     s: &NotifierSettings<T>,
 ) -> Result<(), String> {
-    let valid = s.valid.clone();
+    let valid = s.valid[0].clone();
     i.secrets_never_show(move |notifier| {
         let valid = valid.clone();
         Box::pin(async move {
@@ -804,4 +849,353 @@ async fn secrets_never_show<T: NotifierProvider>(
         })
     })
     .await
+}
+
+/// Whether `got` is `sent` as the contract lets it arrive: recipient, body and metadata exact,
+/// the subject exact except that an empty subject may arrive as none.
+fn same_message(got: &Message, sent: &Message) -> bool {
+    let subject = |m: &Message| m.subject.clone().filter(|subject| !subject.is_empty());
+    got.recipient == sent.recipient
+        && got.body == sent.body
+        && got.metadata == sent.metadata
+        && subject(got) == subject(sent)
+}
+
+/// A message for failure messages, with its subject and metadata.
+fn describe_fully(message: &Message) -> String {
+    let subject: Option<String> = message
+        .subject
+        .as_ref()
+        .map(|subject| subject.chars().take(32).collect());
+    format!(
+        "{} ({} bytes) subject {subject:?} ({} chars), {} metadata pairs",
+        describe(message),
+        message.body.len(),
+        message.subject.as_ref().map_or(0, |s| s.chars().count()),
+        message.metadata.len()
+    )
+}
+
+/// Fail unless `got` holds the `sent` messages in order, each as [`same_message`] allows.
+fn delivered_in_order(what: &str, got: &[Message], sent: &[Message]) -> Result<(), String> {
+    for n in 0..got.len().max(sent.len()) {
+        match (got.get(n), sent.get(n)) {
+            (Some(one), Some(other)) if same_message(one, other) => {}
+            (one, other) => {
+                return Err(format!(
+                    "{what}: delivered message {n} is {}, where {} was sent ({} delivered, {} \
+                     accepted: each exactly once, to its own recipient, with its subject, \
+                     metadata and body unchanged)",
+                    one.map_or("nothing".to_owned(), describe_fully),
+                    other.map_or("nothing".to_owned(), describe_fully),
+                    got.len(),
+                    sent.len(),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Fail unless `got` holds the `sent` messages in any order (each body is unique).
+fn delivered_in_any_order(what: &str, got: &[Message], sent: &[Message]) -> Result<(), String> {
+    let mut got = got.to_vec();
+    let mut sent = sent.to_vec();
+    got.sort_by(|a, b| a.body.cmp(&b.body));
+    sent.sort_by(|a, b| a.body.cmp(&b.body));
+    delivered_in_order(what, &got, &sent)
+}
+
+/// Send `messages` at once from `TASKS` tasks on several threads (each its share, all of a
+/// task's in flight together): their receipts, or the first failure.
+async fn send_concurrently<T: NotifierProvider>(
+    i: &Instance<T>,
+    messages: &[Message],
+    tasks: usize,
+) -> Result<Vec<Receipt>, String> {
+    let barrier = Arc::new(tokio::sync::Barrier::new(tasks));
+    let mut handles = Vec::new();
+    for task in 0..tasks {
+        let notifier = i.shared();
+        let barrier = Arc::clone(&barrier);
+        let mine: Vec<Message> = messages.iter().skip(task).step_by(tasks).cloned().collect();
+        handles.push(tokio::spawn(async move {
+            barrier.wait().await;
+            let sends = mine.iter().map(|message| send_ok(&*notifier, message));
+            futures_util::future::try_join_all(sends).await
+        }));
+    }
+    let mut receipts = Vec::new();
+    for handle in handles {
+        receipts.extend(
+            handle
+                .await
+                .map_err(|e| format!("a task panicked: {e}"))??,
+        );
+    }
+    Ok(receipts)
+}
+
+async fn several_recipients_get_only_their_own<T: NotifierProvider>(
+    i: &Instance<T>,
+    s: &NotifierSettings<T>,
+) -> Result<(), String> {
+    let notifier = &*i.driver;
+    let recipients = s.valid.len();
+    // Subject, metadata and body all name the recipient and the message: a driver that mixes
+    // up any of them between messages shows it.
+    let message = |n: usize, part: &str| {
+        let to = n % recipients;
+        s.message_to(n, format!("kit: {part} {n} for recipient {to}"))
+            .with_subject(format!("kit: {part} {n} subject"))
+            .with_metadata("kit-message", format!("{part}-{n}"))
+            .with_metadata("kit-recipient", to.to_string())
+    };
+    let mut seen = HashSet::new();
+    // One after another, the recipients interleaved.
+    let one_by_one: Vec<Message> = (0..3 * recipients.max(2))
+        .map(|n| message(n, "single"))
+        .collect();
+    for message in &one_by_one {
+        let receipt = send_ok(notifier, message).await?;
+        distinct(&mut seen, receipt.id, "a send to one of several recipients")?;
+    }
+    // At once, every recipient from several tasks.
+    let concurrent: Vec<Message> = (0..32).map(|n| message(n, "concurrent")).collect();
+    for receipt in send_concurrently(i, &concurrent, 8).await? {
+        distinct(
+            &mut seen,
+            receipt.id,
+            "a concurrent send to one of several recipients",
+        )?;
+    }
+    // In one batch.
+    let batch: Vec<Message> = (0..2 * recipients.max(2))
+        .map(|n| message(n, "batch"))
+        .collect();
+    if i.declares(BATCH) {
+        let results = call!(
+            "send_batch to several recipients",
+            notifier.send_batch(&batch)
+        );
+        ensure!(
+            results.len() == batch.len(),
+            "send_batch of {} messages to several recipients answered {} results",
+            batch.len(),
+            results.len()
+        );
+        for (index, result) in results.into_iter().enumerate() {
+            let receipt = result.map_err(|error| {
+                format!("result {index} of send_batch to several recipients failed: {error}")
+            })?;
+            distinct(&mut seen, receipt.id, "send_batch to several recipients")?;
+        }
+    }
+    let Some(delivered) = &s.delivered else {
+        return Ok(());
+    };
+    let got = delivered(notifier);
+    let (singles, rest) = got.split_at(one_by_one.len().min(got.len()));
+    delivered_in_order("sends one after another", singles, &one_by_one)?;
+    let (during, rest) = rest.split_at(concurrent.len().min(rest.len()));
+    delivered_in_any_order("concurrent sends", during, &concurrent)?;
+    let batch = if i.declares(BATCH) {
+        &batch[..]
+    } else {
+        &batch[..0]
+    };
+    delivered_in_order("a batch to several recipients", rest, batch)
+}
+
+/// A body of 256 KiB: short and long lines, a line that is a lone dot, lines that start with a
+/// dot or `From `, trailing spaces and non-ASCII text; it ends without a line break.
+fn long_body() -> String {
+    let mut body = String::from("kit: a long body\n.\n..leading dots\nFrom the kit\n");
+    body.push_str(&"x".repeat(4000));
+    body.push('\n');
+    let mut n = 0;
+    while body.len() < 256 * 1024 {
+        // Writing to a `String` cannot fail.
+        let _ = writeln!(
+            body,
+            "line {n:05}: Größe ✓ {} trailing ",
+            "-".repeat(n % 90)
+        );
+        n += 1;
+    }
+    body.push_str("the end");
+    body
+}
+
+async fn extreme_messages_are_delivered_whole<T: NotifierProvider>(
+    i: &Instance<T>,
+    s: &NotifierSettings<T>,
+) -> Result<(), String> {
+    let notifier = &*i.driver;
+    let mut many = s.message("kit: 64 metadata pairs");
+    for n in 0..64 {
+        many = many.with_metadata(format!("kit-{n:02}"), format!("value {n}"));
+    }
+    let long_subject = format!(
+        "kit: {}✓ the end",
+        "a long subject that goes on and on ".repeat(9)
+    );
+    let messages = [
+        s.message(long_body()).with_subject("kit: 256 KiB"),
+        many,
+        s.message("kit: a long subject").with_subject(long_subject),
+        // An empty subject is no subject: accepted, and it may arrive as none.
+        s.message("kit: an empty subject").with_subject(""),
+        s.message("kit: after the extremes"),
+    ];
+    let mut seen = HashSet::new();
+    for message in &messages {
+        let receipt = send_ok(notifier, message).await?;
+        distinct(&mut seen, receipt.id, "a send")?;
+    }
+    let Some(delivered) = &s.delivered else {
+        return Ok(());
+    };
+    delivered_in_order("messages at the extremes", &delivered(notifier), &messages)
+}
+
+/// Whether `receipt` was accepted between `before` and `after`, give or take `skew`.
+fn accepted_during(
+    what: &str,
+    receipt: &Receipt,
+    (before, after): (SystemTime, SystemTime),
+    skew: Duration,
+) -> Result<(), String> {
+    ensure!(
+        receipt.accepted_at >= before - skew && receipt.accepted_at <= after + skew,
+        "{what}: the receipt was accepted at {:?}, not during the call that answered it \
+         (between {before:?} and {after:?}, give or take the declared tolerance of {skew:?})",
+        receipt.accepted_at
+    );
+    Ok(())
+}
+
+async fn large_and_concurrent_batches_keep_order_and_ids<T: NotifierProvider>(
+    i: &Instance<T>,
+    s: &NotifierSettings<T>,
+) -> Result<(), String> {
+    const SIZE: usize = 100;
+    let notifier = &*i.driver;
+    if !i.declares(BATCH) {
+        return expect_unsupported(
+            "send_batch",
+            &notifier.send_batch(&[s.message("kit: batch")]).await,
+        );
+    }
+    let skew = s.tolerance.get();
+    // Every tenth message from the third has an empty body, and from the seventh a blank
+    // recipient: each fails alone, at its index.
+    let blanks = ["", "   ", "\t\n"];
+    let batch: Vec<(Message, bool)> = (0..SIZE)
+        .map(|n| match n % 10 {
+            3 => (s.message_to(n, "").with_subject("kit: empty body"), false),
+            7 => (
+                Message::new(blanks[n / 10 % 3], format!("kit: big batch {n}")),
+                false,
+            ),
+            _ => (
+                s.message_to(n, format!("kit: big batch {n}"))
+                    .with_metadata("kit-index", n.to_string()),
+                true,
+            ),
+        })
+        .collect();
+    let messages: Vec<Message> = batch.iter().map(|(m, _)| m.clone()).collect();
+    let before = SystemTime::now();
+    let results = call!("send_batch of 100 messages", notifier.send_batch(&messages));
+    let window = (before, SystemTime::now());
+    ensure!(
+        results.len() == SIZE,
+        "send_batch of {SIZE} messages answered {} results (one per message, in order)",
+        results.len()
+    );
+    let mut seen = HashSet::new();
+    for (index, ((message, valid), result)) in batch.iter().zip(&results).enumerate() {
+        let what = format!(
+            "result {index} of send_batch of {SIZE} ({})",
+            describe(message)
+        );
+        if !valid {
+            expect_kind(&what, ErrorKind::InvalidInput, result)?;
+            continue;
+        }
+        let receipt = result
+            .as_ref()
+            .map_err(|error| format!("{what} failed: {error}"))?;
+        ensure!(
+            !receipt.id.trim().is_empty(),
+            "{what} has the blank receipt id {:?}",
+            receipt.id
+        );
+        accepted_during(&what, receipt, window, skew)?;
+        distinct(&mut seen, receipt.id.clone(), &what)?;
+    }
+    let concurrent = concurrent_batches_and_sends(i, s, &mut seen).await?;
+    let Some(delivered) = &s.delivered else {
+        return Ok(());
+    };
+    let got = delivered(notifier);
+    let valid: Vec<Message> = batch
+        .into_iter()
+        .filter_map(|(message, valid)| valid.then_some(message))
+        .collect();
+    let (first, rest) = got.split_at(valid.len().min(got.len()));
+    delivered_in_order("a batch of 100", first, &valid)?;
+    delivered_in_any_order("concurrent batches and sends", rest, &concurrent)
+}
+
+/// 4 batches of 25 and 16 sends at once (every receipt id differs from every other, those in
+/// `seen` included, and each receipt is timely): the messages sent.
+async fn concurrent_batches_and_sends<T: NotifierProvider>(
+    i: &Instance<T>,
+    s: &NotifierSettings<T>,
+    seen: &mut HashSet<String>,
+) -> Result<Vec<Message>, String> {
+    let skew = s.tolerance.get();
+    let batches: Vec<Vec<Message>> = (0..4)
+        .map(|b| {
+            (0..25)
+                .map(|n| s.message_to(n, format!("kit: concurrent batch {b} message {n}")))
+                .collect()
+        })
+        .collect();
+    let mut handles = Vec::new();
+    for batch in batches.clone() {
+        let notifier = i.shared();
+        handles.push(tokio::spawn(async move {
+            let before = SystemTime::now();
+            let results = notifier.send_batch(&batch).await;
+            (results, (before, SystemTime::now()))
+        }));
+    }
+    let singles: Vec<Message> = (0..16)
+        .map(|n| s.message_to(n, format!("kit: beside the batches {n}")))
+        .collect();
+    for receipt in send_concurrently(i, &singles, 4).await? {
+        distinct(seen, receipt.id, "a send beside concurrent batches")?;
+    }
+    for handle in handles {
+        let (results, window) = handle.await.map_err(|e| format!("a task panicked: {e}"))?;
+        let results =
+            results.map_err(|error| format!("a concurrent send_batch failed: {error}"))?;
+        ensure!(
+            results.len() == 25,
+            "a concurrent send_batch of 25 messages answered {} results",
+            results.len()
+        );
+        for (index, result) in results.into_iter().enumerate() {
+            let what = format!("result {index} of a concurrent send_batch");
+            let receipt = result.map_err(|error| format!("{what} failed: {error}"))?;
+            accepted_during(&what, &receipt, window, skew)?;
+            distinct(seen, receipt.id, &what)?;
+        }
+    }
+    let mut sent: Vec<Message> = batches.concat();
+    sent.extend(singles);
+    Ok(sent)
 }

@@ -111,6 +111,9 @@ sandloom_driverkit::notifier_conformance!(
     SmtpNotifier,
     options,
     .valid_recipient("someone@example.com")
+    // More recipients, for the obligations about several: each mail must reach its own.
+    .valid_recipient("other@example.org")
+    .valid_recipient("third+tag@example.net")
     .invalid_recipient("not an address")
     .delivered(delivered)
     .secrets([PASSWORD])

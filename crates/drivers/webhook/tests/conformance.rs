@@ -63,6 +63,9 @@ sandloom_driverkit::notifier_conformance!(
         options(&request.namespace)
     },
     .valid_recipient("#ops")
+    // More recipients, for the obligations about several: each request must name its own.
+    .valid_recipient("#dev")
+    .valid_recipient("@oncall")
     .delivered(delivered)
     .secrets([SECRET])
 );

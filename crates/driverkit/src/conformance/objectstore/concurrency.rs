@@ -286,3 +286,189 @@ pub(super) async fn concurrent_put_if_absent_has_one_winner<T: ObjectStoreProvid
     }
     Ok(())
 }
+
+pub(super) async fn concurrent_put_if_match_has_one_winner<T: ObjectStoreProvider>(
+    i: &Instance<T>,
+    _: &ObjectStoreSettings,
+) -> Result<(), String> {
+    const ROUNDS: usize = 8;
+    const TASKS: usize = 4;
+    const ATTEMPTS: usize = 4;
+    let key = "swap/object";
+    if !i.declares(CONDITIONAL_PUT) {
+        return expect_unsupported(
+            "put_if(IfMatch)",
+            &i.driver
+                .put_if(
+                    key,
+                    Bytes::from_static(b"x"),
+                    PutCondition::IfMatch("\"x\"".to_owned()),
+                )
+                .await,
+        );
+    }
+    if !i.declares(ETAG) {
+        // Without etags no caller can hold a current one: `put_if_match_compares_etags` checks
+        // that every `IfMatch` is refused.
+        return Ok(());
+    }
+    let first = call!("put", i.driver.put(key, Bytes::from_static(b"base")));
+    let Some(mut current) = first.etag else {
+        return Err("the feature `etag` is declared, but put reports no etag".to_owned());
+    };
+    // Each round matches the etag the previous round's winner reported: a winner that reports
+    // an etag other than the object's breaks the chain.
+    for round in 0..ROUNDS {
+        let mut tasks = Vec::new();
+        for task in 0..TASKS {
+            let (store, etag) = (i.shared(), current.clone());
+            tasks.push(tokio::spawn(async move {
+                // All attempts of a task read the etag before any writes: a driver that
+                // compares, then writes, lets all of them through.
+                let attempts = (0..ATTEMPTS).map(|n| {
+                    let (store, etag) = (&store, &etag);
+                    async move {
+                        let data = format!("{round}-{task}-{n}");
+                        let outcome = store
+                            .put_if(
+                                key,
+                                Bytes::from(data.clone()),
+                                PutCondition::IfMatch(etag.clone()),
+                            )
+                            .await;
+                        (data, outcome)
+                    }
+                });
+                Ok::<_, String>(futures_util::future::join_all(attempts).await)
+            }));
+        }
+        let mut winners = Vec::new();
+        for task in tasks {
+            for (data, outcome) in joined(task).await? {
+                match outcome {
+                    Ok(meta) => winners.push((data, meta)),
+                    Err(err) if err.kind() == ErrorKind::Conflict => {}
+                    Err(err) => {
+                        return Err(format!(
+                            "a concurrent put_if({key:?}, IfMatch) answered {}, not Conflict: \
+                             {err}",
+                            err.kind()
+                        ));
+                    }
+                }
+            }
+        }
+        let names: Vec<&str> = winners.iter().map(|(data, _)| data.as_str()).collect();
+        ensure!(
+            winners.len() == 1,
+            "round {round}: {} of {} concurrent put_if({key:?}, IfMatch {current:?}) succeeded \
+             ({}): exactly one must, the others answer Conflict",
+            winners.len(),
+            TASKS * ATTEMPTS,
+            summarize(&names)
+        );
+        let (data, meta) = winners.remove(0);
+        get_exact(&*i.driver, key, data.as_bytes()).await?;
+        let head = call!("head", i.driver.head(key));
+        ensure!(
+            meta.etag.is_some() && meta.etag != Some(current.clone()) && head.etag == meta.etag,
+            "round {round}: the winning put_if(IfMatch {current:?}) reports etag {:?} and head \
+             then {:?}: both must report the winner's new etag",
+            meta.etag,
+            head.etag
+        );
+        current = meta.etag.unwrap_or_default();
+    }
+    Ok(())
+}
+
+pub(super) async fn empty_objects_meet_put_conditions<T: ObjectStoreProvider>(
+    i: &Instance<T>,
+    _: &ObjectStoreSettings,
+) -> Result<(), String> {
+    let store = &*i.driver;
+    let key = "empty-if/object";
+    let empty = Bytes::new;
+    if !i.declares(CONDITIONAL_PUT) {
+        return expect_unsupported(
+            "put_if(IfAbsent) of an empty object",
+            &store.put_if(key, empty(), PutCondition::IfAbsent).await,
+        );
+    }
+    let created = call!(
+        "put_if(IfAbsent) of an empty object",
+        store.put_if(key, empty(), PutCondition::IfAbsent)
+    );
+    ensure!(
+        created.key == key && created.size == 0,
+        "put_if(IfAbsent) of an empty object reports key {:?} and size {}",
+        created.key,
+        created.size
+    );
+    get_exact(store, key, b"").await?;
+    let head = call!("head of an empty object", store.head(key));
+    ensure!(
+        head.size == 0,
+        "head of an empty object created by put_if reports size {}",
+        head.size
+    );
+    expect_listing(store, "empty-if/", None, &[key]).await?;
+    // An empty object is an object: it is there for `IfAbsent`, whatever is written over it.
+    for data in [empty(), Bytes::from_static(b"x")] {
+        expect_kind(
+            &format!(
+                "put_if(IfAbsent, {} bytes) over an empty object",
+                data.len()
+            ),
+            ErrorKind::Conflict,
+            &store.put_if(key, data, PutCondition::IfAbsent).await,
+        )?;
+        get_exact(store, key, b"").await?;
+    }
+    if !i.declares(ETAG) {
+        return Ok(());
+    }
+    let Some(etag) = created.etag.filter(|etag| !etag.is_empty()) else {
+        return Err("the feature `etag` is declared, but put_if reports no etag".to_owned());
+    };
+    let filled = call!(
+        "put_if(IfMatch) of an empty object's etag",
+        store.put_if(key, Bytes::from_static(b"x"), PutCondition::IfMatch(etag))
+    );
+    get_exact(store, key, b"x").await?;
+    let Some(etag) = filled.etag else {
+        return Err("the feature `etag` is declared, but put_if reports no etag".to_owned());
+    };
+    let emptied = call!(
+        "put_if(IfMatch) writing an empty object",
+        store.put_if(key, empty(), PutCondition::IfMatch(etag))
+    );
+    ensure!(
+        emptied.size == 0,
+        "put_if(IfMatch) writing an empty object reports size {}",
+        emptied.size
+    );
+    get_exact(store, key, b"").await?;
+    expect_kind(
+        "put_if(IfAbsent) over an empty object written by put_if(IfMatch)",
+        ErrorKind::Conflict,
+        &store
+            .put_if(key, Bytes::from_static(b"y"), PutCondition::IfAbsent)
+            .await,
+    )?;
+    let current = call!("head", store.head(key)).etag.unwrap_or_default();
+    ensure!(
+        Some(&current) == emptied.etag.as_ref(),
+        "put_if(IfMatch) writing an empty object reports etag {:?}, head {current:?}",
+        emptied.etag
+    );
+    call!(
+        "put_if(IfMatch) of the etag of an empty object written by put_if",
+        store.put_if(
+            key,
+            Bytes::from_static(b"z"),
+            PutCondition::IfMatch(current)
+        )
+    );
+    get_exact(store, key, b"z").await
+}

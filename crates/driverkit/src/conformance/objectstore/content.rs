@@ -469,3 +469,92 @@ pub(super) async fn delete_removes_and_is_idempotent<T: ObjectStoreProvider>(
     expect_listing(store, "del/", None, &["del/a-b", "del/ab", "del/sub"]).await?;
     get_exact(store, "del/sub", b"now an object").await
 }
+
+/// What `head` and `list` report for `key` after the write `written` (its metadata and the
+/// window it ran in) of `size` bytes: that write's size and etag, and its time.
+async fn expect_current_meta(
+    store: &dyn sandloom_sdk_infra::objectstore::ObjectStore,
+    key: &str,
+    what: &str,
+    written: &ObjectMeta,
+    window: (SystemTime, SystemTime),
+    late: Duration,
+) -> Result<(), String> {
+    let size = written.size;
+    let head = call!(format!("head({key:?}) {what}"), store.head(key));
+    ensure!(
+        head.size == size && head.etag == written.etag,
+        "head({key:?}) {what} reports size {} and etag {:?}, where the write reported size {size} \
+         and etag {:?}",
+        head.size,
+        head.etag,
+        written.etag
+    );
+    ensure_written_during(
+        &format!("head({key:?}) {what}"),
+        head.last_modified,
+        window,
+        late,
+    )?;
+    let prefix = key.rsplit_once('/').map_or("", |(dir, _)| dir);
+    let listing = expect_listing(store, &format!("{prefix}/"), None, &[key]).await?;
+    let listed = &listing.objects[0];
+    ensure!(
+        listed.size == size && listed.etag == written.etag,
+        "list {what} reports size {} and etag {:?} for {key:?}, where the write reported size \
+         {size} and etag {:?}",
+        listed.size,
+        listed.etag,
+        written.etag
+    );
+    ensure_written_during(
+        &format!("list of {key:?} {what}"),
+        listed.last_modified,
+        window,
+        late,
+    )
+}
+
+pub(super) async fn metadata_follows_the_latest_write<T: ObjectStoreProvider>(
+    i: &Instance<T>,
+    s: &ObjectStoreSettings,
+) -> Result<(), String> {
+    let store = &*i.driver;
+    let late = s.late();
+    // Writes further apart than twice the tolerance: a time of the earlier one is off for the
+    // later one.
+    let apart = 2 * late + Duration::from_millis(50);
+    let key = "latest/object";
+    let write = |data: &'static [u8]| async move {
+        let before = SystemTime::now();
+        let meta = store.put(key, Bytes::from_static(data)).await;
+        (meta, (before, SystemTime::now()))
+    };
+    let (first, window) = write(b"first").await;
+    let first = first.map_err(|err| format!("put failed: {err}"))?;
+    expect_current_meta(store, key, "after the first put", &first, window, late).await?;
+    tokio::time::sleep(apart).await;
+    let (second, window) = write(b"the second, longer version").await;
+    let second = second.map_err(|err| format!("put failed: {err}"))?;
+    expect_current_meta(store, key, "after an overwrite", &second, window, late).await?;
+    call!("delete", store.delete(key));
+    tokio::time::sleep(apart).await;
+    let (third, window) = write(b"3").await;
+    let third = third.map_err(|err| format!("put failed: {err}"))?;
+    expect_current_meta(store, key, "after delete and put", &third, window, late).await?;
+    if i.declares(CONDITIONAL_PUT) && i.declares(ETAG) {
+        tokio::time::sleep(apart).await;
+        let before = SystemTime::now();
+        let fourth = call!(
+            "put_if(IfMatch) of the current etag",
+            store.put_if(
+                key,
+                Bytes::from_static(b"fourth"),
+                PutCondition::IfMatch(third.etag.clone().unwrap_or_default())
+            )
+        );
+        let window = (before, SystemTime::now());
+        expect_current_meta(store, key, "after put_if", &fourth, window, late).await?;
+    }
+    Ok(())
+}

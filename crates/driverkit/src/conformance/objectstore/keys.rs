@@ -181,3 +181,113 @@ fn escaped_files(scratch: &Path, marker: &str) -> Vec<PathBuf> {
     }
     found
 }
+
+/// Keys that differ from `near/key` by case, a trailing or leading space, a trailing dot, a
+/// byte more or less, or (the last two) only in Unicode normalization (NFC, NFD).
+pub(super) const NEAR_KEYS: &[&str] = &[
+    "near/key",
+    "near/Key",
+    "near/KEY",
+    "near/key ",
+    "near/ key",
+    "near/key.",
+    "near/key2",
+    "near/ke",
+    "near/\u{e9}",
+    "near/e\u{301}",
+];
+
+pub(super) async fn near_identical_keys_are_independent<T: ObjectStoreProvider>(
+    i: &Instance<T>,
+    _: &ObjectStoreSettings,
+) -> Result<(), String> {
+    let store = &*i.driver;
+    let content = |key: &str| format!("<{key}>");
+    for key in NEAR_KEYS {
+        call!(
+            format!("put({key:?})"),
+            store.put(key, Bytes::from(content(key)))
+        );
+    }
+    let check_all = |keys: Vec<&'static str>| async move {
+        for key in &keys {
+            get_exact(store, key, content(key).as_bytes()).await?;
+            let head = call!(format!("head({key:?})"), store.head(key));
+            ensure!(
+                head.key == *key && head.size == content(key).len() as u64,
+                "head({key:?}) reports key {:?} and size {}: keys that differ only a little are \
+                 distinct objects",
+                head.key,
+                head.size
+            );
+        }
+        expect_listing(store, "near/", None, &keys).await?;
+        let starting: Vec<&str> = keys
+            .iter()
+            .copied()
+            .filter(|key| key.starts_with("near/key"))
+            .collect();
+        expect_listing(store, "near/key", None, &starting).await?;
+        Ok::<(), String>(())
+    };
+    check_all(NEAR_KEYS.to_vec()).await?;
+    // Deleting one leaves every near key as it was.
+    call!("delete(\"near/key\")", store.delete("near/key"));
+    expect_kind(
+        "get(\"near/key\") after its delete",
+        ErrorKind::NotFound,
+        &store.get("near/key").await,
+    )?;
+    check_all(NEAR_KEYS[1..].to_vec()).await?;
+    if !i.declares(CONDITIONAL_PUT) {
+        return Ok(());
+    }
+    // Conditions see the object of the exact key, not one that starts with it or resembles it.
+    call!(
+        "put_if(\"near/key\", IfAbsent) while near keys exist",
+        store.put_if(
+            "near/key",
+            Bytes::from(content("near/key")),
+            PutCondition::IfAbsent
+        )
+    );
+    for key in NEAR_KEYS {
+        expect_kind(
+            &format!("put_if({key:?}, IfAbsent) of an existing key"),
+            ErrorKind::Conflict,
+            &store
+                .put_if(
+                    key,
+                    Bytes::from_static(b"must not be written"),
+                    PutCondition::IfAbsent,
+                )
+                .await,
+        )?;
+    }
+    call!("delete(\"near/\\u{e9}\")", store.delete("near/\u{e9}"));
+    call!(
+        "put_if(\"near/\\u{e9}\", IfAbsent) while its NFD form exists",
+        store.put_if(
+            "near/\u{e9}",
+            Bytes::from(content("near/\u{e9}")),
+            PutCondition::IfAbsent
+        )
+    );
+    if i.declares(sandloom_sdk_infra::objectstore::ETAG) {
+        let etag = call!("head(\"near/Key\")", store.head("near/Key"))
+            .etag
+            .unwrap_or_default();
+        expect_kind(
+            "put_if(\"near/key\", IfMatch) of the etag of \"near/Key\"",
+            ErrorKind::Conflict,
+            &store
+                .put_if(
+                    "near/key",
+                    Bytes::from_static(b"must not be written"),
+                    PutCondition::IfMatch(etag),
+                )
+                .await,
+        )?;
+    }
+    check_all(NEAR_KEYS.to_vec()).await
+}

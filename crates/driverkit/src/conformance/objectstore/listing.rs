@@ -230,3 +230,63 @@ pub(super) async fn list_next_only_when_more_follows<T: ObjectStoreProvider>(
     expect_pages(store, "", Some("more1/x"), 1, &["morf"]).await?;
     Ok(())
 }
+
+/// One `list` call: it must answer an empty page that announces nothing more.
+async fn expect_one_empty_page(
+    store: &dyn ObjectStore,
+    prefix: &str,
+    start_after: Option<&str>,
+    limit: Option<usize>,
+    why: &str,
+) -> Result<(), String> {
+    let what = format!("list({prefix:?}, start_after {start_after:?}, limit {limit:?}) {why}");
+    let page = call!(
+        what.clone(),
+        store.list(prefix, super::support::options(start_after, limit))
+    );
+    let keys: Vec<&str> = page.objects.iter().map(|o| o.key.as_str()).collect();
+    ensure!(
+        keys.is_empty() && page.next.is_none(),
+        "{what} answered {keys:?} with next {:?}: it must be one empty page with next None",
+        page.next
+    );
+    Ok(())
+}
+
+pub(super) async fn emptied_prefix_lists_one_empty_page<T: ObjectStoreProvider>(
+    i: &Instance<T>,
+    _: &ObjectStoreSettings,
+) -> Result<(), String> {
+    let store = &*i.driver;
+    expect_one_empty_page(store, "", None, None, "of an empty store").await?;
+    expect_one_empty_page(store, "gone/", None, Some(1), "of an empty store").await?;
+    let doomed = ["gone/1", "gone/2", "gone/3", "gone/deep/4", "gone/deep/5"];
+    let kept = ["gone0", "gonf/x", "keep/x"];
+    for key in doomed.iter().chain(&kept) {
+        call!(format!("put({key:?})"), store.put(key, Bytes::from(*key)));
+    }
+    // Deleted out of order, the deepest last.
+    for key in ["gone/2", "gone/deep/5", "gone/1", "gone/3", "gone/deep/4"] {
+        call!(format!("delete({key:?})"), store.delete(key));
+    }
+    let why = "once every object under it is deleted";
+    for limit in [None, Some(1), Some(2), Some(10)] {
+        expect_one_empty_page(store, "gone/", None, limit, why).await?;
+    }
+    for (prefix, after) in [
+        ("gone/", "gone/"),
+        ("gone/", "gone/1"),
+        ("gone/deep/", "gone/"),
+    ] {
+        expect_one_empty_page(store, prefix, Some(after), Some(2), why).await?;
+    }
+    expect_listing(store, "gone", Some(1), &["gone0"]).await?;
+    expect_listing(store, "", Some(2), &kept).await?;
+    for key in kept {
+        call!(format!("delete({key:?})"), store.delete(key));
+    }
+    for limit in [None, Some(1)] {
+        expect_one_empty_page(store, "", None, limit, "once every object is deleted").await?;
+    }
+    Ok(())
+}

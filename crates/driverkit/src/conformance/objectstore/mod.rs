@@ -8,9 +8,10 @@
 //!
 //! What the contract leaves open is not checked: whether writing identical content again keeps
 //! the etag (content-hash etags do, generation etags do not; either way `put` reports the
-//! current one, which is checked), `last_modified`, and whether a key may be both an object and
-//! the prefix of others (`a` and `a/b`; file-backed stores refuse it, so no obligation writes
-//! such a pair).
+//! current one, which is checked), whether a store reports `last_modified` at all (when it does,
+//! it must be the time of the latest write, which is checked), and whether a key may be both an
+//! object and the prefix of others (`a` and `a/b`; file-backed stores refuse it, so no
+//! obligation writes such a pair).
 //!
 //! A kit can run single obligations directly, here on a deliberately flawed stand-in driver.
 //! In a driver crate's tests, run them all with [`objectstore_conformance!`](crate::objectstore_conformance)
@@ -72,21 +73,26 @@ mod stopped;
 mod support;
 
 use concurrency::{
-    concurrent_put_if_absent_has_one_winner, concurrent_puts_and_deletes_lose_nothing,
-    concurrent_puts_lose_nothing, put_if_absent_creates_only_once, put_if_match_compares_etags,
+    concurrent_put_if_absent_has_one_winner, concurrent_put_if_match_has_one_winner,
+    concurrent_puts_and_deletes_lose_nothing, concurrent_puts_lose_nothing,
+    empty_objects_meet_put_conditions, put_if_absent_creates_only_once,
+    put_if_match_compares_etags,
 };
 use content::{
     binary_objects_round_trip_exactly, delete_removes_and_is_idempotent, empty_object_round_trips,
-    etag_tracks_content, large_object_round_trips, metadata_reports_key_and_size,
-    missing_object_is_not_found, put_is_atomic_for_readers, put_overwrites,
-    rewriting_identical_content_reports_the_current_etag,
+    etag_tracks_content, large_object_round_trips, metadata_follows_the_latest_write,
+    metadata_reports_key_and_size, missing_object_is_not_found, put_is_atomic_for_readers,
+    put_overwrites, rewriting_identical_content_reports_the_current_etag,
 };
 use key_rule::one_key_rule_for_every_operation;
-use keys::{invalid_keys_are_refused, unusual_keys_round_trip};
+use keys::{
+    invalid_keys_are_refused, near_identical_keys_are_independent, unusual_keys_round_trip,
+};
 use listing::{
-    list_default_page_size_is_bounded, list_filters_by_prefix, list_is_in_ascending_byte_order,
-    list_limit_of_zero_is_invalid_input, list_next_only_when_more_follows,
-    list_pages_follow_next_to_the_end, list_starts_strictly_after_start_after,
+    emptied_prefix_lists_one_empty_page, list_default_page_size_is_bounded, list_filters_by_prefix,
+    list_is_in_ascending_byte_order, list_limit_of_zero_is_invalid_input,
+    list_next_only_when_more_follows, list_pages_follow_next_to_the_end,
+    list_starts_strictly_after_start_after,
 };
 use secrets::secrets_never_show;
 use stopped::operations_after_stop_fail_with_stopped;
@@ -362,6 +368,32 @@ crate::define_kit! {
     /// - `concurrent_put_if_absent_has_one_winner`: declared `conditional_put`: in each of 8 rounds,
     ///   16 `IfAbsent` writes of one key from 4 tasks at once: exactly one succeeds, the others
     ///   answer `Conflict`, and the object holds the winner's content; undeclared: `Unsupported`.
+    /// - `near_identical_keys_are_independent`: keys that differ from `near/key` only by case, a
+    ///   trailing or leading space, a trailing dot, a byte more or less, and a key in its NFC and
+    ///   NFD forms are distinct in `put`, `get`, `head`, `delete` and `list` (a prefix lists the
+    ///   keys that start with it as strings); deleting one leaves the others as they were; with
+    ///   `conditional_put`, `IfAbsent` sees only the exact key (it creates `near/key` beside
+    ///   `near/key2` and `near/key `, and refuses every existing one), and with `etag` too,
+    ///   `IfMatch` of a near key's etag answers `Conflict`.
+    /// - `metadata_follows_the_latest_write`: after an overwrite, after `delete` and `put` again,
+    ///   and after `put_if` (when `conditional_put` and `etag` are declared), each more than twice
+    ///   the declared tolerance after the write before, `head` and `list` report the latest
+    ///   write's size and etag, and a `last_modified` they report is that write's time (give or
+    ///   take the tolerance), not an earlier one's.
+    /// - `emptied_prefix_lists_one_empty_page`: a `list` of an empty store, of a prefix once every
+    ///   object under it is deleted (limits none, 1, 2 and 10; `start_after` the prefix itself or
+    ///   a deleted key) and of the store once everything is deleted answers one empty page with
+    ///   `next` `None`, while the keys beside the prefix stay listed.
+    /// - `empty_objects_meet_put_conditions`: declared `conditional_put`: `IfAbsent` of an empty
+    ///   object creates it (size 0, listed), and an empty object is present for `IfAbsent`
+    ///   (`Conflict`, with empty or other content); with `etag` too, `IfMatch` of an empty
+    ///   object's etag writes, `IfMatch` can write an empty object, and `put_if` reports the
+    ///   etag `head` then reports; undeclared: `Unsupported`.
+    /// - `concurrent_put_if_match_has_one_winner`: declared `conditional_put` and `etag`: in each
+    ///   of 8 rounds, 16 `IfMatch` writes of one key from 4 tasks at once, all with the etag the
+    ///   previous round's winner reported: exactly one succeeds, the others answer `Conflict`,
+    ///   the object holds the winner's content, and `head` reports the new etag the winner
+    ///   reported; `conditional_put` undeclared: `Unsupported`.
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, `put`, `get`, `head`, `delete`,
     ///   `list` (and `put_if` when declared) answer `Stopped`.
     /// - `secrets_never_show`: with secrets declared
@@ -379,7 +411,7 @@ crate::define_kit! {
     /// ```
     /// use sandloom_driverkit::conformance::objectstore::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 27);
+    /// assert_eq!(OBLIGATIONS.len(), 32);
     /// assert_eq!(OBLIGATIONS[0], "missing_object_is_not_found");
     /// assert_eq!(OBLIGATIONS.last(), Some(&"secrets_never_show"));
     /// ```
@@ -409,6 +441,11 @@ crate::define_kit! {
         put_if_absent_creates_only_once,
         put_if_match_compares_etags,
         concurrent_put_if_absent_has_one_winner,
+        near_identical_keys_are_independent,
+        metadata_follows_the_latest_write,
+        emptied_prefix_lists_one_empty_page,
+        empty_objects_meet_put_conditions,
+        concurrent_put_if_match_has_one_winner,
         operations_after_stop_fail_with_stopped,
         secrets_never_show,
     ];
