@@ -23,6 +23,9 @@ use sandloom_driverkit::{Driver, DriverError, Version, async_trait};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
 enum Flaw {
     None,
+    /// Refuses a list prefix that cannot grow into a longer key, even when it is a key itself
+    /// (the longest key, a last segment of the longest length).
+    PrefixNeedsRoomToGrow,
     NoFeatures,
     NoEtag,
     MissingIsEmpty,
@@ -418,6 +421,9 @@ impl ObjectStore for Reference {
         } else {
             validate_prefix(prefix)?;
         }
+        if self.flaw == Flaw::PrefixNeedsRoomToGrow && !prefix.is_empty() {
+            validate_key(&format!("{prefix}x"))?;
+        }
         let limit = self.page_limit(&options)?;
         let map = self.map();
         let start_after = options.start_after.as_deref();
@@ -586,6 +592,10 @@ const CASES: &[(Flaw, &str)] = &[
         "one_key_rule_for_every_operation",
     ),
     (
+        Flaw::PrefixNeedsRoomToGrow,
+        "one_key_rule_for_every_operation",
+    ),
+    (
         Flaw::DeleteOfMissingFails,
         "delete_removes_and_is_idempotent",
     ),
@@ -710,6 +720,7 @@ fn every_flaw_is_tried() {
         Flaw::AcceptsDotDotKeys,
         Flaw::OnlyPutChecksLength,
         Flaw::ListAcceptsAnyPrefix,
+        Flaw::PrefixNeedsRoomToGrow,
         Flaw::DeleteOfMissingFails,
         Flaw::DeleteByPrefix,
         Flaw::DeleteLeavesDirectories,

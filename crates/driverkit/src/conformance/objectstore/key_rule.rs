@@ -138,6 +138,8 @@ pub(super) async fn one_key_rule_for_every_operation<T: ObjectStoreProvider>(
         let put = store.put(&key, data.clone()).await;
         if put.is_ok() {
             get_exact(store, &key, &data).await?;
+            // A key is a valid prefix, even one that leaves no room to grow: it lists itself.
+            expect_listing(store, &key, None, &[key.as_str()]).await?;
         }
         let answers = verdicts(i, &key).await;
         let put_refused = refused(&put);

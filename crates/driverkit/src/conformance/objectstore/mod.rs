@@ -325,7 +325,8 @@ crate::define_kit! {
     ///   3,000-segment key, a 256-byte segment, 1,025+ bytes) answer `InvalidInput` from `put`,
     ///   `get`, `head`, `delete` (and `put_if` when declared); keys at the edge of what backends
     ///   hold (the longest key and segment, control characters, reserved names) are refused by
-    ///   every operation or by none, and given back exactly when accepted; list prefixes that
+    ///   every operation or by none, and given back exactly when accepted (by `get`, and by a
+    ///   `list` whose prefix is the key itself, even the longest); list prefixes that
     ///   start no valid key (`/`, `../`, `a//`, `a/./`, a backslash, too long, …) answer
     ///   `InvalidInput`, while `.`, `..`, `dots/..` and other prefixes that are no key but start
     ///   one list exactly the keys that start with them.
