@@ -504,3 +504,24 @@ async fn a_key_is_remembered_after_ack_within_the_window_and_for_dead_letters() 
     }
     assert!(queue.reserve("q", NO_WAIT).await.unwrap().is_none());
 }
+
+/// The contract holds an overlong duration at least 100 years; the kit can only ask for a
+/// century and see the task stay, so the cap itself is checked here (mutation testing lists
+/// the constant's arithmetic as "outside", left to this test).
+#[test]
+fn an_overlong_duration_is_held_a_hundred_years_without_overflow() {
+    let now = Instant::now();
+    let century = Duration::from_hours(100 * 365 * 24);
+    for duration in [Duration::MAX, Duration::from_hours(200 * 365 * 24)] {
+        let until = after(now, duration);
+        assert!(
+            until - now >= century,
+            "{duration:?} held only {:?}",
+            until - now
+        );
+    }
+    assert_eq!(
+        after(now, Duration::from_millis(1500)) - now,
+        Duration::from_millis(1500)
+    );
+}
