@@ -56,6 +56,8 @@ enum Flaw {
     ComparesKeyPrefix,
     CopiesUnderConcurrency,
     ForgetsKeyOnAck,
+    /// Remembers the key of an acked task for ever, past its dedupe window.
+    NeverForgetsKeys,
     AcceptsBadKeys,
     AcceptsEmptyQueueName,
     WorksAfterStop,
@@ -152,6 +154,8 @@ struct State {
     /// (queue key, idempotency key) → the id of the task it names; kept after ack (a window
     /// longer than any test).
     keys: HashMap<(String, String), String>,
+    /// Keys whose task was acked, and when: forgotten [`DEDUPE_WINDOW`] later.
+    acked_keys: HashMap<(String, String), Instant>,
     enqueued: u64,
     deliveries: u64,
 }
@@ -233,6 +237,24 @@ impl Reference {
     }
 
     /// Where an idempotency key of `queue` is remembered.
+    /// The id `slot` still names: its task is in the queue, or was acked less than
+    /// [`DEDUPE_WINDOW`] ago (for ever with `NeverForgetsKeys`).
+    fn remembered(
+        &self,
+        state: &mut MutexGuard<'_, State>,
+        slot: &(String, String),
+    ) -> Option<String> {
+        let expired = state
+            .acked_keys
+            .get(slot)
+            .is_some_and(|acked| acked.elapsed() >= DEDUPE_WINDOW);
+        if expired && self.flaw() != Flaw::NeverForgetsKeys {
+            state.acked_keys.remove(slot);
+            state.keys.remove(slot);
+        }
+        state.keys.get(slot).cloned()
+    }
+
     fn key_slot(&self, queue: &str, key: &str) -> (String, String) {
         let queue = match self.flaw() {
             Flaw::DedupesAcrossQueues => String::new(),
@@ -447,7 +469,7 @@ impl TaskQueue for Reference {
             .idempotency_key(&options)?
             .map(|k| self.key_slot(queue, k));
         if let Some(slot) = &slot {
-            let known = self.state().keys.get(slot).cloned();
+            let known = self.remembered(&mut self.state(), slot);
             if let Some(first) = known {
                 return Ok(first);
             }
@@ -460,9 +482,9 @@ impl TaskQueue for Reference {
             let mut state = self.state();
             if let Some(slot) = &slot
                 && self.flaw() != Flaw::CopiesUnderConcurrency
-                && let Some(first) = state.keys.get(slot)
+                && let Some(first) = self.remembered(&mut state, slot)
             {
-                return Ok(first.clone());
+                return Ok(first);
             }
             state.enqueued += 1;
             let id = match self.flaw() {
@@ -579,10 +601,12 @@ impl TaskQueue for Reference {
         let index = self.current(&state, &key, reservation)?;
         if self.flaw() != Flaw::AckKeepsTask {
             let entry = state.queues.get_mut(&key).unwrap().remove(index);
-            if let Some(slot) = entry.key
-                && self.flaw() == Flaw::ForgetsKeyOnAck
-            {
-                state.keys.remove(&slot);
+            if let Some(slot) = entry.key {
+                if self.flaw() == Flaw::ForgetsKeyOnAck {
+                    state.keys.remove(&slot);
+                } else {
+                    state.acked_keys.insert(slot, Instant::now());
+                }
             }
         }
         Ok(())
@@ -706,6 +730,9 @@ impl TaskQueueProvider for Reference {
     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
 }
 
+/// The reference's dedupe window, declared to the kit.
+const DEDUPE_WINDOW: Duration = Duration::from_millis(300);
+
 fn kit(flaw: Flaw, minimal: bool) -> TaskQueueConformance<Reference> {
     TaskQueueConformance::new(move |request: &KitRequest| Options {
         flaw,
@@ -714,6 +741,7 @@ fn kit(flaw: Flaw, minimal: bool) -> TaskQueueConformance<Reference> {
         max_attempts: request.max_attempts,
     })
     .secrets([SECRET])
+    .dedupe_window(DEDUPE_WINDOW)
 }
 
 /// Every obligation of `kit`, each on its own thread (the obligations mostly wait); the
@@ -844,6 +872,10 @@ const CASES: &[(Flaw, &str)] = &[
         "dedupe_remembers_the_key_after_ack_and_as_a_dead_letter",
     ),
     (Flaw::AcceptsBadKeys, "dedupe_key_rules_are_invalid_input"),
+    (
+        Flaw::NeverForgetsKeys,
+        "dedupe_forgets_the_key_after_its_window",
+    ),
     (Flaw::SharedQueue, "queues_are_isolated"),
     (
         Flaw::AcceptsEmptyQueueName,

@@ -362,3 +362,48 @@ pub(super) async fn dedupe_key_rules_are_invalid_input<T: TaskQueueProvider>(
     );
     Ok(())
 }
+
+pub(super) async fn dedupe_forgets_the_key_after_its_window<T: TaskQueueProvider>(
+    i: &Instance<T>,
+    s: &TaskQueueSettings,
+) -> Result<(), String> {
+    let q: &dyn TaskQueue = &*i.driver;
+    let name = queue_name(&i.request, "window");
+    if !i.declares(DEDUPE) {
+        return undeclared(i, &name, false).await;
+    }
+    let Some(window) = s.dedupe_window() else {
+        return Ok(()); // The window is the driver's: nothing to hold it to.
+    };
+    let waiting = queue_name(&i.request, "window-waiting");
+    let stays = put_once(q, &waiting, "window-stays", b"stays").await?;
+    let first = put_once(q, &name, "window-key", b"first").await?;
+    let r = take(q, &name, SLACK, "reserve of a task with a key").await?;
+    call!("ack", q.ack(&r));
+    let acked = tokio::time::Instant::now();
+    tokio::time::sleep_until(acked + window + s.late()).await;
+    let second = put_once(q, &name, "window-key", b"second").await?;
+    ensure!(
+        second != first,
+        "an enqueue with the key of a task acked {:?} ago, past the declared dedupe window of \
+         {window:?} and the tolerance, returned the first id {first:?}: once the window has \
+         passed the key is free again",
+        acked.elapsed()
+    );
+    let r = take(q, &name, SLACK, "reserve of the task the freed key created").await?;
+    ensure!(
+        r.task.id == second && r.task.payload == "second",
+        "the freed key's enqueue answered id {second:?}, but reserve delivered {:?} ({:?})",
+        r.task.id,
+        r.task.payload
+    );
+    call!("ack", q.ack(&r));
+    let again = put_once(q, &waiting, "window-stays", b"stays again").await?;
+    ensure!(
+        again == stays,
+        "an enqueue with the key of a task still in the queue, enqueued longer ago than the \
+         dedupe window, returned id {again:?}, not {stays:?}: the window counts from the task \
+         leaving the queue"
+    );
+    Ok(())
+}

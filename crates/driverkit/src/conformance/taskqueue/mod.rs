@@ -79,8 +79,9 @@ use concurrency::{
 };
 use dead_letter::{dead_letters_list_exhausted_tasks_oldest_first, retry_limit_stops_redelivery};
 use dedupe::{
-    dedupe_holds_under_concurrent_enqueues, dedupe_is_per_queue_and_per_key,
-    dedupe_key_rules_are_invalid_input, dedupe_remembers_the_key_after_ack_and_as_a_dead_letter,
+    dedupe_forgets_the_key_after_its_window, dedupe_holds_under_concurrent_enqueues,
+    dedupe_is_per_queue_and_per_key, dedupe_key_rules_are_invalid_input,
+    dedupe_remembers_the_key_after_ack_and_as_a_dead_letter,
     dedupe_returns_the_first_id_and_creates_nothing,
 };
 use delivery::{
@@ -142,6 +143,7 @@ pub type TaskQueueConformance<T> = Kit<T, TaskQueueSettings>;
 #[non_exhaustive]
 pub struct TaskQueueSettings {
     tolerance: Tolerance,
+    dedupe_window: Option<std::time::Duration>,
 }
 
 impl TaskQueueSettings {
@@ -157,11 +159,25 @@ impl TaskQueueSettings {
         self.tolerance
     }
 
+    /// The dedupe window the driver crate declared it configured (feature `dedupe`), if any.
+    ///
+    /// ```
+    /// use sandloom_driverkit::conformance::taskqueue::TaskQueueSettings;
+    /// assert_eq!(TaskQueueSettings::default().dedupe_window(), None);
+    /// ```
+    #[must_use]
+    pub fn dedupe_window(&self) -> Option<std::time::Duration> {
+        self.dedupe_window
+    }
+
     /// The tolerance as a duration, for the obligations' bounds.
     pub(crate) fn late(&self) -> std::time::Duration {
         self.tolerance.get()
     }
 }
+
+/// The longest dedupe window the kit waits out.
+const LONGEST_DEDUPE_WINDOW: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl<T: TaskQueueProvider> Kit<T, TaskQueueSettings> {
     /// A kit that builds each instance from the options `options` returns, given the
@@ -240,6 +256,37 @@ impl<T: TaskQueueProvider> Kit<T, TaskQueueSettings> {
     #[must_use]
     pub fn tolerance(self, late: std::time::Duration) -> Self {
         self.declare_tolerance(late, |settings| &mut settings.tolerance)
+    }
+
+    /// Declare the dedupe window the options closure configures (feature `dedupe`): the kit
+    /// then holds the driver to forgetting a key once its task has been acked for that long
+    /// (`dedupe_forgets_the_key_after_its_window`). Without it the kit cannot know the window
+    /// and checks only that keys are remembered. At most 10 s, which the kit waits out; a
+    /// longer or zero window fails every obligation saying so.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// # use sandloom_driverkit::conformance::taskqueue::TaskQueueConformance;
+    /// # fn kit<T: sandloom_driverkit::taskqueue::TaskQueueProvider>(options: T::Options)
+    /// # where T::Options: Clone + Send + Sync {
+    /// // The closure sets the driver's option (say `dedupe_window_ms = 1000`) and tells the kit:
+    /// let kit = TaskQueueConformance::<T>::new(move |_request| options.clone())
+    ///     .dedupe_window(Duration::from_secs(1));
+    /// # }
+    /// ```
+    /// In a driver crate's `tests/conformance.rs`, as a builder method of the test macro:
+    /// `taskqueue_conformance!(MyDriver, |request| …, .dedupe_window(Duration::from_secs(1)));`.
+    #[must_use]
+    pub fn dedupe_window(mut self, window: std::time::Duration) -> Self {
+        if window.is_zero() || window > LONGEST_DEDUPE_WINDOW {
+            self.refuse(format!(
+                "a dedupe window of {window:?} was declared: the kit waits it out, so it must be \
+                 more than zero and at most {LONGEST_DEDUPE_WINDOW:?}"
+            ));
+        } else {
+            self.settings_mut().dedupe_window = Some(window);
+        }
+        self
     }
 }
 
@@ -358,6 +405,11 @@ crate::define_kit! {
     /// - `dedupe_key_rules_are_invalid_input`: declared `dedupe`: an empty key, a key of 256 bytes
     ///   and a key with a NUL character answer `InvalidInput` and enqueue nothing; a key of 255
     ///   bytes, non-ASCII, blank or punctuated keys work.
+    /// - `dedupe_forgets_the_key_after_its_window`: declared `dedupe` and a dedupe window (the
+    ///   kit's `dedupe_window` builder method): once a task with a key has been acked for the
+    ///   window plus the declared tolerance, an enqueue with the key creates a new task with a
+    ///   new id, which is delivered; a key whose task is still in the queue is remembered past
+    ///   the window. Nothing to check without a declared window.
     /// - `queues_are_isolated`: a task is delivered only from its own queue, also when the names
     ///   differ only by a suffix, in case, by a trailing space, or as NFC and NFD; and a consumer
     ///   waiting on one queue is not handed another queue's task.
@@ -402,7 +454,7 @@ crate::define_kit! {
     /// ```
     /// use sandloom_driverkit::conformance::taskqueue::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 33);
+    /// assert_eq!(OBLIGATIONS.len(), 34);
     /// assert_eq!(OBLIGATIONS[0], "enqueue_reserve_ack_round_trips");
     /// assert_eq!(OBLIGATIONS.last(), Some(&"secrets_never_show"));
     /// ```
@@ -429,6 +481,7 @@ crate::define_kit! {
         dedupe_holds_under_concurrent_enqueues,
         dedupe_remembers_the_key_after_ack_and_as_a_dead_letter,
         dedupe_key_rules_are_invalid_input,
+        dedupe_forgets_the_key_after_its_window,
         queues_are_isolated,
         empty_queue_name_is_invalid_input,
         reserve_waits_exactly_as_long_as_asked,
