@@ -13,6 +13,9 @@ const URL_PASSWORD: &str = "sandloom-kit-postgres-url-password";
 /// The `password` option of every instance (a server that trusts the connection ignores it).
 const PASSWORD: &str = "sandloom-kit-postgres-password";
 
+/// The dedupe window the kit run configures, and declares to the kit (which waits it out).
+const DEDUPE_WINDOW: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The server, or for the kit's secrets obligation an address where nothing answers.
 fn url(request: &KitRequest) -> String {
     if request.unreachable {
@@ -35,7 +38,9 @@ sandloom_driverkit::taskqueue_conformance!(
         namespace: request.namespace.clone(),
         visibility_timeout_ms: request.visibility_timeout.as_millis() as u64,
         max_attempts: request.max_attempts,
+        dedupe_window_ms: DEDUPE_WINDOW.as_millis() as u64,
         ..Default::default()
     },
     .secrets([URL_PASSWORD, PASSWORD])
+    .dedupe_window(DEDUPE_WINDOW)
 );
