@@ -92,6 +92,48 @@ pub(super) async fn concurrent_puts_and_deletes_lose_nothing<T: ObjectStoreProvi
     for key in &kept {
         get_exact(&*i.driver, key, key.as_bytes()).await?;
     }
+    prefixes_emptied_under_writes(i).await
+}
+
+/// Pairs of tasks in a prefix of their own each write, read back and delete their own key
+/// there, over and over: the prefix is emptied again and again (and a store of directories
+/// removes it) while the other task of the pair writes into it. The chance that a delete lands
+/// between a write making the directory and moving the object into it is small each time, so
+/// it takes many rounds to reach it reliably.
+async fn prefixes_emptied_under_writes<T: ObjectStoreProvider>(
+    i: &Instance<T>,
+) -> Result<(), String> {
+    const PAIRS: usize = 4;
+    const ROUNDS: usize = 200;
+    let mut tasks = Vec::new();
+    for pair in 0..PAIRS {
+        for who in ["x", "y"] {
+            let store = i.shared();
+            tasks.push(tokio::spawn(async move {
+                for round in 0..ROUNDS {
+                    let key = format!("vanishing/{pair}/deep/{who}");
+                    let data = format!("{who}{round}");
+                    store
+                        .put(&key, Bytes::from(data.clone()))
+                        .await
+                        .map_err(|err| {
+                            format!(
+                                "put({key:?}) failed while another task emptied its prefix: {err}"
+                            )
+                        })?;
+                    get_exact(&*store, &key, data.as_bytes()).await?;
+                    store.delete(&key).await.map_err(|err| {
+                        format!("delete({key:?}) failed beside a write into its prefix: {err}")
+                    })?;
+                }
+                Ok::<(), String>(())
+            }));
+        }
+    }
+    for task in tasks {
+        joined(task).await?;
+    }
+    expect_listing(&*i.driver, "vanishing/", None, &[]).await?;
     Ok(())
 }
 

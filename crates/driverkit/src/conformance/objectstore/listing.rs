@@ -9,7 +9,7 @@ use sandloom_sdk_infra::objectstore::{DEFAULT_PAGE_SIZE, ListOptions, ObjectStor
 use super::super::harness::Instance;
 use super::super::{call, ensure, expect_kind};
 use super::ObjectStoreSettings;
-use super::support::{expect_listing, list_all, same_keys};
+use super::support::{expect_listing, joined, list_all, same_keys};
 use crate::objectstore::ObjectStoreProvider;
 
 pub(super) async fn list_filters_by_prefix<T: ObjectStoreProvider>(
@@ -289,4 +289,156 @@ pub(super) async fn emptied_prefix_lists_one_empty_page<T: ObjectStoreProvider>(
         expect_one_empty_page(store, "", None, limit, "once every object is deleted").await?;
     }
     Ok(())
+}
+
+/// Listings that page through objects while other tasks delete some of them, whole prefixes
+/// included: a listing never fails for an object that vanished between reading the names and
+/// reporting them, never loops, and lists every object no one deleted, once.
+pub(super) async fn listing_while_deleting_never_fails<T: ObjectStoreProvider>(
+    i: &Instance<T>,
+    _: &ObjectStoreSettings,
+) -> Result<(), String> {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    const KEYS: usize = 96;
+    const LISTERS: usize = 4;
+    const DELETERS: usize = 4;
+    const LIMIT: usize = 7;
+    // Twelve prefixes of eight keys: three kept, five deleted, one of those alone in a prefix of
+    // its own that vanishes with it.
+    let key = |n: usize| match n % 8 {
+        7 => format!("walk/{:02}/gone/{n:02}", n / 8),
+        _ => format!("walk/{:02}/{n:02}", n / 8),
+    };
+    let keys: Vec<String> = (0..KEYS).map(key).collect();
+    let kept: Vec<String> = (0..KEYS).filter(|n| n % 8 < 3).map(key).collect();
+    let doomed: Vec<(usize, String)> = (0..KEYS)
+        .filter(|n| n % 8 >= 3)
+        .map(|n| (n, key(n)))
+        .collect();
+    for key in &keys {
+        call!(
+            format!("put({key:?})"),
+            i.driver.put(key, Bytes::from(key.clone()))
+        );
+    }
+
+    let done = Arc::new(AtomicBool::new(false));
+    let mut listers = Vec::new();
+    for _ in 0..LISTERS {
+        let (store, done, keys, kept) = (i.shared(), done.clone(), keys.clone(), kept.clone());
+        listers.push(tokio::spawn(async move {
+            // Until the deletes are over, then once more; a bound in case they never end.
+            for _ in 0..10_000 {
+                let last = done.load(Ordering::Acquire);
+                let listed = list_during_deletes(&*store, LIMIT, &keys).await?;
+                let missing: Vec<&String> =
+                    kept.iter().filter(|key| !listed.contains(key)).collect();
+                ensure!(
+                    missing.is_empty(),
+                    "a listing while other objects were deleted missed {missing:?}, which no one \
+                     deleted"
+                );
+                if last {
+                    break;
+                }
+            }
+            Ok::<(), String>(())
+        }));
+    }
+    let mut deleters = Vec::new();
+    for task in 0..DELETERS {
+        let store = i.shared();
+        let mine: Vec<String> = doomed
+            .iter()
+            .filter(|(n, _)| n % DELETERS == task)
+            .map(|(_, key)| key.clone())
+            .collect();
+        deleters.push(tokio::spawn(async move {
+            for key in mine {
+                store.delete(&key).await.map_err(|err| {
+                    format!("delete({key:?}) failed while other tasks listed: {err}")
+                })?;
+                tokio::task::yield_now().await;
+            }
+            Ok::<(), String>(())
+        }));
+    }
+    // Whatever the deletes answer, the listers are told they are over, so none spins on.
+    let mut outcome = Ok(());
+    for task in deleters {
+        outcome = outcome.and(joined(task).await);
+    }
+    done.store(true, Ordering::Release);
+    for task in listers {
+        outcome = outcome.and(joined(task).await);
+    }
+    outcome?;
+    let expected: Vec<&str> = kept.iter().map(String::as_str).collect();
+    expect_listing(&*i.driver, "walk/", Some(LIMIT), &expected).await?;
+    Ok(())
+}
+
+/// One listing of `walk/` followed to its end while objects are deleted: the keys it listed.
+/// Pages may come out short or even empty (their objects vanished after being counted), but
+/// `next` must move forward, so the listing ends.
+async fn list_during_deletes(
+    store: &dyn ObjectStore,
+    limit: usize,
+    written: &[String],
+) -> Result<Vec<String>, String> {
+    let mut listed: Vec<String> = Vec::new();
+    let mut after: Option<String> = None;
+    for page in 1..=written.len() + 1 {
+        let what =
+            format!("list(\"walk/\", limit {limit}), page {page}, while objects were deleted");
+        let options = match &after {
+            None => ListOptions::default().with_limit(limit),
+            Some(after) => ListOptions::default().with_limit(limit).after(after),
+        };
+        let found = call!(what, store.list("walk/", options));
+        ensure!(
+            found.objects.len() <= limit,
+            "{what}: {} objects, more than the limit",
+            found.objects.len()
+        );
+        for object in found.objects {
+            ensure!(
+                written.contains(&object.key),
+                "{what}: lists {:?}, which was never written",
+                object.key
+            );
+            ensure!(
+                listed.last().is_none_or(|last| object.key > *last)
+                    && after.as_ref().is_none_or(|after| object.key > *after),
+                "{what}: lists {:?} out of order or twice",
+                object.key
+            );
+            ensure!(
+                object.size == object.key.len() as u64,
+                "{what}: lists {:?} with size {}, not the {} bytes written",
+                object.key,
+                object.size,
+                object.key.len()
+            );
+            listed.push(object.key);
+        }
+        match found.next {
+            None => return Ok(listed),
+            Some(next) => {
+                ensure!(
+                    after.as_ref().is_none_or(|after| next > *after),
+                    "{what}: announces more after {next:?}, which does not move past {after:?}"
+                );
+                after = Some(next);
+            }
+        }
+    }
+    Err(format!(
+        "a listing of \"walk/\" with limit {limit} still announced more after {} pages, while \
+         only {} objects were ever written",
+        written.len() + 1,
+        written.len()
+    ))
 }

@@ -92,7 +92,7 @@ use listing::{
     emptied_prefix_lists_one_empty_page, list_default_page_size_is_bounded, list_filters_by_prefix,
     list_is_in_ascending_byte_order, list_limit_of_zero_is_invalid_input,
     list_next_only_when_more_follows, list_pages_follow_next_to_the_end,
-    list_starts_strictly_after_start_after,
+    list_starts_strictly_after_start_after, listing_while_deleting_never_fails,
 };
 use secrets::secrets_never_show;
 use stopped::operations_after_stop_fail_with_stopped;
@@ -358,7 +358,9 @@ crate::define_kit! {
     /// - `concurrent_puts_and_deletes_lose_nothing`: 8 tasks each write a key, then delete it while
     ///   writing a sibling, in 8 shared prefixes: every `put` and `delete` succeeds, and exactly the
     ///   siblings remain (a store of directories must not lose a write to a directory that a
-    ///   concurrent `delete` removes as empty).
+    ///   concurrent `delete` removes as empty); then 4 pairs of tasks each write, read back and
+    ///   delete their own key in a prefix they share, 200 times: every call succeeds, so a
+    ///   write into a prefix that the other task's `delete` is emptying is never lost.
     /// - `put_if_absent_creates_only_once`: declared `conditional_put`: `IfAbsent` creates, then
     ///   answers `Conflict` (after a plain `put` too) leaving the object as it was, and creates
     ///   again after `delete`; undeclared: `put_if` answers `Unsupported` and writes nothing.
@@ -395,6 +397,11 @@ crate::define_kit! {
     ///   previous round's winner reported: exactly one succeeds, the others answer `Conflict`,
     ///   the object holds the winner's content, and `head` reports the new etag the winner
     ///   reported; `conditional_put` undeclared: `Unsupported`.
+    /// - `listing_while_deleting_never_fails`: 4 tasks page through 96 objects (limit 7) again
+    ///   and again while 4 others delete 60 of them, some prefixes whole: no `list` fails, no
+    ///   listing loops (each `next` moves forward), every listed key was written and comes once
+    ///   and in order with its size, and every object no one deleted is in every listing; at the
+    ///   end, exactly those are listed. A page may be short or empty while objects vanish.
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, `put`, `get`, `head`, `delete`,
     ///   `list` (and `put_if` when declared) answer `Stopped`.
     /// - `secrets_never_show`: with secrets declared
@@ -412,7 +419,7 @@ crate::define_kit! {
     /// ```
     /// use sandloom_driverkit::conformance::objectstore::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 32);
+    /// assert_eq!(OBLIGATIONS.len(), 33);
     /// assert_eq!(OBLIGATIONS[0], "missing_object_is_not_found");
     /// assert_eq!(OBLIGATIONS.last(), Some(&"secrets_never_show"));
     /// ```
@@ -447,6 +454,7 @@ crate::define_kit! {
         emptied_prefix_lists_one_empty_page,
         empty_objects_meet_put_conditions,
         concurrent_put_if_match_has_one_winner,
+        listing_while_deleting_never_fails,
         operations_after_stop_fail_with_stopped,
         secrets_never_show,
     ];

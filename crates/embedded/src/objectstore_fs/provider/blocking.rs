@@ -25,8 +25,8 @@ use super::TMP_DIR;
 use super::beneath::{self, DIR, READ};
 use crate::objectstore_memory::{EtagHasher, check_condition, etag_of};
 
-/// How often a write retries its rename when a concurrent `delete` removed the (then empty)
-/// parent directory between creating it and renaming into it.
+/// How often a write makes its directories and renames into them again when a concurrent
+/// `delete` removed one of them as empty in between.
 const RENAME_ATTEMPTS: usize = 8;
 
 /// Staged files are created `rw-rw-rw-` less the umask, as `std::fs::File::create` does.
@@ -395,15 +395,18 @@ impl Paths {
         let mut attempt = 0;
         let dir = loop {
             attempt += 1;
-            let dir = match parent {
-                None => Held::Root(root.as_fd()),
-                Some(parent) => {
-                    Held::Beneath(beneath::make_dirs(root.as_fd(), parent).map_err(fail)?)
-                }
+            // A concurrent `delete` removes the directories it leaves empty: one this write is
+            // making (so the next level cannot be made in it) or has made (so the rename finds
+            // no directory). Either way `ENOENT`: make them again.
+            let made = match parent {
+                None => Ok(Held::Root(root.as_fd())),
+                Some(parent) => beneath::make_dirs(root.as_fd(), parent).map(Held::Beneath),
             };
-            match rustix::fs::renameat(staging.as_fd(), temp, dir.fd(), name) {
-                Ok(()) => break dir,
-                // A concurrent `delete` removed the directory it left empty: make it again.
+            let moved = made.and_then(|dir| {
+                rustix::fs::renameat(staging.as_fd(), temp, dir.fd(), name).map(|()| dir)
+            });
+            match moved {
+                Ok(dir) => break dir,
                 Err(Errno::NOENT) if attempt < RENAME_ATTEMPTS => {}
                 Err(err) => return Err(fail(err)),
             }
