@@ -471,3 +471,32 @@ async fn the_walk_by_handles_never_follows_a_link_swapped_in_during_a_race() {
     );
     assert_eq!(fs::read(outside.join("canary")).unwrap(), b"outside");
 }
+
+#[tokio::test]
+async fn a_segment_as_long_as_the_file_system_allows_is_a_key() {
+    // The kits cannot ask this: a driver may refuse more keys than `validate_key` does, in
+    // every operation alike, and the longest segment this store holds is the file system's.
+    let fixture = Fixture::new().await;
+    let name_max = rustix::fs::statvfs(&fixture.root()).unwrap().f_namemax;
+    let longest = usize::try_from(name_max)
+        .unwrap()
+        .min(sandloom_driverkit::objectstore::MAX_SEGMENT_BYTES);
+    let key = format!("dir/{}", "n".repeat(longest));
+    fixture.store.put(&key, "v".into()).await.unwrap();
+    assert_eq!(fixture.store.get(&key).await.unwrap(), "v");
+    let listed = fixture
+        .store
+        .list("dir/", ListOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(listed.objects[0].key, key);
+    let longer = format!("dir/{}", "n".repeat(longest + 1));
+    assert_eq!(
+        kind(fixture.store.put(&longer, "v".into()).await),
+        ErrorKind::InvalidInput
+    );
+    assert_eq!(
+        kind(fixture.store.get(&longer).await),
+        ErrorKind::InvalidInput
+    );
+}
