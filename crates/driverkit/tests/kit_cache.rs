@@ -80,6 +80,9 @@ enum Flaw {
     /// Its optional operations skip the `Stopped` check (this stand-in models that by letting
     /// them revive the stopped driver).
     OptionalOperationsWorkAfterStop,
+    /// Deletes by pattern (as Redis `KEYS` then `DEL` would): `delete("a*")` removes every key
+    /// starting with `a`.
+    DeleteByPattern,
 }
 
 /// The password the broken drivers leak; the kit is told it is secret.
@@ -277,6 +280,12 @@ impl Cache for Reference {
         self.purge(&mut map, &key, false);
         let existed = match self.flaw {
             Flaw::KeepsValueAfterDelete => map.contains_key(&key),
+            Flaw::DeleteByPattern if key.ends_with('*') => {
+                let prefix = &key[..key.len() - 1];
+                let before = map.len();
+                map.retain(|stored, _| !stored.starts_with(prefix));
+                map.len() < before
+            }
             _ => map.remove(&key).is_some(),
         };
         drop(map);
@@ -600,6 +609,7 @@ const CASES: &[(Flaw, &str)] = &[
     ),
     (Flaw::TrimsKeys, "near_identical_keys_are_distinct"),
     (Flaw::IncrementFoldsCase, "near_identical_keys_are_distinct"),
+    (Flaw::DeleteByPattern, "near_identical_keys_are_distinct"),
     (
         Flaw::ReadsCachedPerThread,
         "writes_are_seen_at_once_by_other_tasks",

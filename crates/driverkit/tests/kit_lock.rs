@@ -23,6 +23,9 @@ enum Flaw {
     RefreshIgnoresToken,
     ExpiredLeasesNeverFreed,
     ReleaseOfExpiredAnswersTrue,
+    /// Judges a lease by the `expires_at` the caller hands back, not by the lock's own expiry:
+    /// a lease value from before a shortening refresh, or a made-up one, outlives the lease.
+    TrustsCallersExpiry,
     RefreshRevivesExpired,
     RefreshDoesNotExtend,
     TwoHolders,
@@ -256,7 +259,11 @@ impl Lock for Reference {
         if held.token != lease.token && self.flaw != Flaw::ReleaseIgnoresToken {
             return Ok(false);
         }
-        let valid = held.until > Instant::now() || self.flaw == Flaw::ReleaseOfExpiredAnswersTrue;
+        let valid = match self.flaw {
+            Flaw::ReleaseOfExpiredAnswersTrue => true,
+            Flaw::TrustsCallersExpiry => lease.expires_at > SystemTime::now(),
+            _ => held.until > Instant::now(),
+        };
         if self.flaw != Flaw::ReleaseDoesNotFree {
             table.remove(&key);
         }
@@ -297,7 +304,12 @@ impl Lock for Reference {
         if held.token != lease.token && self.flaw != Flaw::RefreshIgnoresToken {
             return Err(InfraError::conflict(NAME, "held by another token"));
         }
-        if held.until <= Instant::now() && self.flaw != Flaw::RefreshRevivesExpired {
+        let expired = match self.flaw {
+            Flaw::RefreshRevivesExpired => false,
+            Flaw::TrustsCallersExpiry => lease.expires_at <= SystemTime::now(),
+            _ => held.until <= Instant::now(),
+        };
+        if expired {
             return Err(InfraError::conflict(NAME, "expired"));
         }
         let until = Instant::now() + self.held_for(ttl);
@@ -408,6 +420,10 @@ const CASES: &[(Flaw, &str)] = &[
     ),
     (
         Flaw::ReleaseOfExpiredAnswersTrue,
+        "an_expired_lease_can_neither_be_released_nor_refreshed",
+    ),
+    (
+        Flaw::TrustsCallersExpiry,
         "an_expired_lease_can_neither_be_released_nor_refreshed",
     ),
     (

@@ -89,6 +89,9 @@ enum Flaw {
     PutLosesVanishingPrefix,
     /// Reads a page's names, then each object: one deleted in between fails the whole `list`.
     ListFailsOnVanishedKey,
+    /// Percent-decodes the key it deletes (a URL built without encoding it): deleting `a%2Fb`
+    /// deletes `a/b`.
+    DeleteDecodesKeys,
 }
 
 /// Beyond this size, the large-object flaws strike.
@@ -392,7 +395,13 @@ impl ObjectStore for Reference {
     }
 
     async fn delete(&self, key: &str) -> InfraResult<()> {
-        let key = self.read_key(key)?;
+        let mut key = self.read_key(key)?;
+        if self.flaw == Flaw::DeleteDecodesKeys {
+            key = key
+                .replace("%20", " ")
+                .replace("%2B", "+")
+                .replace("%2F", "/");
+        }
         if self.flaw == Flaw::PutFailsBesideDelete {
             self.deleting.fetch_add(1, Ordering::AcqRel);
             tokio::task::yield_now().await;
@@ -724,6 +733,7 @@ const CASES: &[(Flaw, &str)] = &[
         Flaw::ListFailsOnVanishedKey,
         "listing_while_deleting_never_fails",
     ),
+    (Flaw::DeleteDecodesKeys, "unusual_keys_round_trip"),
 ];
 
 #[test]

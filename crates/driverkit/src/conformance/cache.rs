@@ -259,7 +259,9 @@ crate::define_kit! {
     ///   on, `increment` keeps its expiry, and `set_with_ttl` over a counter gives its own.
     /// - `near_identical_keys_are_distinct`: keys differing by a trailing or leading space, case,
     ///   a prefix or suffix, or NFC vs NFD are distinct through `get`, `set`, `delete`, the bulk
-    ///   operations, `increment` and an expiring ttl (each where declared).
+    ///   operations, `increment` and an expiring ttl (each where declared); so are keys holding
+    ///   glob, path and escape characters (`*`, `?`, `[k]`, `/`, `..`, `\`, `%6B` for `k`, a
+    ///   tab, a line feed, CR LF), and `delete` of `kit:near:*` removes that one key only.
     /// - `writes_are_seen_at_once_by_other_tasks`: after a `set` or `delete` completes, `get` on
     ///   other tasks (other threads) answers the new state, never the old one.
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, every operation answers

@@ -237,7 +237,10 @@ crate::define_kit! {
     ///   holder's `release` answers `false`, its `refresh` answers `Conflict`, and neither frees
     ///   the lock of the new holder.
     /// - `an_expired_lease_can_neither_be_released_nor_refreshed`: with no new holder, an expired
-    ///   lease's `release` answers `false` and its `refresh` `Conflict`; the lock stays free.
+    ///   lease's `release` answers `false` and its `refresh` `Conflict`; the lock stays free. So
+    ///   do lease values whose own `expires_at` is still far ahead: a 30 s lease's value after
+    ///   it was refreshed down to 300 ms and ended, and a value claiming an hour made with an
+    ///   ended 300 ms lease's token (the lock's expiry decides, not the caller's copy).
     /// - `refused_acquires_leave_the_lease_as_it_was`: while a lease of 1.5 s is held, a refused
     ///   `acquire` with a 300 ms ttl does not shorten it (the lock is still held 600 ms in), and
     ///   refused ones with a 30 s ttl do not lengthen it (the lock is free within the declared
@@ -513,14 +516,54 @@ async fn an_expired_lease_can_neither_be_released_nor_refreshed<T: LockProvider>
     let lock = &*i.driver;
     let to_release = acquire_free(lock, "kit-expired-release", SHORT).await?;
     let to_refresh = acquire_free(lock, "kit-expired-refresh", SHORT).await?;
+    // Lease values whose own `expires_at` is still far ahead, for leases that end as soon as
+    // the ones above: a 30 s lease refreshed down to 300 ms, and a value made up with the token
+    // of a real 300 ms lease. The lock's own expiry decides, never the caller's copy of it.
+    let mut stale = Vec::new();
+    for name in [
+        "kit-expired-shortened-release",
+        "kit-expired-shortened-refresh",
+    ] {
+        let long = acquire_free(lock, name, LONG).await?;
+        call!(
+            format!("refresh of a 30 s lease on {name:?} down to {SHORT:?}"),
+            lock.refresh(&long, SHORT)
+        );
+        stale.push((
+            long,
+            "a 30 s lease value, whose lease was refreshed down to 300 ms",
+        ));
+    }
+    for name in ["kit-expired-forged-release", "kit-expired-forged-refresh"] {
+        let short = acquire_free(lock, name, SHORT).await?;
+        let forged = Lease::new(
+            name,
+            short.token,
+            SystemTime::now() + Duration::from_hours(1),
+        );
+        stale.push((forged, "a 300 ms lease's token in a value claiming an hour"));
+    }
     // Nobody takes them over, so their expiry cannot be observed by polling: wait it out
     // generously (their ttl was counted from before these calls returned).
     tokio::time::sleep(SHORT + Duration::from_millis(700)).await;
     expect_release(lock, &to_release, false, "its lease had expired").await?;
     expect_refresh_conflict(lock, &to_refresh, "its lease had expired").await?;
+    for (lease, what) in &stale {
+        let why = format!("its lease had expired: {what}");
+        if lease.name.ends_with("-release") {
+            expect_release(lock, lease, false, &why).await?;
+        } else {
+            expect_refresh_conflict(lock, lease, &why).await?;
+        }
+    }
     acquire_free(lock, "kit-expired-release", LONG)
         .await
         .map_err(|e| format!("after its lease expired: {e}"))?;
+    for (lease, _) in &stale {
+        acquire_free(lock, &lease.name, LONG)
+            .await
+            .map_err(|e| format!("after its lease expired and a stale value was refused: {e}"))?;
+    }
     acquire_free(lock, "kit-expired-refresh", LONG)
         .await
         .map_err(|e| format!("after a refused refresh of its expired lease: {e}"))

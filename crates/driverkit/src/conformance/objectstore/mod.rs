@@ -316,7 +316,11 @@ crate::define_kit! {
     ///   `IfMatch` of a replaced etag answers `Conflict`.
     /// - `unusual_keys_round_trip`: keys with spaces, non-ASCII letters (NFC and NFD forms distinct),
     ///   URL-special characters, dotted names that are not `.`/`..` segments, case-only differences,
-    ///   more than ten segments and 800+ bytes are distinct, exact, and listed as written.
+    ///   more than ten segments and 800+ bytes, and keys that are each other's percent- or
+    ///   form-encoding (`a b`, `a%20b`, `a+b`, `a%2Bb`, `a%2Fb`, `a/b`) are distinct, exact, and
+    ///   listed as written; with `conditional_put`, `IfAbsent` of each answers `Conflict`; after
+    ///   every other one is deleted, `get` and `head` of those answer `NotFound`, and the rest
+    ///   are intact and alone in the listing.
     /// - `invalid_keys_are_refused`: empty, absolute, `.`/`..`-segment, empty-segment,
     ///   trailing-slash, backslash and NUL keys answer `InvalidInput` from `put`, `get`, `head`,
     ///   `delete` (and `put_if` when declared); a list prefix with a NUL too; afterwards the store
