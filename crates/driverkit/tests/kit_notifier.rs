@@ -56,6 +56,9 @@ enum Flaw {
     BatchIdsRestartPerCall,
     /// Reports a batch's receipts as accepted at the epoch.
     BatchReceiptsFromTheEpoch,
+    /// Writes the subject into a header unescaped: a line `Bcc: x` in it also sends the message
+    /// to `x`.
+    HeaderInjection,
 }
 
 /// The secret the broken driver leaks; the kit is told it is secret.
@@ -188,6 +191,17 @@ impl Reference {
         if self.flaw == Flaw::SharedRecipientSlot {
             tokio::task::yield_now().await;
             kept.recipient.clone_from(&self.slot.lock().unwrap());
+        }
+        if self.flaw == Flaw::HeaderInjection
+            && let Some(subject) = &message.subject
+        {
+            for line in subject.split("\r\n").skip(1) {
+                if let Some(bcc) = line.strip_prefix("Bcc: ") {
+                    let mut copy = kept.clone();
+                    bcc.clone_into(&mut copy.recipient);
+                    self.delivered.lock().unwrap().push(copy);
+                }
+            }
         }
         self.delivered.lock().unwrap().push(kept);
         let mut receipt = Receipt::new(id);
@@ -337,6 +351,7 @@ const CASES: &[(Flaw, &str)] = &[
         "a_refused_message_does_not_break_the_driver",
     ),
     (Flaw::TrimsBody, "accepted_messages_are_delivered_as_sent"),
+    (Flaw::HeaderInjection, "line_breaks_cannot_add_recipients"),
     (
         Flaw::DeliversRefused,
         "accepted_messages_are_delivered_as_sent",

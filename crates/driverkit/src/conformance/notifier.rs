@@ -462,6 +462,11 @@ crate::define_kit! {
     ///   and every receipt id differs from every other; with a reader, the batch of 100 arrives
     ///   in order and the concurrent messages each once; undeclared: `send_batch` answers
     ///   `Unsupported`.
+    /// - `line_breaks_cannot_add_recipients`: a subject and a metadata value holding CR LF and
+    ///   header-like lines (`Bcc:` another valid recipient, `X-Kit-Injected: 1`) are either
+    ///   refused with `InvalidInput` (nothing is delivered) or accepted and, with a reader,
+    ///   delivered exactly, once, to the message's own recipient; either way a plain message
+    ///   still goes afterwards.
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, `send` answers `Stopped`, and so
     ///   does `send_batch` as a whole call when `batch` is declared (`Unsupported` or `Stopped`
     ///   when it is not).
@@ -475,7 +480,7 @@ crate::define_kit! {
     /// ```
     /// use sandloom_driverkit::conformance::notifier::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 16);
+    /// assert_eq!(OBLIGATIONS.len(), 17);
     /// assert_eq!(OBLIGATIONS[0], "send_returns_a_receipt_with_an_id");
     /// assert_eq!(OBLIGATIONS.last(), Some(&"secrets_never_show"));
     /// ```
@@ -494,6 +499,7 @@ crate::define_kit! {
         several_recipients_get_only_their_own,
         extreme_messages_are_delivered_whole,
         large_and_concurrent_batches_keep_order_and_ids,
+        line_breaks_cannot_add_recipients,
         operations_after_stop_fail_with_stopped,
         secrets_never_show,
     ];
@@ -1057,6 +1063,47 @@ async fn extreme_messages_are_delivered_whole<T: NotifierProvider>(
         return Ok(());
     };
     delivered_in_order("messages at the extremes", &delivered(notifier), &messages)
+}
+
+/// Header injection: a driver that writes a subject or metadata into a text protocol
+/// unescaped lets a line break add headers, recipients among them.
+async fn line_breaks_cannot_add_recipients<T: NotifierProvider>(
+    i: &Instance<T>,
+    s: &NotifierSettings<T>,
+) -> Result<(), String> {
+    let notifier = &*i.driver;
+    let other = &s.valid[1 % s.valid.len()];
+    let injected = format!("\r\nBcc: {other}\r\nX-Kit-Injected: 1");
+    let message = s
+        .message("kit: line breaks in the subject and metadata")
+        .with_subject(format!("kit: subject{injected}"))
+        .with_metadata("kit-note", format!("value{injected}"));
+    let mut sent = Vec::new();
+    match notifier.send(&message).await {
+        Err(error) if error.kind() == ErrorKind::InvalidInput => {}
+        Err(error) => {
+            return Err(format!(
+                "send({}) with line breaks in its subject and metadata must be delivered \
+                 exactly or refused with InvalidInput; it answered {}: {error}",
+                describe(&message),
+                error.kind()
+            ));
+        }
+        Ok(_) => sent.push(message),
+    }
+    let plain = s
+        .message("kit: after line breaks")
+        .with_subject("kit: plain");
+    send_ok(notifier, &plain).await?;
+    sent.push(plain);
+    let Some(delivered) = &s.delivered else {
+        return Ok(());
+    };
+    delivered_in_order(
+        "after a message with line breaks in its subject and metadata (accepted or refused)",
+        &delivered(notifier),
+        &sent,
+    )
 }
 
 /// Whether `receipt` was accepted between `before` and `after`, give or take `skew`.
