@@ -477,7 +477,7 @@ async fn a_segment_as_long_as_the_file_system_allows_is_a_key() {
     // The kits cannot ask this: a driver may refuse more keys than `validate_key` does, in
     // every operation alike, and the longest segment this store holds is the file system's.
     let fixture = Fixture::new().await;
-    let name_max = rustix::fs::statvfs(&fixture.root()).unwrap().f_namemax;
+    let name_max = rustix::fs::statvfs(fixture.root()).unwrap().f_namemax;
     let longest = usize::try_from(name_max)
         .unwrap()
         .min(sandloom_driverkit::objectstore::MAX_SEGMENT_BYTES);
