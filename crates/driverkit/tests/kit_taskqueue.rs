@@ -106,6 +106,14 @@ enum Flaw {
     DeadLettersLimitZeroMeansAll,
     /// A `reserve` waiting when `stop` is called notices only a second later.
     StopEndsReserveLate,
+    /// A `reserve` with a zero wait answers `None` without looking.
+    ZeroWaitFindsNothing,
+    /// Rounds a zero delay or `retry_after` up to its resolution of a second, as it does a
+    /// nonzero one shorter than that.
+    ZeroDurationsTakeASecond,
+    /// `reserve` looks only at the oldest task of the queue: one nacked for later, or reserved,
+    /// holds back every ready task behind it.
+    HeadOfLineBlocks,
 }
 
 /// Longest a duration is held: a hundred years, as the contract asks at least.
@@ -229,6 +237,7 @@ impl Reference {
             Flaw::RefusesLongDurations if duration > Duration::from_hours(30 * 24) => Err(
                 InfraError::invalid_input(NAME, "delays are at most 30 days"),
             ),
+            Flaw::ZeroDurationsTakeASecond if duration.is_zero() => Ok(Duration::from_secs(1)),
             Flaw::RoundsDelaysToSeconds => Ok(Duration::from_secs(
                 duration.as_secs() + u64::from(duration.subsec_millis() >= 500),
             )),
@@ -356,6 +365,14 @@ impl Reference {
         self.sweep(state, key, now);
         let entries = state.queues.get(key)?;
         let ready = |entry: &Entry| entry.receipt.is_none() && entry.visible_at <= now;
+        if self.flaw() == Flaw::HeadOfLineBlocks {
+            let head = if self.lifo() {
+                entries.len().checked_sub(1)?
+            } else {
+                0
+            };
+            return entries.get(head).filter(|entry| ready(entry)).map(|_| head);
+        }
         if self.lifo() {
             entries.iter().rposition(ready)
         } else {
@@ -521,6 +538,7 @@ impl TaskQueue for Reference {
     async fn reserve(&self, queue: &str, wait: Duration) -> InfraResult<Option<Reservation>> {
         self.check(queue)?;
         match self.flaw() {
+            Flaw::ZeroWaitFindsNothing if wait.is_zero() => return Ok(None),
             Flaw::IgnoresWait => return Ok(self.take(queue).await),
             Flaw::SleepsThroughWait => {
                 if let Some(reservation) = self.take(queue).await {
@@ -961,6 +979,12 @@ const CASES: &[(Flaw, &str)] = &[
     (
         Flaw::StopEndsReserveLate,
         "stop_ends_a_waiting_reserve_with_stopped",
+    ),
+    (Flaw::ZeroWaitFindsNothing, "zero_durations_mean_now"),
+    (Flaw::ZeroDurationsTakeASecond, "zero_durations_mean_now"),
+    (
+        Flaw::HeadOfLineBlocks,
+        "a_postponed_task_does_not_block_its_queue",
     ),
 ];
 

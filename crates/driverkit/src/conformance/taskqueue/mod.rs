@@ -94,15 +94,15 @@ use queues::{
     empty_queue_name_is_invalid_input, operations_after_stop_fail_with_stopped, queues_are_isolated,
 };
 use redelivery::{
-    nack_redelivers_with_a_new_receipt, nack_retry_after_postpones_redelivery,
-    stale_receipt_is_conflict_and_changes_nothing,
+    a_postponed_task_does_not_block_its_queue, nack_redelivers_with_a_new_receipt,
+    nack_retry_after_postpones_redelivery, stale_receipt_is_conflict_and_changes_nothing,
     unacked_task_is_redelivered_after_visibility_timeout,
 };
 use timing::{
     a_waiting_reserve_wakes_when_a_task_becomes_ready,
     delays_and_retries_below_and_between_seconds_are_exact,
     extreme_durations_are_accepted_and_held, reserve_waits_exactly_as_long_as_asked,
-    retry_after_counts_from_the_nack,
+    retry_after_counts_from_the_nack, zero_durations_mean_now,
 };
 use windows::{
     a_nacked_receipt_is_spent_at_once, a_second_ack_is_conflict_and_changes_nothing,
@@ -439,6 +439,16 @@ crate::define_kit! {
     ///   several threads: one succeeds, the others answer `Conflict`, and the task is gone; 4 acks
     ///   and 4 nacks at once: one succeeds, and the task's fate is the winner's (acked: gone for
     ///   good; nacked: delivered once more, attempt 2).
+    /// - `zero_durations_mean_now`: a `reserve` with a zero wait of a queue holding a ready task
+    ///   delivers it (zero looks once), within the declared tolerance; after a `nack` with a zero
+    ///   `retry_after`, a `reserve` with a zero wait delivers the task again at once, attempt 2;
+    ///   declared `delay`: a task enqueued with a zero delay is delivered at once by a `reserve`
+    ///   with a zero wait, attempt 1; undeclared: an enqueue with a zero delay answers
+    ///   `Unsupported` and enqueues nothing.
+    /// - `a_postponed_task_does_not_block_its_queue`: of two tasks in one queue, the one
+    ///   delivered first, nacked with a `retry_after` of 400 days, does not hold back the other:
+    ///   a `reserve` delivers it within the declared tolerance; nor does one reserved and not
+    ///   settled (its visibility timeout still running).
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, `enqueue`, `reserve`, `ack`, `nack`
     ///   (and `dead_letters` when declared) answer `Stopped`.
     /// - `stop_ends_a_waiting_reserve_with_stopped`: a `reserve` waiting (for up to a minute) on an
@@ -454,7 +464,7 @@ crate::define_kit! {
     /// ```
     /// use sandloom_driverkit::conformance::taskqueue::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 34);
+    /// assert_eq!(OBLIGATIONS.len(), 36);
     /// assert_eq!(OBLIGATIONS[0], "enqueue_reserve_ack_round_trips");
     /// assert_eq!(OBLIGATIONS.last(), Some(&"secrets_never_show"));
     /// ```
@@ -490,6 +500,8 @@ crate::define_kit! {
         retry_after_counts_from_the_nack,
         a_waiting_reserve_wakes_when_a_task_becomes_ready,
         concurrent_settles_of_one_receipt_have_one_winner,
+        zero_durations_mean_now,
+        a_postponed_task_does_not_block_its_queue,
         operations_after_stop_fail_with_stopped,
         stop_ends_a_waiting_reserve_with_stopped,
         secrets_never_show,

@@ -1,5 +1,5 @@
 //! Obligations on redelivery: `nack` (with and without `retry_after`), the visibility timeout,
-//! and receipts gone stale.
+//! receipts gone stale, and tasks waiting for either without holding up the rest of the queue.
 
 use std::time::{Duration, Instant};
 
@@ -11,7 +11,8 @@ use super::super::harness::Instance;
 use super::super::{call, ensure, expect_kind};
 use super::TaskQueueSettings;
 use super::support::{
-    POSTPONE, SLACK, TOLERANCE, ensure_redelivery, expect_none, patience, put, queue_name, take,
+    DAYS_400, POSTPONE, SLACK, TOLERANCE, ensure_redelivery, expect_none, patience, put,
+    queue_name, take,
 };
 use crate::taskqueue::TaskQueueProvider;
 
@@ -226,6 +227,71 @@ pub(super) async fn stale_receipt_is_conflict_and_changes_nothing<T: TaskQueuePr
         stale_receipt_case(q, &expired, vt, Staleness::Expired),
         stale_receipt_case(q, &by_timeout, vt, Staleness::TimedOutAndRedelivered),
         stale_receipt_case(q, &by_nack, vt, Staleness::NackedAndRedelivered),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Two tasks in `name`: the one delivered first is then postponed (`nacked`: nacked for 400
+/// days; otherwise left reserved, its visibility timeout running), and the other must be
+/// delivered within the declared tolerance.
+async fn not_blocked_by(
+    q: &dyn TaskQueue,
+    name: &str,
+    late: Duration,
+    nacked: bool,
+) -> Result<(), String> {
+    let how = if nacked {
+        "nacked with a retry_after of 400 days"
+    } else {
+        "reserved and not settled, its visibility timeout running"
+    };
+    let older = put(q, name, Bytes::from_static(b"postponed")).await?;
+    let newer = put(q, name, Bytes::from_static(b"ready")).await?;
+    let first = take(q, name, SLACK, "reserve of the first of two tasks").await?;
+    let other = if first.task.id == older {
+        &newer
+    } else {
+        &older
+    };
+    if nacked {
+        call!(
+            "nack with a retry_after of 400 days",
+            q.nack(&first, Some(DAYS_400))
+        );
+    }
+    let what = format!(
+        "a queue whose task {:?} is {how}, with task {other:?} ready behind it (not blocked \
+         by the other)",
+        first.task.id
+    );
+    let start = Instant::now();
+    let next = take(q, name, late, &what).await?;
+    ensure!(
+        next.task.id == *other,
+        "{what}: reserve delivered task {:?} (attempts {}) after {:?}, expected the ready task",
+        next.task.id,
+        next.task.attempts,
+        start.elapsed()
+    );
+    call!("ack of the ready task", q.ack(&next));
+    if !nacked {
+        call!("ack of the reserved task", q.ack(&first));
+    }
+    Ok(())
+}
+
+pub(super) async fn a_postponed_task_does_not_block_its_queue<T: TaskQueueProvider>(
+    i: &Instance<T>,
+    s: &TaskQueueSettings,
+) -> Result<(), String> {
+    let q: &dyn TaskQueue = &*i.driver;
+    let late = s.late();
+    let retried = queue_name(&i.request, "unblocked-retry");
+    let reserved = queue_name(&i.request, "unblocked-reserved");
+    futures_util::future::try_join(
+        not_blocked_by(q, &retried, late, true),
+        not_blocked_by(q, &reserved, late, false),
     )
     .await?;
     Ok(())

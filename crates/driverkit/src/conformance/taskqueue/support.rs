@@ -16,6 +16,9 @@ pub(super) const SLACK: Duration = Duration::from_secs(2);
 pub(super) const TOLERANCE: Duration = Duration::from_millis(50);
 /// The delay and `retry_after` the kit uses: a whole second (some backends count in seconds).
 pub(super) const POSTPONE: Duration = Duration::from_secs(1);
+/// A postponement no obligation waits out: longer than u32 milliseconds and memcached's
+/// 30-day cut-off.
+pub(super) const DAYS_400: Duration = Duration::from_hours(400 * 24);
 
 /// How long to wait for a delivery that is due about one visibility timeout from now.
 pub(super) fn patience(visibility: Duration) -> Duration {

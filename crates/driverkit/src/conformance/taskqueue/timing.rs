@@ -9,9 +9,11 @@ use sandloom_sdk_infra::bytes::Bytes;
 use sandloom_sdk_infra::taskqueue::{DELAY, EnqueueOptions, Reservation, TaskQueue};
 
 use super::super::harness::Instance;
-use super::super::{call, ensure, expect_kind};
+use super::super::{call, ensure, expect_kind, expect_unsupported};
 use super::TaskQueueSettings;
-use super::support::{SLACK, TOLERANCE, ensure_redelivery, expect_none, put, queue_name, take};
+use super::support::{
+    DAYS_400, SLACK, TOLERANCE, ensure_redelivery, expect_none, put, queue_name, take,
+};
 use crate::taskqueue::TaskQueueProvider;
 
 /// Below a second, and between whole seconds: a driver rounding to whole seconds (either way)
@@ -19,8 +21,6 @@ use crate::taskqueue::TaskQueueProvider;
 const UNROUNDED: [Duration; 2] = [Duration::from_millis(300), Duration::from_millis(1500)];
 /// Shorter than any backend's resolution: rounded up to it, never refused.
 const TINY: Duration = Duration::from_micros(1);
-/// Longer than u32 milliseconds and memcached's 30-day cut-off.
-const DAYS_400: Duration = Duration::from_hours(400 * 24);
 /// Longer than `i32` seconds, and the least the contract lets a long duration be held. (The
 /// kit asks for a century, not `Duration::MAX`: the contract holds that as long as the backend
 /// can, but a kit that required it would fail drivers for an overflow no caller meets.)
@@ -383,5 +383,88 @@ pub(super) async fn a_waiting_reserve_wakes_when_a_task_becomes_ready<T: TaskQue
         Ok(())
     };
     futures_util::future::try_join3(delayed, retried, abandoned).await?;
+    Ok(())
+}
+
+/// A `reserve` of `name` with a zero wait, which must find a ready task there (and answer
+/// within the declared tolerance): zero looks once, and the task is ready now.
+async fn taken_now(
+    q: &dyn TaskQueue,
+    name: &str,
+    late: Duration,
+    what: &str,
+) -> Result<Reservation, String> {
+    let start = Instant::now();
+    let got = q
+        .reserve(name, Duration::ZERO)
+        .await
+        .map_err(|e| format!("{what}: a reserve with a zero wait failed: {e}"))?;
+    let elapsed = start.elapsed();
+    let Some(r) = got else {
+        return Err(format!(
+            "{what}: a reserve with a zero wait answered None (zero looks once, and a ready task \
+             was there)"
+        ));
+    };
+    ensure!(
+        elapsed <= late,
+        "{what}: a reserve with a zero wait took {elapsed:?}: more than the declared tolerance \
+         ({late:?})"
+    );
+    Ok(r)
+}
+
+pub(super) async fn zero_durations_mean_now<T: TaskQueueProvider>(
+    i: &Instance<T>,
+    s: &TaskQueueSettings,
+) -> Result<(), String> {
+    let q: &dyn TaskQueue = &*i.driver;
+    let late = s.late();
+    let name = queue_name(&i.request, "zero");
+    let id = put(q, &name, Bytes::from_static(b"now")).await?;
+    let first = taken_now(q, &name, late, "a queue holding a ready task").await?;
+    ensure!(
+        first.task.id == id && first.task.attempts == 1,
+        "a reserve with a zero wait delivered task {:?} (attempts {}), expected {id:?} on its \
+         first attempt",
+        first.task.id,
+        first.task.attempts
+    );
+    call!(
+        "nack with a zero retry_after",
+        q.nack(&first, Some(Duration::ZERO))
+    );
+    let how = "right after a nack with a zero retry_after (retry at once)";
+    let again = taken_now(q, &name, late, how).await?;
+    ensure_redelivery(&first, &again, 2, how)?;
+    call!("ack", q.ack(&again));
+    let zero = EnqueueOptions::default().with_delay(Duration::ZERO);
+    if !i.declares(DELAY) {
+        expect_unsupported(
+            "enqueue with a zero delay",
+            &q.enqueue(&name, Bytes::from_static(b"not delayed"), zero)
+                .await,
+        )?;
+        return expect_none(
+            q,
+            &name,
+            Duration::ZERO,
+            "an enqueue that answered Unsupported must not enqueue the task",
+        )
+        .await;
+    }
+    let id = call!(
+        "enqueue with a zero delay",
+        q.enqueue(&name, Bytes::from_static(b"not delayed"), zero)
+    );
+    let what = "right after an enqueue with a zero delay (no delay)";
+    let r = taken_now(q, &name, late, what).await?;
+    ensure!(
+        r.task.id == id && r.task.attempts == 1,
+        "{what}: reserve delivered task {:?} (attempts {}), expected {id:?} on its first attempt",
+        r.task.id,
+        r.task.attempts
+    );
+    call!("ack", q.ack(&r));
     Ok(())
 }
