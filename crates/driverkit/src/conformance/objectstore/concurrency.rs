@@ -3,7 +3,7 @@
 
 use sandloom_sdk_infra::ErrorKind;
 use sandloom_sdk_infra::bytes::Bytes;
-use sandloom_sdk_infra::objectstore::{CONDITIONAL_PUT, ETAG, PutCondition};
+use sandloom_sdk_infra::objectstore::{CONDITIONAL_PUT, ETAG, ObjectMeta, PutCondition};
 
 use super::super::harness::Instance;
 use super::super::{call, ensure, expect_kind, expect_unsupported};
@@ -268,8 +268,6 @@ pub(super) async fn concurrent_put_if_absent_has_one_winner<T: ObjectStoreProvid
     _: &ObjectStoreSettings,
 ) -> Result<(), String> {
     const ROUNDS: usize = 8;
-    const TASKS: usize = 4;
-    const ATTEMPTS: usize = 4;
     if !i.declares(CONDITIONAL_PUT) {
         return expect_unsupported(
             "put_if(IfAbsent)",
@@ -280,53 +278,73 @@ pub(super) async fn concurrent_put_if_absent_has_one_winner<T: ObjectStoreProvid
     }
     for round in 0..ROUNDS {
         let key = format!("race/{round}");
-        let mut tasks = Vec::new();
-        for task in 0..TASKS {
-            let store = i.shared();
-            let key = key.clone();
-            tasks.push(tokio::spawn(async move {
-                // All attempts of a task start before any finishes: a driver that checks, then
-                // writes, lets all of them through.
-                let attempts = (0..ATTEMPTS).map(|n| {
-                    let (store, key) = (&store, &key);
-                    async move {
-                        let data = format!("{task}-{n}");
-                        let outcome = store
-                            .put_if(key, Bytes::from(data.clone()), PutCondition::IfAbsent)
-                            .await;
-                        (data, outcome)
-                    }
-                });
-                Ok::<_, String>(futures_util::future::join_all(attempts).await)
-            }));
-        }
-        let mut winners = Vec::new();
-        for task in tasks {
-            for (data, outcome) in joined(task).await? {
-                match outcome {
-                    Ok(_) => winners.push(data),
-                    Err(err) if err.kind() == ErrorKind::Conflict => {}
-                    Err(err) => {
-                        return Err(format!(
-                            "a concurrent put_if({key:?}, IfAbsent) answered {}, not Conflict: \
-                             {err}",
-                            err.kind()
-                        ));
-                    }
-                }
-            }
-        }
+        let winners = race_put_if(i, &key, &PutCondition::IfAbsent, &round.to_string()).await?;
+        let names: Vec<&str> = winners.iter().map(|(data, _)| data.as_str()).collect();
         ensure!(
             winners.len() == 1,
             "{} of {} concurrent put_if({key:?}, IfAbsent) succeeded ({}): exactly one must, \
              the others answer Conflict",
             winners.len(),
-            TASKS * ATTEMPTS,
-            summarize(&winners)
+            RACERS,
+            summarize(&names)
         );
-        get_exact(&*i.driver, &key, winners[0].as_bytes()).await?;
+        get_exact(&*i.driver, &key, names[0].as_bytes()).await?;
     }
     Ok(())
+}
+
+/// How many `put_if` calls race in one round: [`RACING_TASKS`] tasks on several threads,
+/// each with [`RACING_ATTEMPTS`] calls in flight at once.
+const RACERS: usize = RACING_TASKS * RACING_ATTEMPTS;
+const RACING_TASKS: usize = 4;
+const RACING_ATTEMPTS: usize = 4;
+
+/// One round of [`RACERS`] concurrent `put_if(key, condition)` calls, each writing its own
+/// content (`{label}-{task}-{n}`): the winners, with what they wrote and the metadata they
+/// were answered. Every loser must answer `Conflict`.
+async fn race_put_if<T: ObjectStoreProvider>(
+    i: &Instance<T>,
+    key: &str,
+    condition: &PutCondition,
+    label: &str,
+) -> Result<Vec<(String, ObjectMeta)>, String> {
+    let mut tasks = Vec::new();
+    for task in 0..RACING_TASKS {
+        let (store, key, condition) = (i.shared(), key.to_owned(), condition.clone());
+        let label = label.to_owned();
+        tasks.push(tokio::spawn(async move {
+            // All attempts of a task start before any finishes: a driver that checks (or
+            // compares), then writes, lets all of them through.
+            let attempts = (0..RACING_ATTEMPTS).map(|n| {
+                let (store, key, condition) = (&store, &key, &condition);
+                let data = format!("{label}-{task}-{n}");
+                async move {
+                    let outcome = store
+                        .put_if(key, Bytes::from(data.clone()), condition.clone())
+                        .await;
+                    (data, outcome)
+                }
+            });
+            Ok::<_, String>(futures_util::future::join_all(attempts).await)
+        }));
+    }
+    let mut winners = Vec::new();
+    for task in tasks {
+        for (data, outcome) in joined(task).await? {
+            match outcome {
+                Ok(meta) => winners.push((data, meta)),
+                Err(err) if err.kind() == ErrorKind::Conflict => {}
+                Err(err) => {
+                    return Err(format!(
+                        "a concurrent put_if({key:?}, {condition:?}) answered {}, not Conflict: \
+                         {err}",
+                        err.kind()
+                    ));
+                }
+            }
+        }
+    }
+    Ok(winners)
 }
 
 pub(super) async fn concurrent_put_if_match_has_one_winner<T: ObjectStoreProvider>(
@@ -334,8 +352,6 @@ pub(super) async fn concurrent_put_if_match_has_one_winner<T: ObjectStoreProvide
     _: &ObjectStoreSettings,
 ) -> Result<(), String> {
     const ROUNDS: usize = 8;
-    const TASKS: usize = 4;
-    const ATTEMPTS: usize = 4;
     let key = "swap/object";
     if !i.declares(CONDITIONAL_PUT) {
         return expect_unsupported(
@@ -361,52 +377,15 @@ pub(super) async fn concurrent_put_if_match_has_one_winner<T: ObjectStoreProvide
     // Each round matches the etag the previous round's winner reported: a winner that reports
     // an etag other than the object's breaks the chain.
     for round in 0..ROUNDS {
-        let mut tasks = Vec::new();
-        for task in 0..TASKS {
-            let (store, etag) = (i.shared(), current.clone());
-            tasks.push(tokio::spawn(async move {
-                // All attempts of a task read the etag before any writes: a driver that
-                // compares, then writes, lets all of them through.
-                let attempts = (0..ATTEMPTS).map(|n| {
-                    let (store, etag) = (&store, &etag);
-                    async move {
-                        let data = format!("{round}-{task}-{n}");
-                        let outcome = store
-                            .put_if(
-                                key,
-                                Bytes::from(data.clone()),
-                                PutCondition::IfMatch(etag.clone()),
-                            )
-                            .await;
-                        (data, outcome)
-                    }
-                });
-                Ok::<_, String>(futures_util::future::join_all(attempts).await)
-            }));
-        }
-        let mut winners = Vec::new();
-        for task in tasks {
-            for (data, outcome) in joined(task).await? {
-                match outcome {
-                    Ok(meta) => winners.push((data, meta)),
-                    Err(err) if err.kind() == ErrorKind::Conflict => {}
-                    Err(err) => {
-                        return Err(format!(
-                            "a concurrent put_if({key:?}, IfMatch) answered {}, not Conflict: \
-                             {err}",
-                            err.kind()
-                        ));
-                    }
-                }
-            }
-        }
+        let condition = PutCondition::IfMatch(current.clone());
+        let mut winners = race_put_if(i, key, &condition, &round.to_string()).await?;
         let names: Vec<&str> = winners.iter().map(|(data, _)| data.as_str()).collect();
         ensure!(
             winners.len() == 1,
             "round {round}: {} of {} concurrent put_if({key:?}, IfMatch {current:?}) succeeded \
              ({}): exactly one must, the others answer Conflict",
             winners.len(),
-            TASKS * ATTEMPTS,
+            RACERS,
             summarize(&names)
         );
         let (data, meta) = winners.remove(0);
