@@ -114,6 +114,9 @@ enum Flaw {
     /// `reserve` looks only at the oldest task of the queue: one nacked for later, or reserved,
     /// holds back every ready task behind it.
     HeadOfLineBlocks,
+    /// The last allowed delivery nacked with a `retry_after` waits that long like any retry,
+    /// and is dead-lettered only when it would be delivered again.
+    DeadLettersOnlyWhenDue,
 }
 
 /// Longest a duration is held: a hundred years, as the contract asks at least.
@@ -657,7 +660,8 @@ impl TaskQueue for Reference {
                 entries.remove(index);
                 return Ok(());
             }
-            if entries[index].attempts >= self.limit() {
+            let parks = self.flaw() == Flaw::DeadLettersOnlyWhenDue && retry_after.is_some();
+            if entries[index].attempts >= self.limit() && !parks {
                 let entry = entries.remove(index);
                 self.bury(&mut state, &key, entry);
                 return Ok(());
@@ -856,6 +860,10 @@ const CASES: &[(Flaw, &str)] = &[
     ),
     (
         Flaw::DeadLettersNewestFirst,
+        "dead_letters_list_exhausted_tasks_oldest_first",
+    ),
+    (
+        Flaw::DeadLettersOnlyWhenDue,
         "dead_letters_list_exhausted_tasks_oldest_first",
     ),
     (

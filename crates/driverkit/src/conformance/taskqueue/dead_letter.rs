@@ -8,17 +8,17 @@ use sandloom_sdk_infra::taskqueue::{DEAD_LETTER, Task, TaskQueue};
 use super::super::harness::Instance;
 use super::super::{KitRequest, call, ensure, expect_unsupported};
 use super::TaskQueueSettings;
-use super::support::{SLACK, expect_none, ids, patience, put, queue_name, take};
+use super::support::{DAYS_400, SLACK, expect_none, ids, patience, put, queue_name, take};
 use crate::taskqueue::TaskQueueProvider;
 
 /// Deliver the only task of `name` `max_attempts` times, ending each delivery by nack or by
-/// letting it time out; returns its id.
+/// letting it time out; returns its id. `last_retry`: the `retry_after` of the last nack.
 async fn exhaust(
     q: &dyn TaskQueue,
     name: &str,
     payload: &'static [u8],
     request: &KitRequest,
-    by_timeout: bool,
+    (by_timeout, last_retry): (bool, Option<Duration>),
 ) -> Result<String, String> {
     let (vt, max) = (request.visibility_timeout, request.max_attempts);
     let id = put(q, name, Bytes::from_static(payload)).await?;
@@ -47,9 +47,10 @@ async fn exhaust(
             r.task.attempts
         );
         if !by_timeout {
+            let retry_after = if attempt == max { last_retry } else { None };
             call!(
-                format!("nack of delivery {attempt} of {max}"),
-                q.nack(&r, None)
+                format!("nack of delivery {attempt} of {max}, retry_after {retry_after:?}"),
+                q.nack(&r, retry_after)
             );
         }
     }
@@ -65,7 +66,7 @@ pub(super) async fn retry_limit_stops_redelivery<T: TaskQueueProvider>(
     let by_nack = queue_name(&i.request, "limit-nack");
     let by_timeout = queue_name(&i.request, "limit-timeout");
     let nacked = async {
-        exhaust(q, &by_nack, b"nacked", &i.request, false).await?;
+        exhaust(q, &by_nack, b"nacked", &i.request, (false, None)).await?;
         expect_none(
             q,
             &by_nack,
@@ -77,7 +78,7 @@ pub(super) async fn retry_limit_stops_redelivery<T: TaskQueueProvider>(
         .await
     };
     let timed_out = async {
-        exhaust(q, &by_timeout, b"timed out", &i.request, true).await?;
+        exhaust(q, &by_timeout, b"timed out", &i.request, (true, None)).await?;
         expect_none(
             q,
             &by_timeout,
@@ -106,9 +107,11 @@ pub(super) async fn dead_letters_list_exhausted_tasks_oldest_first<T: TaskQueueP
         ids(&none)
     );
     let timed_out = queue_name(&i.request, "dead-timeout");
-    futures_util::future::try_join(
+    let postponed = queue_name(&i.request, "dead-postponed");
+    futures_util::future::try_join3(
         dead_letters_by_nack(q, &name, &i.request),
         dead_letters_by_timeout(q, &timed_out, &i.request),
+        dead_letters_despite_a_retry_after(q, &postponed, &i.request),
     )
     .await?;
     let zero = call!("dead_letters with limit 0", q.dead_letters(&name, 0));
@@ -159,8 +162,8 @@ async fn dead_letters_by_nack(
     request: &KitRequest,
 ) -> Result<(), String> {
     let max = request.max_attempts;
-    let first = exhaust(q, name, b"first", request, false).await?;
-    let second = exhaust(q, name, b"second", request, false).await?;
+    let first = exhaust(q, name, b"first", request, (false, None)).await?;
+    let second = exhaust(q, name, b"second", request, (false, None)).await?;
     let dead = call!("dead_letters", q.dead_letters(name, 10));
     ensure!(
         ids(&dead) == [first.as_str(), second.as_str()],
@@ -179,13 +182,43 @@ async fn dead_letters_by_nack(
     Ok(())
 }
 
+/// The last allowed delivery nacked with a `retry_after` of 400 days: no retry is left, so the
+/// task is a dead letter now, not in 400 days.
+async fn dead_letters_despite_a_retry_after(
+    q: &dyn TaskQueue,
+    name: &str,
+    request: &KitRequest,
+) -> Result<(), String> {
+    let id = exhaust(q, name, b"postponed", request, (false, Some(DAYS_400))).await?;
+    let deadline = Instant::now() + SLACK;
+    loop {
+        let dead = call!("dead_letters", q.dead_letters(name, 10));
+        if !dead.is_empty() {
+            ensure!(
+                ids(&dead) == [id.as_str()],
+                "dead_letters listed {:?}, expected the task whose last delivery was nacked \
+                 with a retry_after of 400 days, {id:?}",
+                ids(&dead)
+            );
+            return ensure_dead(&dead[0], &id, name, b"postponed", request.max_attempts);
+        }
+        ensure!(
+            Instant::now() < deadline,
+            "a task whose last allowed delivery was nacked with a retry_after of 400 days is \
+             not in dead_letters {SLACK:?} later: with no retry left, a nack dead-letters it \
+             whatever its retry_after"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 async fn dead_letters_by_timeout(
     q: &dyn TaskQueue,
     name: &str,
     request: &KitRequest,
 ) -> Result<(), String> {
     let vt = request.visibility_timeout;
-    let id = exhaust(q, name, b"abandoned", request, true).await?;
+    let id = exhaust(q, name, b"abandoned", request, (true, None)).await?;
     expect_none(q, name, vt * 2, "an exhausted task must not be redelivered").await?;
     // A driver may move it on a background sweep: give it some time.
     let deadline = Instant::now() + SLACK;

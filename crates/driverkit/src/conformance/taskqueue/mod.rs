@@ -380,9 +380,10 @@ crate::define_kit! {
     ///   2, …); a further nack, and separately a further visibility timeout, does not redeliver it.
     /// - `dead_letters_list_exhausted_tasks_oldest_first`: declared `dead_letter`: exhausted tasks (by
     ///   nack and by timeout) are listed per queue, oldest first, with their payload and attempts,
-    ///   `limit` respected (a limit of 0 lists none); queues without exhausted tasks, also ones
-    ///   whose names differ only in case, by a trailing space or a suffix, list none; undeclared:
-    ///   `dead_letters` answers `Unsupported`.
+    ///   `limit` respected (a limit of 0 lists none); a task whose last allowed delivery is
+    ///   nacked with a `retry_after` of 400 days is listed at once (no retry is left); queues
+    ///   without exhausted tasks, also ones whose names differ only in case, by a trailing space
+    ///   or a suffix, list none; undeclared: `dead_letters` answers `Unsupported`.
     /// - `concurrent_consumers_lose_nothing_and_never_share_a_task`: 200 tasks enqueued concurrently,
     ///   taken by 8 concurrent consumers: every task is acked exactly once, none is lost, and no task
     ///   is held by two consumers at once.
