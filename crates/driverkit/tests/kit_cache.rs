@@ -1,6 +1,9 @@
 //! The cache kit against deliberately broken drivers: each flaw must be caught by the
 //! obligation named for it, and the flawless reference driver must pass every obligation.
 
+#[path = "support/flaws.rs"]
+mod flaws;
+
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -691,4 +694,19 @@ fn a_tolerance_above_the_maximum_is_refused_by_every_obligation() {
         "{}",
         failures[0]
     );
+}
+
+#[test]
+fn every_flaw_is_tried() {
+    // A flaw added to the enum but not to `CASES` would prove nothing.
+    let tried: Vec<String> = CASES.iter().map(|(flaw, _)| format!("{flaw:?}")).collect();
+    // `UnreachableWithSecret` is what `SecretInStartError` builds; `IncrementRefusesPlainNumbers`
+    // is allowed (a_driver_may_refuse_to_count_decimal_text_written_by_set).
+    let not_flaws = [
+        "None",
+        "UnreachableWithSecret",
+        "IncrementRefusesPlainNumbers",
+    ];
+    let untried = flaws::untried(include_str!("kit_cache.rs"), &tried, &not_flaws);
+    assert!(untried.is_empty(), "flaws no test tries: {untried:?}");
 }

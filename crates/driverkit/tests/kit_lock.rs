@@ -1,6 +1,9 @@
 //! The lock kit against deliberately broken drivers: each flaw must be caught by the
 //! obligation named for it, and the flawless reference driver must pass every obligation.
 
+#[path = "support/flaws.rs"]
+mod flaws;
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -582,4 +585,14 @@ fn a_lease_that_outlives_its_ttl_is_caught_within_the_declared_tolerance_only() 
     // 600 ms late is within a declared second: the setting is what the obligation holds to.
     let widened = kit(Flaw::LeaseOutlivesTtl).tolerance(Duration::from_secs(1));
     assert_eq!(widened.check("an_expired_lease_can_be_taken_over"), Ok(()));
+}
+
+#[test]
+fn every_flaw_is_tried() {
+    // A flaw added to the enum but not to `CASES` would prove nothing.
+    let tried: Vec<String> = CASES.iter().map(|(flaw, _)| format!("{flaw:?}")).collect();
+    // `DeclaresUnknownFeature` fails every obligation: its own test says so.
+    let not_flaws = ["None", "DeclaresUnknownFeature"];
+    let untried = flaws::untried(include_str!("kit_lock.rs"), &tried, &not_flaws);
+    assert!(untried.is_empty(), "flaws no test tries: {untried:?}");
 }

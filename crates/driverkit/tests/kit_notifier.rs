@@ -1,6 +1,9 @@
 //! The notifier kit against deliberately broken drivers: each flaw must be caught by the
 //! obligation named for it, and the flawless reference driver must pass every obligation.
 
+#[path = "support/flaws.rs"]
+mod flaws;
+
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::sync::Mutex;
@@ -493,4 +496,13 @@ fn a_panicking_driver_is_a_failed_obligation_not_a_crash() {
 fn an_unknown_obligation_is_a_failure() {
     let failure = kit(Flaw::None).check("no_such_thing").unwrap_err();
     assert!(failure.message.contains("no such obligation"), "{failure}");
+}
+
+#[test]
+fn every_flaw_is_tried() {
+    // A flaw added to the enum but not to `CASES` would prove nothing.
+    let tried: Vec<String> = CASES.iter().map(|(flaw, _)| format!("{flaw:?}")).collect();
+    let not_flaws = ["None"];
+    let untried = flaws::untried(include_str!("kit_notifier.rs"), &tried, &not_flaws);
+    assert!(untried.is_empty(), "flaws no test tries: {untried:?}");
 }

@@ -2,6 +2,9 @@
 //! obligation named for it, and the flawless reference driver must pass every obligation, both
 //! declaring every feature and declaring none.
 
+#[path = "support/flaws.rs"]
+mod flaws;
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -1057,4 +1060,13 @@ fn an_oversleeping_reserve_is_caught_within_the_declared_tolerance_only() {
         .check("nack_retry_after_postpones_redelivery")
         .unwrap_err();
     assert!(refused.message.contains("above the maximum"), "{refused}");
+}
+
+#[test]
+fn every_flaw_is_tried() {
+    // A flaw added to the enum but not to `CASES` would prove nothing.
+    let tried: Vec<String> = CASES.iter().map(|(flaw, _)| format!("{flaw:?}")).collect();
+    let not_flaws = ["None"];
+    let untried = flaws::untried(include_str!("kit_taskqueue.rs"), &tried, &not_flaws);
+    assert!(untried.is_empty(), "flaws no test tries: {untried:?}");
 }
