@@ -154,7 +154,14 @@ impl Lock for MemoryLock {
         let now = Instant::now();
         let mut table = self.table();
         match table.get_mut(&lease.name) {
-            Some(held) if held.token == lease.token && held.until > now => {
+            Some(held) if held.token == lease.token => {
+                // Its own lease, ended: a refresh must not revive it.
+                if held.until <= now {
+                    return Err(InfraError::conflict(
+                        NAME,
+                        format!("the lease on {:?} has expired", lease.name),
+                    ));
+                }
                 held.until = until;
                 Ok(Lease::new(
                     lease.name.clone(),
@@ -162,10 +169,6 @@ impl Lock for MemoryLock {
                     expires_at,
                 ))
             }
-            Some(held) if held.token == lease.token => Err(InfraError::conflict(
-                NAME,
-                format!("the lease on {:?} has expired", lease.name),
-            )),
             _ => Err(InfraError::conflict(
                 NAME,
                 format!("the lease on {:?} is not held by this token", lease.name),
