@@ -190,23 +190,38 @@ async fn dead_letters_despite_a_retry_after(
     request: &KitRequest,
 ) -> Result<(), String> {
     let id = exhaust(q, name, b"postponed", request, (false, Some(DAYS_400))).await?;
+    await_dead_letter(
+        q,
+        (name, &id, b"postponed"),
+        request.max_attempts,
+        "a task whose last allowed delivery was nacked with a retry_after of 400 days (with no \
+         retry left, a nack dead-letters it whatever its retry_after)",
+    )
+    .await
+}
+
+/// Wait up to [`SLACK`] for task `id` (with `payload`) to be the one dead letter of `name`
+/// (a driver may move it on a background sweep). `what`: the task, for the failure.
+async fn await_dead_letter(
+    q: &dyn TaskQueue,
+    (name, id, payload): (&str, &str, &[u8]),
+    max_attempts: u32,
+    what: &str,
+) -> Result<(), String> {
     let deadline = Instant::now() + SLACK;
     loop {
         let dead = call!("dead_letters", q.dead_letters(name, 10));
         if !dead.is_empty() {
             ensure!(
-                ids(&dead) == [id.as_str()],
-                "dead_letters listed {:?}, expected the task whose last delivery was nacked \
-                 with a retry_after of 400 days, {id:?}",
+                ids(&dead) == [id],
+                "dead_letters listed {:?}, expected only {what}, {id:?}",
                 ids(&dead)
             );
-            return ensure_dead(&dead[0], &id, name, b"postponed", request.max_attempts);
+            return ensure_dead(&dead[0], id, name, payload, max_attempts);
         }
         ensure!(
             Instant::now() < deadline,
-            "a task whose last allowed delivery was nacked with a retry_after of 400 days is \
-             not in dead_letters {SLACK:?} later: with no retry left, a nack dead-letters it \
-             whatever its retry_after"
+            "{what} is not in dead_letters {SLACK:?} later"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -220,22 +235,11 @@ async fn dead_letters_by_timeout(
     let vt = request.visibility_timeout;
     let id = exhaust(q, name, b"abandoned", request, (true, None)).await?;
     expect_none(q, name, vt * 2, "an exhausted task must not be redelivered").await?;
-    // A driver may move it on a background sweep: give it some time.
-    let deadline = Instant::now() + SLACK;
-    loop {
-        let dead = call!("dead_letters", q.dead_letters(name, 10));
-        if !dead.is_empty() {
-            ensure!(
-                ids(&dead) == [id.as_str()],
-                "dead_letters listed {:?}, expected the task exhausted by timeouts, {id:?}",
-                ids(&dead)
-            );
-            return ensure_dead(&dead[0], &id, name, b"abandoned", request.max_attempts);
-        }
-        ensure!(
-            Instant::now() < deadline,
-            "a task whose last delivery timed out is not in dead_letters"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    await_dead_letter(
+        q,
+        (name, &id, b"abandoned"),
+        request.max_attempts,
+        "a task whose last delivery timed out",
+    )
+    .await
 }
