@@ -401,8 +401,8 @@ crate::define_kit! {
     ///   previous round's winner reported: exactly one succeeds, the others answer `Conflict`,
     ///   the object holds the winner's content, and `head` reports the new etag the winner
     ///   reported; `conditional_put` undeclared: `Unsupported`.
-    /// - `listing_while_deleting_never_fails`: 4 tasks page through 96 objects (limit 7) again
-    ///   and again while 4 others delete 60 of them, some prefixes whole: no `list` fails, no
+    /// - `listing_while_deleting_never_fails`: in 3 rounds, 4 tasks page through 96 objects
+    ///   (limit 7) again and again while 4 others delete 60 of them, some prefixes whole: no `list` fails, no
     ///   listing loops (each `next` moves forward), every listed key was written and comes once
     ///   and in order with its size, and every object no one deleted is in every listing; at the
     ///   end, exactly those are listed. A page may be short or empty while objects vanish.
