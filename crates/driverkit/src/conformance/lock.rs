@@ -519,38 +519,41 @@ async fn an_expired_lease_can_neither_be_released_nor_refreshed<T: LockProvider>
     // Lease values whose own `expires_at` is still far ahead, for leases that end as soon as
     // the ones above: a 30 s lease refreshed down to 300 ms, and a value made up with the token
     // of a real 300 ms lease. The lock's own expiry decides, never the caller's copy of it.
+    // Each kind twice: one value to release (`true`), one to refresh.
     let mut stale = Vec::new();
-    for name in [
-        "kit-expired-shortened-release",
-        "kit-expired-shortened-refresh",
+    for (name, release) in [
+        ("kit-expired-shortened-release", true),
+        ("kit-expired-shortened-refresh", false),
     ] {
         let long = acquire_free(lock, name, LONG).await?;
         call!(
             format!("refresh of a 30 s lease on {name:?} down to {SHORT:?}"),
             lock.refresh(&long, SHORT)
         );
-        stale.push((
-            long,
-            "a 30 s lease value, whose lease was refreshed down to 300 ms",
-        ));
+        let what = "a 30 s lease value, whose lease was refreshed down to 300 ms";
+        stale.push((long, what, release));
     }
-    for name in ["kit-expired-forged-release", "kit-expired-forged-refresh"] {
+    for (name, release) in [
+        ("kit-expired-forged-release", true),
+        ("kit-expired-forged-refresh", false),
+    ] {
         let short = acquire_free(lock, name, SHORT).await?;
         let forged = Lease::new(
             name,
             short.token,
             SystemTime::now() + Duration::from_hours(1),
         );
-        stale.push((forged, "a 300 ms lease's token in a value claiming an hour"));
+        let what = "a 300 ms lease's token in a value claiming an hour";
+        stale.push((forged, what, release));
     }
     // Nobody takes them over, so their expiry cannot be observed by polling: wait it out
     // generously (their ttl was counted from before these calls returned).
     tokio::time::sleep(SHORT + Duration::from_millis(700)).await;
     expect_release(lock, &to_release, false, "its lease had expired").await?;
     expect_refresh_conflict(lock, &to_refresh, "its lease had expired").await?;
-    for (lease, what) in &stale {
+    for (lease, what, release) in &stale {
         let why = format!("its lease had expired: {what}");
-        if lease.name.ends_with("-release") {
+        if *release {
             expect_release(lock, lease, false, &why).await?;
         } else {
             expect_refresh_conflict(lock, lease, &why).await?;
@@ -559,7 +562,7 @@ async fn an_expired_lease_can_neither_be_released_nor_refreshed<T: LockProvider>
     acquire_free(lock, "kit-expired-release", LONG)
         .await
         .map_err(|e| format!("after its lease expired: {e}"))?;
-    for (lease, _) in &stale {
+    for (lease, _, _) in &stale {
         acquire_free(lock, &lease.name, LONG)
             .await
             .map_err(|e| format!("after its lease expired and a stale value was refused: {e}"))?;

@@ -9,7 +9,7 @@ use sandloom_sdk_infra::objectstore::{DEFAULT_PAGE_SIZE, ListOptions, ObjectStor
 use super::super::harness::Instance;
 use super::super::{call, ensure, expect_kind};
 use super::ObjectStoreSettings;
-use super::support::{expect_listing, joined, list_all, same_keys};
+use super::support::{expect_listing, joined, list_all, options, same_keys};
 use crate::objectstore::ObjectStoreProvider;
 
 pub(super) async fn list_filters_by_prefix<T: ObjectStoreProvider>(
@@ -418,13 +418,12 @@ async fn list_during_deletes(
     for page in 1..=written.len() + 1 {
         let what =
             format!("list(\"walk/\", limit {limit}), page {page}, while objects were deleted");
-        let options = match &after {
-            None => ListOptions::default().with_limit(limit),
-            Some(after) => ListOptions::default().with_limit(limit).after(after),
-        };
         // A store that answers without yielding would starve the deleting tasks otherwise.
         tokio::task::yield_now().await;
-        let found = call!(what, store.list("walk/", options));
+        let found = call!(
+            what,
+            store.list("walk/", options(after.as_deref(), Some(limit)))
+        );
         ensure!(
             found.objects.len() <= limit,
             "{what}: {} objects, more than the limit",
