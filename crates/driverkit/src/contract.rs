@@ -10,6 +10,7 @@
 use std::sync::Arc;
 
 use crate::gate::Gate;
+use crate::names::str_eq;
 use crate::{Driver, Version};
 
 /// A capability contract: its name, its current version and its operation trait.
@@ -161,65 +162,9 @@ pub const fn checked_contract(driver: Version, contract: Version) -> Version {
     driver
 }
 
-/// The bit of `feature` in a gate's set of declared features: its index in `features`. A
-/// compile error when the feature is not one of the contract's.
-#[doc(hidden)]
-#[must_use]
-pub const fn feature_bit(features: &[&str], feature: &str) -> u64 {
-    assert!(
-        features.len() <= 64,
-        "a contract has at most 64 optional features"
-    );
-    let mut i = 0;
-    while i < features.len() {
-        if str_eq(features[i], feature) {
-            return 1 << i;
-        }
-        i += 1;
-    }
-    panic!("an operation is gated on a feature the contract does not list in `features`")
-}
-
-/// The set of `declared` features, as bits of `features`; unknown names are ignored (the kernel
-/// refuses them before anything is built).
-#[doc(hidden)]
-#[must_use]
-pub fn declared_bits(features: &[&str], declared: &[&'static str]) -> u64 {
-    features
-        .iter()
-        .enumerate()
-        .filter(|(_, feature)| declared.contains(feature))
-        .fold(0, |bits, (i, _)| bits | (1 << i))
-}
-
-pub(crate) const fn str_eq(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn feature_bits_follow_the_contract_order() {
-        let features = ["ttl", "increment", "bulk"];
-        assert_eq!(feature_bit(&features, "ttl"), 0b001);
-        assert_eq!(feature_bit(&features, "bulk"), 0b100);
-        assert_eq!(declared_bits(&features, &["bulk", "ttl"]), 0b101);
-        assert_eq!(declared_bits(&features, &[]), 0);
-        assert_eq!(declared_bits(&features, &["other"]), 0);
-    }
 
     #[test]
     fn reserved_names_are_the_runtime_s() {

@@ -78,10 +78,11 @@
 
 mod contract;
 mod driver;
+mod erase;
 mod error_chain;
 mod gate;
-mod glue;
 mod macros;
+mod names;
 mod providers;
 mod redact;
 mod secret;
@@ -142,12 +143,13 @@ pub struct NoOptions {}
 // Not public API: what the macros expand to. Versioned with this crate, never semver-stable.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::contract::{checked_contract, declared_bits, feature_bit, is_reserved};
+    pub use crate::contract::{checked_contract, is_reserved};
     pub use crate::driver::{
         DescribedOptions, SchemaProbe, UndescribedOptions, options_schema_unknown,
     };
-    pub use crate::gate::{Gate, GateContext, GateState, operation_index, refuse};
-    pub use crate::glue::{build, parse_options};
+    pub use crate::erase::{build, parse_options};
+    pub use crate::gate::{Gate, GateContext, GateState, refuse};
+    pub use crate::names::{declared_bits, disjoint, feature_bit, operation_index};
     pub use sandloom_kernel::__private::linkme;
     pub use sandloom_kernel::registry::{
         BoxError, BuildContext, BuiltDriver, CAPABILITIES, CapabilitySpec, DRIVERS, DriverEntry,
@@ -155,23 +157,6 @@ pub mod __private {
     };
 
     pub use sandloom_sdk_infra::__private::valid_name;
-
-    /// No string is in both lists.
-    #[must_use]
-    pub const fn disjoint(a: &[&str], b: &[&str]) -> bool {
-        let mut i = 0;
-        while i < a.len() {
-            let mut j = 0;
-            while j < b.len() {
-                if crate::contract::str_eq(a[i], b[j]) {
-                    return false;
-                }
-                j += 1;
-            }
-            i += 1;
-        }
-        true
-    }
 }
 
 #[cfg(feature = "conformance")]

@@ -267,39 +267,14 @@ macro_rules! define_capability {
             );
         };
 
-        $(#[$marker_doc])*
-        ///
-        /// The contract's marker type: what `register_driver!` and the conformance harness take.
-        $vis struct $marker;
-
-        #[doc = ::core::concat!(
-            "The key modules use to reach the `", $name, "` capability: `infra.capability(&",
-            ::core::stringify!($key), ", \"default\")`."
-        )]
-        $vis const $key: $crate::sdk::CapabilityRef<dyn $ops> = $crate::sdk::CapabilityRef::new($name);
-
-        $crate::__contract! {
-            marker: $marker,
+        $crate::sdk::__parse_operations! {
+            callback: [$crate::__define_capability],
+            context: [$(#[$marker_doc])* $vis $marker, $key, $provider, $gate],
             name: $name,
+            stability: $stability,
             version: ($major, $minor, $patch),
-            features: &[$($feature),*],
-            operations: $ops,
-            provider: $provider,
-            gate: $gate,
-        }
-
-        $crate::__gate! {
-            #[doc = ::core::concat!("The `", $name, "` capability behind its feature gate.")]
-            #[doc(hidden)]
-            $vis struct $gate for $marker, $name, trait $ops { $($methods)* }
-        }
-
-        $crate::__operations! {
-            @munch $name,
-            [$stability, $marker, [$(#[$trait_doc])*], $trait_vis, $ops],
-            [],
-            []
-            $($methods)*
+            features: [$($feature),*],
+            trait: { $(#[$trait_doc])* $trait_vis trait $ops { $($methods)* } }
         }
     };
     (name: $name:literal, $($rest:tt)*) => {
@@ -362,65 +337,57 @@ macro_rules! __contract {
     };
 }
 
-// Not public API: the operation trait of `define_capability!`, its required operations and the
-// spec the kernel reads, from the same operation signatures as the gate.
+// Not public API: everything `define_capability!` declares, from the normalized declaration
+// `sandloom_sdk_infra::__parse_operations!` hands it: the same readers as the built-ins'.
 #[doc(hidden)]
 #[macro_export]
-macro_rules! __operations {
-    (@munch $name:literal, $header:tt, [$($items:tt)*], [$($required:expr,)*]) => {
-        $crate::__operations!(@emit $name, $header, [$($items)*], [$($required,)*]);
-    };
-    (@munch $name:literal, $header:tt, [$($items:tt)*], [$($required:expr,)*]
-        $(#[doc = $doc:literal])*
-        #[feature = $feature:literal]
-        async fn $method:ident(&self $(, $arg:ident : $ty:ty)* $(,)?) -> $ret:ty;
-        $($rest:tt)*
-    ) => {
-        $crate::__operations!(@munch $name, $header, [$($items)*
-            $(#[doc = $doc])*
-            #[doc = ""]
-            #[doc = ::core::concat!(
-                "Optional: feature `", $feature, "`. Without it, the answer is `Unsupported`."
-            )]
-            async fn $method(&self $(, $arg: $ty)*) -> $ret {
-                let _ = ($($arg,)*);
-                $crate::__private::refuse($name, ::core::stringify!($method), $feature)
+macro_rules! __define_capability {
+    ([$(#[$marker_doc:meta])* $vis:vis $marker:ident, $key:ident, $provider:ident, $gate:ident] {
+        name: $name:literal, stability: $stability:ident,
+        version: ($major:literal, $minor:literal, $patch:literal),
+        features: [$($feature:literal),*], required: [$($required:expr),*],
+        trait: [$(#[$attr:meta])*] $ops_vis:vis $ops:ident $bounds:tt,
+        operations: $operations:tt,
+    }) => {
+        $(#[$marker_doc])*
+        ///
+        /// The contract's marker type: what `register_driver!` and the conformance harness take.
+        $vis struct $marker;
+
+        #[doc = ::core::concat!(
+            "The key modules use to reach the `", $name, "` capability: `infra.capability(&",
+            ::core::stringify!($key), ", \"default\")`."
+        )]
+        $vis const $key: $crate::sdk::CapabilityRef<dyn $ops> = $crate::sdk::CapabilityRef::new($name);
+
+        $crate::sdk::__operation_trait! { [] {
+            name: $name, stability: $stability, version: ($major, $minor, $patch),
+            features: [$($feature),*], required: [$($required),*],
+            trait: [$(#[$attr])*] $ops_vis $ops $bounds,
+            operations: $operations,
+        } }
+
+        $crate::__contract! {
+            marker: $marker,
+            name: $name,
+            version: ($major, $minor, $patch),
+            features: &[$($feature),*],
+            operations: $ops,
+            provider: $provider,
+            gate: $gate,
+        }
+
+        $crate::__gate! {
+            [
+                #[doc = ::core::concat!("The `", $name, "` capability behind its feature gate.")]
+                #[doc(hidden)]
+                $vis struct $gate for $marker
+            ] {
+                name: $name, stability: $stability, version: ($major, $minor, $patch),
+                features: [$($feature),*], required: [$($required),*],
+                trait: [$(#[$attr])*] $ops_vis $ops $bounds,
+                operations: $operations,
             }
-        ], [$($required,)*] $($rest)*);
-    };
-    (@munch $name:literal, $header:tt, [$($items:tt)*], [$($required:expr,)*]
-        $(#[doc = $doc:literal])*
-        $(#[feature = $feature:literal, when = $when:expr, operation = $what:literal])+
-        async fn $method:ident(&self $(, $arg:ident : $ty:ty)* $(,)?) -> $ret:ty;
-        $($rest:tt)*
-    ) => {
-        $crate::__operations!(@munch $name, $header, [$($items)*
-            $(#[doc = $doc])*
-            #[doc = ""]
-            $(#[doc = ::core::concat!(
-                "Required; ", $what, " is optional: feature `", $feature, "`."
-            )])+
-            async fn $method(&self $(, $arg: $ty)*) -> $ret;
-        ], [$($required,)* ::core::stringify!($method),] $($rest)*);
-    };
-    (@munch $name:literal, $header:tt, [$($items:tt)*], [$($required:expr,)*]
-        $(#[doc = $doc:literal])*
-        async fn $method:ident(&self $(, $arg:ident : $ty:ty)* $(,)?) -> $ret:ty;
-        $($rest:tt)*
-    ) => {
-        $crate::__operations!(@munch $name, $header, [$($items)*
-            $(#[doc = $doc])*
-            async fn $method(&self $(, $arg: $ty)*) -> $ret;
-        ], [$($required,)* ::core::stringify!($method),] $($rest)*);
-    };
-    (@emit $name:literal,
-        [$stability:ident, $marker:ident, [$(#[$trait_doc:meta])*], $trait_vis:vis, $ops:ident],
-        [$($items:tt)*], [$($required:expr,)*]
-    ) => {
-        $(#[$trait_doc])*
-        #[$crate::async_trait]
-        $trait_vis trait $ops: ::core::marker::Send + ::core::marker::Sync {
-            $($items)*
         }
 
         const _: () = {

@@ -1,7 +1,6 @@
 //! The built-in capability specs.
 
 use linkme::distributed_slice;
-use sandloom_sdk_infra::{cache, lock, notifier, objectstore, taskqueue};
 use semver::Version;
 
 use crate::registry::{CAPABILITIES, CapabilitySpec, Stability};
@@ -34,46 +33,35 @@ macro_rules! builtin_spec {
     };
 }
 
-builtin_spec!(
-    CACHE,
-    cache::NAME,
-    Stable,
-    (1, 0),
-    cache::REQUIRED_OPERATIONS,
-    cache::FEATURES
-);
-builtin_spec!(
-    NOTIFIER,
-    notifier::NAME,
-    Stable,
-    (1, 0),
-    notifier::REQUIRED_OPERATIONS,
-    notifier::FEATURES
-);
-builtin_spec!(
-    OBJECT_STORE,
-    objectstore::NAME,
-    Stable,
-    (1, 0),
-    objectstore::REQUIRED_OPERATIONS,
-    objectstore::FEATURES
-);
-builtin_spec!(
-    TASK_QUEUE,
-    taskqueue::NAME,
-    Stable,
-    (1, 0),
-    taskqueue::REQUIRED_OPERATIONS,
-    taskqueue::FEATURES
-);
-builtin_spec!(
-    LOCK,
-    lock::NAME,
-    Experimental,
-    (0, 1),
-    lock::REQUIRED_OPERATIONS,
-    lock::FEATURES
-);
+// The spec of a capability declared in sdk-infra, read from its one declaration (the callback
+// of `sandloom_sdk_infra::__parse_operations!`): version, operations and features are never
+// written again here.
+macro_rules! declared_spec {
+    ([$static:ident] {
+        name: $name:literal, stability: $stability:ident,
+        version: ($major:literal, $minor:literal, $patch:literal),
+        features: [$($feature:literal),*], required: [$($required:expr),*],
+        $($rest:tt)*
+    }) => {
+        #[distributed_slice(CAPABILITIES)]
+        #[allow(unsafe_code)] // linkme places the element with #[link_section]
+        static $static: CapabilitySpec = CapabilitySpec {
+            name: $name,
+            stability: Stability::$stability,
+            contract_version: Version::new($major, $minor, $patch),
+            required_operations: &[$($required),*],
+            features: &[$($feature),*],
+            package: KERNEL_PACKAGE,
+        };
+    };
+}
+pub(crate) use declared_spec;
+
+sandloom_sdk_infra::__cache_contract!([crate::specs::declared_spec][CACHE]);
+sandloom_sdk_infra::__notifier_contract!([crate::specs::declared_spec][NOTIFIER]);
+sandloom_sdk_infra::__objectstore_contract!([crate::specs::declared_spec][OBJECT_STORE]);
+sandloom_sdk_infra::__taskqueue_contract!([crate::specs::declared_spec][TASK_QUEUE]);
+sandloom_sdk_infra::__lock_contract!([crate::specs::declared_spec][LOCK]);
 // Defined, not public: no operation trait yet (`WITHOUT_OPERATION_TRAIT`).
 builtin_spec!(
     GRAPH_STORE,

@@ -55,6 +55,7 @@
 
 pub mod cache;
 mod capability;
+mod declare;
 mod error;
 mod infra;
 pub mod lock;

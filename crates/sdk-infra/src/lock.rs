@@ -15,19 +15,11 @@
 //! assert_eq!(REQUIRED_OPERATIONS, ["acquire", "release", "refresh"]);
 //! ```
 
-use std::time::{Duration, SystemTime};
-
-use async_trait::async_trait;
-
-use crate::error::InfraResult;
+use std::time::SystemTime;
 
 /// Capability name of the lock, as written in `INFRA` (`[lock.default]`); see the
 /// [module example](self).
 pub const NAME: &str = "lock";
-/// Every optional feature a lock driver may declare: none yet.
-pub const FEATURES: &[&str] = &[];
-/// Every required operation: never a feature.
-pub const REQUIRED_OPERATIONS: &[&str] = &["acquire", "release", "refresh"];
 
 /// Proof of holding the lock `name` until `expires_at`.
 ///
@@ -70,99 +62,118 @@ impl Lease {
     }
 }
 
-/// Named leases: at most one holder per name at a time, until its lease expires.
-///
-/// Names are compared byte for byte: names that differ only in case, by a leading or trailing
-/// space, by a prefix or suffix, or as NFC vs NFD forms of the same text are distinct locks.
-/// Every operation is atomic across callers: however many acquire a free, released or expired
-/// lock at once, at most one gets a lease.
-///
-/// Any nonzero `ttl` is accepted, by [`acquire`](Lock::acquire) and
-/// [`refresh`](Lock::refresh) alike. A `ttl` shorter than the backend's resolution is rounded up
-/// to it (never refused, never made endless); otherwise the lease lasts `ttl`, not a `ttl`
-/// rounded to whole seconds either way (1.5 s is neither 1 s nor 2 s), and `expires_at` reports
-/// it. A `ttl` longer than the backend can hold (400 days, `Duration::MAX`) is held as long as
-/// it can, never less than 100 years: `Duration::MAX` means "as long as possible", without panic
-/// or error.
-///
-/// ```
-/// use std::time::Duration;
-/// use sandloom_sdk_infra::lock::Lock;
-/// use sandloom_sdk_infra::InfraResult;
-///
-/// async fn run_exclusively(lock: &dyn Lock) -> InfraResult<bool> {
-///     let Some(lease) = lock.acquire("nightly-report", Duration::from_secs(30)).await? else {
-///         return Ok(false); // someone else runs it
-///     };
-///     // ... work ...
-///     lock.release(&lease).await?;
-///     Ok(true)
-/// }
-/// ```
-#[async_trait]
-pub trait Lock: Send + Sync {
-    /// Take the lock `name` for `ttl`; `None` when another holder's lease is still valid.
-    ///
-    /// A refused `acquire` changes nothing: the holder's lease keeps its expiry, whatever `ttl`
-    /// the refused caller asked for.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use sandloom_sdk_infra::lock::{Lease, Lock};
-    /// use sandloom_sdk_infra::InfraResult;
-    ///
-    /// /// The lease when this instance is the leader for the next 10 s, `None` when another is.
-    /// async fn try_lead(lock: &dyn Lock) -> InfraResult<Option<Lease>> {
-    ///     lock.acquire("leader", Duration::from_secs(10)).await
-    /// }
-    /// ```
-    ///
-    /// # Errors
-    /// `InvalidInput` for an empty name or a zero `ttl`; `Unavailable` when the backend fails.
-    async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>>;
+/// The `lock` contract, declared once: what the operation trait, the kernel's spec and
+/// driverkit's provider trait and gate are generated from (see `declare.rs`). Not public API.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __lock_contract {
+    ([$($callback:tt)*] [$($context:tt)*]) => {
+        $crate::__parse_operations! {
+            callback: [$($callback)*], context: [$($context)*],
+            name: "lock",
+            stability: Experimental,
+            version: (0, 1, 0),
+            features: [],
+            trait: {
+                /// Named leases: at most one holder per name at a time, until its lease expires.
+                ///
+                /// Names are compared byte for byte: names that differ only in case, by a leading or trailing
+                /// space, by a prefix or suffix, or as NFC vs NFD forms of the same text are distinct locks.
+                /// Every operation is atomic across callers: however many acquire a free, released or expired
+                /// lock at once, at most one gets a lease.
+                ///
+                /// Any nonzero `ttl` is accepted, by [`acquire`](Lock::acquire) and
+                /// [`refresh`](Lock::refresh) alike. A `ttl` shorter than the backend's resolution is rounded up
+                /// to it (never refused, never made endless); otherwise the lease lasts `ttl`, not a `ttl`
+                /// rounded to whole seconds either way (1.5 s is neither 1 s nor 2 s), and `expires_at` reports
+                /// it. A `ttl` longer than the backend can hold (400 days, `Duration::MAX`) is held as long as
+                /// it can, never less than 100 years: `Duration::MAX` means "as long as possible", without panic
+                /// or error.
+                ///
+                /// ```
+                /// use std::time::Duration;
+                /// use sandloom_sdk_infra::lock::Lock;
+                /// use sandloom_sdk_infra::InfraResult;
+                ///
+                /// async fn run_exclusively(lock: &dyn Lock) -> InfraResult<bool> {
+                ///     let Some(lease) = lock.acquire("nightly-report", Duration::from_secs(30)).await? else {
+                ///         return Ok(false); // someone else runs it
+                ///     };
+                ///     // ... work ...
+                ///     lock.release(&lease).await?;
+                ///     Ok(true)
+                /// }
+                /// ```
+                pub trait Lock: Send + Sync {
+                /// Take the lock `name` for `ttl`; `None` when another holder's lease is still valid.
+                ///
+                /// A refused `acquire` changes nothing: the holder's lease keeps its expiry, whatever `ttl`
+                /// the refused caller asked for.
+                ///
+                /// ```
+                /// use std::time::Duration;
+                /// use sandloom_sdk_infra::lock::{Lease, Lock};
+                /// use sandloom_sdk_infra::InfraResult;
+                ///
+                /// /// The lease when this instance is the leader for the next 10 s, `None` when another is.
+                /// async fn try_lead(lock: &dyn Lock) -> InfraResult<Option<Lease>> {
+                ///     lock.acquire("leader", Duration::from_secs(10)).await
+                /// }
+                /// ```
+                ///
+                /// # Errors
+                /// `InvalidInput` for an empty name or a zero `ttl`; `Unavailable` when the backend fails.
+                async fn acquire(&self, name: &str, ttl: ::std::time::Duration) -> $crate::InfraResult<Option<$crate::lock::Lease>>;
 
-    /// Give the lock back; `false` when the lease had already expired or been taken over.
-    ///
-    /// ```
-    /// use sandloom_sdk_infra::lock::{Lease, Lock};
-    /// use sandloom_sdk_infra::InfraResult;
-    ///
-    /// async fn step_down(lock: &dyn Lock, lease: Lease) -> InfraResult<()> {
-    ///     if !lock.release(&lease).await? {
-    ///         eprintln!("lease on `{}` had already expired", lease.name);
-    ///     }
-    ///     Ok(())
-    /// }
-    /// ```
-    ///
-    /// # Errors
-    /// As `acquire`.
-    async fn release(&self, lease: &Lease) -> InfraResult<bool>;
+                /// Give the lock back; `false` when the lease had already expired or been taken over.
+                ///
+                /// ```
+                /// use sandloom_sdk_infra::lock::{Lease, Lock};
+                /// use sandloom_sdk_infra::InfraResult;
+                ///
+                /// async fn step_down(lock: &dyn Lock, lease: Lease) -> InfraResult<()> {
+                ///     if !lock.release(&lease).await? {
+                ///         eprintln!("lease on `{}` had already expired", lease.name);
+                ///     }
+                ///     Ok(())
+                /// }
+                /// ```
+                ///
+                /// # Errors
+                /// As `acquire`.
+                async fn release(&self, lease: &$crate::lock::Lease) -> $crate::InfraResult<bool>;
 
-    /// Extend a lease still held to `ttl` from now.
-    ///
-    /// The new expiry is `ttl` from now whatever was left, so a `ttl` shorter than the rest of
-    /// the lease shortens it (as Redis `PEXPIRE` does). The answered lease keeps the name and
-    /// the token: the lease value from before the refresh still releases and refreshes the
-    /// lock. Several refreshes of one valid lease at once all succeed and leave its holder the
-    /// one holder.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use sandloom_sdk_infra::lock::{Lease, Lock};
-    /// use sandloom_sdk_infra::{ErrorKind, InfraResult};
-    ///
-    /// /// Keep leading: `Ok(None)` when the lease was lost and work must stop.
-    /// async fn keep_leading(lock: &dyn Lock, lease: &Lease) -> InfraResult<Option<Lease>> {
-    ///     match lock.refresh(lease, Duration::from_secs(10)).await {
-    ///         Ok(renewed) => Ok(Some(renewed)),
-    ///         Err(err) if err.kind() == ErrorKind::Conflict => Ok(None),
-    ///         Err(err) => Err(err),
-    ///     }
-    /// }
-    /// ```
-    ///
-    /// # Errors
-    /// `Conflict` when the lease expired or another holder has the lock; else as `acquire`.
-    async fn refresh(&self, lease: &Lease, ttl: Duration) -> InfraResult<Lease>;
+                /// Extend a lease still held to `ttl` from now.
+                ///
+                /// The new expiry is `ttl` from now whatever was left, so a `ttl` shorter than the rest of
+                /// the lease shortens it (as Redis `PEXPIRE` does). The answered lease keeps the name and
+                /// the token: the lease value from before the refresh still releases and refreshes the
+                /// lock. Several refreshes of one valid lease at once all succeed and leave its holder the
+                /// one holder.
+                ///
+                /// ```
+                /// use std::time::Duration;
+                /// use sandloom_sdk_infra::lock::{Lease, Lock};
+                /// use sandloom_sdk_infra::{ErrorKind, InfraResult};
+                ///
+                /// /// Keep leading: `Ok(None)` when the lease was lost and work must stop.
+                /// async fn keep_leading(lock: &dyn Lock, lease: &Lease) -> InfraResult<Option<Lease>> {
+                ///     match lock.refresh(lease, Duration::from_secs(10)).await {
+                ///         Ok(renewed) => Ok(Some(renewed)),
+                ///         Err(err) if err.kind() == ErrorKind::Conflict => Ok(None),
+                ///         Err(err) => Err(err),
+                ///     }
+                /// }
+                /// ```
+                ///
+                /// # Errors
+                /// `Conflict` when the lease expired or another holder has the lock; else as `acquire`.
+                async fn refresh(&self, lease: &$crate::lock::Lease, ttl: ::std::time::Duration) -> $crate::InfraResult<$crate::lock::Lease>;
+                }
+            }
+        }
+    };
 }
+
+crate::__lock_contract!([crate::__operation_trait] []);
+crate::__lock_contract!([crate::__capability_constants] []);
