@@ -67,281 +67,281 @@ macro_rules! __cache_contract {
                 /// }
                 /// ```
                 pub trait Cache: Send + Sync {
-                /// The value under `key`, or `None` when there is none.
-                ///
-                /// ```
-                /// use sandloom_sdk_infra::{Cache, InfraResult};
-                ///
-                /// async fn greeting(cache: &dyn Cache) -> InfraResult<String> {
-                ///     Ok(match cache.get("greeting").await? {
-                ///         Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-                ///         None => "hello".to_owned(), // never written, deleted, evicted or expired
-                ///     })
-                /// }
-                /// ```
-                ///
-                /// # Errors
-                /// `InvalidInput` for an empty key; `Unavailable`/`Timeout` when the backend fails;
-                /// `Stopped` after the driver stopped.
-                async fn get(&self, key: &str) -> $crate::InfraResult<Option<$crate::bytes::Bytes>>;
+                    /// The value under `key`, or `None` when there is none.
+                    ///
+                    /// ```
+                    /// use sandloom_sdk_infra::{Cache, InfraResult};
+                    ///
+                    /// async fn greeting(cache: &dyn Cache) -> InfraResult<String> {
+                    ///     Ok(match cache.get("greeting").await? {
+                    ///         Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                    ///         None => "hello".to_owned(), // never written, deleted, evicted or expired
+                    ///     })
+                    /// }
+                    /// ```
+                    ///
+                    /// # Errors
+                    /// `InvalidInput` for an empty key; `Unavailable`/`Timeout` when the backend fails;
+                    /// `Stopped` after the driver stopped.
+                    async fn get(&self, key: &str) -> $crate::InfraResult<Option<$crate::bytes::Bytes>>;
 
-                /// Store `value` under `key`, replacing any value (and clearing any expiry).
-                ///
-                /// ```
-                /// use sandloom_sdk_infra::{bytes::Bytes, Cache, InfraResult};
-                ///
-                /// async fn save_profile(cache: &dyn Cache, user: u64, json: &str) -> InfraResult<()> {
-                ///     cache.set(&format!("profile:{user}"), Bytes::copy_from_slice(json.as_bytes())).await
-                /// }
-                /// ```
-                ///
-                /// # Errors
-                /// As [`get`](Cache::get).
-                async fn set(&self, key: &str, value: $crate::bytes::Bytes) -> $crate::InfraResult<()>;
+                    /// Store `value` under `key`, replacing any value (and clearing any expiry).
+                    ///
+                    /// ```
+                    /// use sandloom_sdk_infra::{bytes::Bytes, Cache, InfraResult};
+                    ///
+                    /// async fn save_profile(cache: &dyn Cache, user: u64, json: &str) -> InfraResult<()> {
+                    ///     cache.set(&format!("profile:{user}"), Bytes::copy_from_slice(json.as_bytes())).await
+                    /// }
+                    /// ```
+                    ///
+                    /// # Errors
+                    /// As [`get`](Cache::get).
+                    async fn set(&self, key: &str, value: $crate::bytes::Bytes) -> $crate::InfraResult<()>;
 
-                /// Remove `key`; `true` when there was a value.
-                ///
-                /// ```
-                /// use sandloom_sdk_infra::{Cache, InfraResult};
-                ///
-                /// /// `false` when the session had already expired or been logged out.
-                /// async fn logout(cache: &dyn Cache, session: &str) -> InfraResult<bool> {
-                ///     cache.delete(&format!("session:{session}")).await
-                /// }
-                /// ```
-                ///
-                /// # Errors
-                /// As [`get`](Cache::get).
-                async fn delete(&self, key: &str) -> $crate::InfraResult<bool>;
+                    /// Remove `key`; `true` when there was a value.
+                    ///
+                    /// ```
+                    /// use sandloom_sdk_infra::{Cache, InfraResult};
+                    ///
+                    /// /// `false` when the session had already expired or been logged out.
+                    /// async fn logout(cache: &dyn Cache, session: &str) -> InfraResult<bool> {
+                    ///     cache.delete(&format!("session:{session}")).await
+                    /// }
+                    /// ```
+                    ///
+                    /// # Errors
+                    /// As [`get`](Cache::get).
+                    async fn delete(&self, key: &str) -> $crate::InfraResult<bool>;
 
-                /// Store `value` under `key` for `ttl`; afterwards `get` answers `None`. Feature [`TTL`].
-                ///
-                /// Once expired, the entry is absent to every operation: `delete` answers `false`,
-                /// `get_many` `None`, `delete_many` does not count it, `increment` counts from 0. A second
-                /// `set_with_ttl` replaces the first ttl (longer or shorter); a plain `set` clears it.
-                ///
-                /// Any nonzero `ttl` is accepted. A `ttl` shorter than the backend's resolution is rounded
-                /// up to it (never to no expiry, never refused); otherwise the entry lives `ttl`, not a
-                /// `ttl` rounded to whole seconds either way (1.5 s is neither 1 s nor 2 s). A `ttl` longer
-                /// than the backend can hold (400 days, `Duration::MAX`) is held as long as it can, never
-                /// less than 100 years: `Duration::MAX` means "as long as possible", without panic or error.
-                ///
-                /// ```
-                /// use std::time::Duration;
-                /// use sandloom_sdk_infra::{Cache, ErrorKind, InfraResult};
-                ///
-                /// async fn remember_login(cache: &dyn Cache, user: &str) -> InfraResult<()> {
-                ///     cache.set_with_ttl(&format!("login:{user}"), "1".into(), Duration::from_secs(3600)).await
-                /// }
-                /// # use sandloom_sdk_infra::{async_trait, bytes::Bytes as B};
-                /// # struct PlainCache;
-                /// # #[async_trait]
-                /// # impl Cache for PlainCache {
-                /// #     async fn get(&self, _: &str) -> InfraResult<Option<B>> { Ok(None) }
-                /// #     async fn set(&self, _: &str, _: B) -> InfraResult<()> { Ok(()) }
-                /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
-                /// # }
-                /// # fn block_on<F: Future>(future: F) -> F::Output { // these futures never wait
-                /// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-                /// #     match std::pin::pin!(future).poll(&mut cx) {
-                /// #         std::task::Poll::Ready(output) => output,
-                /// #         std::task::Poll::Pending => unreachable!(),
-                /// #     }
-                /// # }
-                ///
-                /// // `PlainCache` implements only `get`, `set` and `delete`: it declares no feature.
-                /// let err = block_on(remember_login(&PlainCache, "ada")).unwrap_err();
-                /// assert_eq!(err.kind(), ErrorKind::Unsupported);
-                /// ```
-                ///
-                /// # Errors
-                /// `Unsupported` without the feature; `InvalidInput` for a zero `ttl`; else as `set`.
-                #[feature = "ttl"]
-                async fn set_with_ttl(&self, key: &str, value: $crate::bytes::Bytes, ttl: ::std::time::Duration) -> $crate::InfraResult<()>;
+                    /// Store `value` under `key` for `ttl`; afterwards `get` answers `None`. Feature [`TTL`].
+                    ///
+                    /// Once expired, the entry is absent to every operation: `delete` answers `false`,
+                    /// `get_many` `None`, `delete_many` does not count it, `increment` counts from 0. A second
+                    /// `set_with_ttl` replaces the first ttl (longer or shorter); a plain `set` clears it.
+                    ///
+                    /// Any nonzero `ttl` is accepted. A `ttl` shorter than the backend's resolution is rounded
+                    /// up to it (never to no expiry, never refused); otherwise the entry lives `ttl`, not a
+                    /// `ttl` rounded to whole seconds either way (1.5 s is neither 1 s nor 2 s). A `ttl` longer
+                    /// than the backend can hold (400 days, `Duration::MAX`) is held as long as it can, never
+                    /// less than 100 years: `Duration::MAX` means "as long as possible", without panic or error.
+                    ///
+                    /// ```
+                    /// use std::time::Duration;
+                    /// use sandloom_sdk_infra::{Cache, ErrorKind, InfraResult};
+                    ///
+                    /// async fn remember_login(cache: &dyn Cache, user: &str) -> InfraResult<()> {
+                    ///     cache.set_with_ttl(&format!("login:{user}"), "1".into(), Duration::from_secs(3600)).await
+                    /// }
+                    /// # use sandloom_sdk_infra::{async_trait, bytes::Bytes as B};
+                    /// # struct PlainCache;
+                    /// # #[async_trait]
+                    /// # impl Cache for PlainCache {
+                    /// #     async fn get(&self, _: &str) -> InfraResult<Option<B>> { Ok(None) }
+                    /// #     async fn set(&self, _: &str, _: B) -> InfraResult<()> { Ok(()) }
+                    /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+                    /// # }
+                    /// # fn block_on<F: Future>(future: F) -> F::Output { // these futures never wait
+                    /// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+                    /// #     match std::pin::pin!(future).poll(&mut cx) {
+                    /// #         std::task::Poll::Ready(output) => output,
+                    /// #         std::task::Poll::Pending => unreachable!(),
+                    /// #     }
+                    /// # }
+                    ///
+                    /// // `PlainCache` implements only `get`, `set` and `delete`: it declares no feature.
+                    /// let err = block_on(remember_login(&PlainCache, "ada")).unwrap_err();
+                    /// assert_eq!(err.kind(), ErrorKind::Unsupported);
+                    /// ```
+                    ///
+                    /// # Errors
+                    /// `Unsupported` without the feature; `InvalidInput` for a zero `ttl`; else as `set`.
+                    #[feature = "ttl"]
+                    async fn set_with_ttl(&self, key: &str, value: $crate::bytes::Bytes, ttl: ::std::time::Duration) -> $crate::InfraResult<()>;
 
-                /// Add `delta` to the signed 64-bit counter under `key` (absent counts as 0) and return the
-                /// new value, atomically across all callers. Feature [`INCREMENT`].
-                ///
-                /// A counter is a value `increment` wrote. A value written by `set` that is the decimal
-                /// text of an `i64` may count on from there (as Redis `INCRBY` does, and the built-in
-                /// drivers, which store a counter as its decimal text) or answer `Conflict`: callers must
-                /// not rely on either. A value no integer parser reads (`"text"`, `" 5"`, `"5.0"`, `""`, a
-                /// number beyond `i64`) is never a counter. `increment` keeps the entry's expiry; `set`,
-                /// `set_with_ttl` and `set_many` over a counter replace it, and after `delete` (or expiry) a
-                /// counter starts again from 0.
-                ///
-                /// ```
-                /// use sandloom_sdk_infra::{Cache, ErrorKind, InfraResult};
-                ///
-                /// /// The new view count, or `None` when the driver cannot count.
-                /// async fn count_view(cache: &dyn Cache, page: &str) -> InfraResult<Option<i64>> {
-                ///     match cache.increment(&format!("views:{page}"), 1).await {
-                ///         Ok(views) => Ok(Some(views)),
-                ///         Err(err) if err.kind() == ErrorKind::Unsupported => Ok(None),
-                ///         Err(err) => Err(err),
-                ///     }
-                /// }
-                /// # use sandloom_sdk_infra::{async_trait, bytes::Bytes as B};
-                /// # struct PlainCache;
-                /// # #[async_trait]
-                /// # impl Cache for PlainCache {
-                /// #     async fn get(&self, _: &str) -> InfraResult<Option<B>> { Ok(None) }
-                /// #     async fn set(&self, _: &str, _: B) -> InfraResult<()> { Ok(()) }
-                /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
-                /// # }
-                /// # fn block_on<F: Future>(future: F) -> F::Output { // these futures never wait
-                /// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-                /// #     match std::pin::pin!(future).poll(&mut cx) {
-                /// #         std::task::Poll::Ready(output) => output,
-                /// #         std::task::Poll::Pending => unreachable!(),
-                /// #     }
-                /// # }
-                ///
-                /// // `PlainCache` implements only `get`, `set` and `delete`: it declares no feature.
-                /// assert_eq!(block_on(count_view(&PlainCache, "home")).unwrap(), None);
-                /// ```
-                ///
-                /// # Errors
-                /// `Unsupported` without the feature; `Conflict` when the value is not a counter (the
-                /// value is kept), or on overflow (beyond `i64::MAX` or `i64::MIN`; the counter keeps its
-                /// value).
-                #[feature = "increment"]
-                async fn increment(&self, key: &str, delta: i64) -> $crate::InfraResult<i64>;
+                    /// Add `delta` to the signed 64-bit counter under `key` (absent counts as 0) and return the
+                    /// new value, atomically across all callers. Feature [`INCREMENT`].
+                    ///
+                    /// A counter is a value `increment` wrote. A value written by `set` that is the decimal
+                    /// text of an `i64` may count on from there (as Redis `INCRBY` does, and the built-in
+                    /// drivers, which store a counter as its decimal text) or answer `Conflict`: callers must
+                    /// not rely on either. A value no integer parser reads (`"text"`, `" 5"`, `"5.0"`, `""`, a
+                    /// number beyond `i64`) is never a counter. `increment` keeps the entry's expiry; `set`,
+                    /// `set_with_ttl` and `set_many` over a counter replace it, and after `delete` (or expiry) a
+                    /// counter starts again from 0.
+                    ///
+                    /// ```
+                    /// use sandloom_sdk_infra::{Cache, ErrorKind, InfraResult};
+                    ///
+                    /// /// The new view count, or `None` when the driver cannot count.
+                    /// async fn count_view(cache: &dyn Cache, page: &str) -> InfraResult<Option<i64>> {
+                    ///     match cache.increment(&format!("views:{page}"), 1).await {
+                    ///         Ok(views) => Ok(Some(views)),
+                    ///         Err(err) if err.kind() == ErrorKind::Unsupported => Ok(None),
+                    ///         Err(err) => Err(err),
+                    ///     }
+                    /// }
+                    /// # use sandloom_sdk_infra::{async_trait, bytes::Bytes as B};
+                    /// # struct PlainCache;
+                    /// # #[async_trait]
+                    /// # impl Cache for PlainCache {
+                    /// #     async fn get(&self, _: &str) -> InfraResult<Option<B>> { Ok(None) }
+                    /// #     async fn set(&self, _: &str, _: B) -> InfraResult<()> { Ok(()) }
+                    /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+                    /// # }
+                    /// # fn block_on<F: Future>(future: F) -> F::Output { // these futures never wait
+                    /// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+                    /// #     match std::pin::pin!(future).poll(&mut cx) {
+                    /// #         std::task::Poll::Ready(output) => output,
+                    /// #         std::task::Poll::Pending => unreachable!(),
+                    /// #     }
+                    /// # }
+                    ///
+                    /// // `PlainCache` implements only `get`, `set` and `delete`: it declares no feature.
+                    /// assert_eq!(block_on(count_view(&PlainCache, "home")).unwrap(), None);
+                    /// ```
+                    ///
+                    /// # Errors
+                    /// `Unsupported` without the feature; `Conflict` when the value is not a counter (the
+                    /// value is kept), or on overflow (beyond `i64::MAX` or `i64::MIN`; the counter keeps its
+                    /// value).
+                    #[feature = "increment"]
+                    async fn increment(&self, key: &str, delta: i64) -> $crate::InfraResult<i64>;
 
-                /// The values of `keys`, in the same order. Feature [`BULK`].
-                ///
-                /// ```
-                /// use sandloom_sdk_infra::{bytes::Bytes, Cache, ErrorKind, InfraResult};
-                ///
-                /// /// One round trip where the driver can, one per key where it cannot.
-                /// async fn load(cache: &dyn Cache, keys: &[&str]) -> InfraResult<Vec<Option<Bytes>>> {
-                ///     match cache.get_many(keys).await {
-                ///         Err(err) if err.kind() == ErrorKind::Unsupported => {
-                ///             let mut values = Vec::with_capacity(keys.len());
-                ///             for key in keys {
-                ///                 values.push(cache.get(key).await?);
-                ///             }
-                ///             Ok(values)
-                ///         }
-                ///         result => result,
-                ///     }
-                /// }
-                /// # use sandloom_sdk_infra::{async_trait, bytes::Bytes as B};
-                /// # struct PlainCache;
-                /// # #[async_trait]
-                /// # impl Cache for PlainCache {
-                /// #     async fn get(&self, _: &str) -> InfraResult<Option<B>> { Ok(None) }
-                /// #     async fn set(&self, _: &str, _: B) -> InfraResult<()> { Ok(()) }
-                /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
-                /// # }
-                /// # fn block_on<F: Future>(future: F) -> F::Output { // these futures never wait
-                /// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-                /// #     match std::pin::pin!(future).poll(&mut cx) {
-                /// #         std::task::Poll::Ready(output) => output,
-                /// #         std::task::Poll::Pending => unreachable!(),
-                /// #     }
-                /// # }
-                ///
-                /// // `PlainCache` implements only `get`, `set` and `delete`, and holds nothing.
-                /// assert_eq!(block_on(load(&PlainCache, &["a", "b"])).unwrap(), [None, None]);
-                /// ```
-                ///
-                /// A call with an invalid key anywhere among `keys` answers `InvalidInput`; no keys answer
-                /// no values. Every position gets its answer, a repeated key each time it appears, however
-                /// many keys one call carries.
-                ///
-                /// # Errors
-                /// `Unsupported` without the feature; else as `get`.
-                #[feature = "bulk"]
-                async fn get_many(&self, keys: &[&str]) -> $crate::InfraResult<Vec<Option<$crate::bytes::Bytes>>>;
+                    /// The values of `keys`, in the same order. Feature [`BULK`].
+                    ///
+                    /// ```
+                    /// use sandloom_sdk_infra::{bytes::Bytes, Cache, ErrorKind, InfraResult};
+                    ///
+                    /// /// One round trip where the driver can, one per key where it cannot.
+                    /// async fn load(cache: &dyn Cache, keys: &[&str]) -> InfraResult<Vec<Option<Bytes>>> {
+                    ///     match cache.get_many(keys).await {
+                    ///         Err(err) if err.kind() == ErrorKind::Unsupported => {
+                    ///             let mut values = Vec::with_capacity(keys.len());
+                    ///             for key in keys {
+                    ///                 values.push(cache.get(key).await?);
+                    ///             }
+                    ///             Ok(values)
+                    ///         }
+                    ///         result => result,
+                    ///     }
+                    /// }
+                    /// # use sandloom_sdk_infra::{async_trait, bytes::Bytes as B};
+                    /// # struct PlainCache;
+                    /// # #[async_trait]
+                    /// # impl Cache for PlainCache {
+                    /// #     async fn get(&self, _: &str) -> InfraResult<Option<B>> { Ok(None) }
+                    /// #     async fn set(&self, _: &str, _: B) -> InfraResult<()> { Ok(()) }
+                    /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+                    /// # }
+                    /// # fn block_on<F: Future>(future: F) -> F::Output { // these futures never wait
+                    /// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+                    /// #     match std::pin::pin!(future).poll(&mut cx) {
+                    /// #         std::task::Poll::Ready(output) => output,
+                    /// #         std::task::Poll::Pending => unreachable!(),
+                    /// #     }
+                    /// # }
+                    ///
+                    /// // `PlainCache` implements only `get`, `set` and `delete`, and holds nothing.
+                    /// assert_eq!(block_on(load(&PlainCache, &["a", "b"])).unwrap(), [None, None]);
+                    /// ```
+                    ///
+                    /// A call with an invalid key anywhere among `keys` answers `InvalidInput`; no keys answer
+                    /// no values. Every position gets its answer, a repeated key each time it appears, however
+                    /// many keys one call carries.
+                    ///
+                    /// # Errors
+                    /// `Unsupported` without the feature; else as `get`.
+                    #[feature = "bulk"]
+                    async fn get_many(&self, keys: &[&str]) -> $crate::InfraResult<Vec<Option<$crate::bytes::Bytes>>>;
 
-                /// Store every entry, as [`set`](Cache::set) does each: replacing any value and clearing
-                /// any expiry. Feature [`BULK`].
-                ///
-                /// ```
-                /// use sandloom_sdk_infra::{bytes::Bytes, Cache, ErrorKind, InfraResult};
-                ///
-                /// async fn warm_up(cache: &dyn Cache) -> InfraResult<()> {
-                ///     let entries = [("plan:free", Bytes::from("0")), ("plan:pro", Bytes::from("9"))];
-                ///     cache.set_many(&entries).await
-                /// }
-                /// # use sandloom_sdk_infra::{async_trait, bytes::Bytes as B};
-                /// # struct PlainCache;
-                /// # #[async_trait]
-                /// # impl Cache for PlainCache {
-                /// #     async fn get(&self, _: &str) -> InfraResult<Option<B>> { Ok(None) }
-                /// #     async fn set(&self, _: &str, _: B) -> InfraResult<()> { Ok(()) }
-                /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
-                /// # }
-                /// # fn block_on<F: Future>(future: F) -> F::Output { // these futures never wait
-                /// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-                /// #     match std::pin::pin!(future).poll(&mut cx) {
-                /// #         std::task::Poll::Ready(output) => output,
-                /// #         std::task::Poll::Pending => unreachable!(),
-                /// #     }
-                /// # }
-                ///
-                /// // `PlainCache` implements only `get`, `set` and `delete`: it declares no feature.
-                /// let err = block_on(warm_up(&PlainCache)).unwrap_err();
-                /// assert_eq!(
-                ///     err.to_string(),
-                ///     "cache: `set_many` is not supported: the driver does not declare feature `bulk`"
-                /// );
-                /// ```
-                ///
-                /// A call with an invalid key anywhere among `entries` answers `InvalidInput` and writes
-                /// nothing; no entries is a successful no-op. A key given twice keeps its last entry's value
-                /// (as Redis `MSET` does).
-                ///
-                /// # Errors
-                /// `Unsupported` without the feature; else as `set`.
-                #[feature = "bulk"]
-                async fn set_many(&self, entries: &[(&str, $crate::bytes::Bytes)]) -> $crate::InfraResult<()>;
+                    /// Store every entry, as [`set`](Cache::set) does each: replacing any value and clearing
+                    /// any expiry. Feature [`BULK`].
+                    ///
+                    /// ```
+                    /// use sandloom_sdk_infra::{bytes::Bytes, Cache, ErrorKind, InfraResult};
+                    ///
+                    /// async fn warm_up(cache: &dyn Cache) -> InfraResult<()> {
+                    ///     let entries = [("plan:free", Bytes::from("0")), ("plan:pro", Bytes::from("9"))];
+                    ///     cache.set_many(&entries).await
+                    /// }
+                    /// # use sandloom_sdk_infra::{async_trait, bytes::Bytes as B};
+                    /// # struct PlainCache;
+                    /// # #[async_trait]
+                    /// # impl Cache for PlainCache {
+                    /// #     async fn get(&self, _: &str) -> InfraResult<Option<B>> { Ok(None) }
+                    /// #     async fn set(&self, _: &str, _: B) -> InfraResult<()> { Ok(()) }
+                    /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+                    /// # }
+                    /// # fn block_on<F: Future>(future: F) -> F::Output { // these futures never wait
+                    /// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+                    /// #     match std::pin::pin!(future).poll(&mut cx) {
+                    /// #         std::task::Poll::Ready(output) => output,
+                    /// #         std::task::Poll::Pending => unreachable!(),
+                    /// #     }
+                    /// # }
+                    ///
+                    /// // `PlainCache` implements only `get`, `set` and `delete`: it declares no feature.
+                    /// let err = block_on(warm_up(&PlainCache)).unwrap_err();
+                    /// assert_eq!(
+                    ///     err.to_string(),
+                    ///     "cache: `set_many` is not supported: the driver does not declare feature `bulk`"
+                    /// );
+                    /// ```
+                    ///
+                    /// A call with an invalid key anywhere among `entries` answers `InvalidInput` and writes
+                    /// nothing; no entries is a successful no-op. A key given twice keeps its last entry's value
+                    /// (as Redis `MSET` does).
+                    ///
+                    /// # Errors
+                    /// `Unsupported` without the feature; else as `set`.
+                    #[feature = "bulk"]
+                    async fn set_many(&self, entries: &[(&str, $crate::bytes::Bytes)]) -> $crate::InfraResult<()>;
 
-                /// Remove every key; returns how many had a value. Feature [`BULK`].
-                ///
-                /// ```
-                /// use sandloom_sdk_infra::{Cache, ErrorKind, InfraResult};
-                ///
-                /// async fn forget(cache: &dyn Cache, keys: &[&str]) -> InfraResult<u64> {
-                ///     match cache.delete_many(keys).await {
-                ///         Err(err) if err.kind() == ErrorKind::Unsupported => {
-                ///             let mut removed = 0;
-                ///             for key in keys {
-                ///                 removed += u64::from(cache.delete(key).await?);
-                ///             }
-                ///             Ok(removed)
-                ///         }
-                ///         result => result,
-                ///     }
-                /// }
-                /// # use sandloom_sdk_infra::{async_trait, bytes::Bytes as B};
-                /// # struct PlainCache;
-                /// # #[async_trait]
-                /// # impl Cache for PlainCache {
-                /// #     async fn get(&self, _: &str) -> InfraResult<Option<B>> { Ok(None) }
-                /// #     async fn set(&self, _: &str, _: B) -> InfraResult<()> { Ok(()) }
-                /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
-                /// # }
-                /// # fn block_on<F: Future>(future: F) -> F::Output { // these futures never wait
-                /// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-                /// #     match std::pin::pin!(future).poll(&mut cx) {
-                /// #         std::task::Poll::Ready(output) => output,
-                /// #         std::task::Poll::Pending => unreachable!(),
-                /// #     }
-                /// # }
-                ///
-                /// // `PlainCache` implements only `get`, `set` and `delete`, and holds nothing.
-                /// assert_eq!(block_on(forget(&PlainCache, &["a", "b"])).unwrap(), 0);
-                /// ```
-                ///
-                /// A call with an invalid key anywhere among `keys` answers `InvalidInput` and deletes
-                /// nothing; no keys count 0. A key given twice is counted once (as Redis `DEL` does).
-                ///
-                /// # Errors
-                /// `Unsupported` without the feature; else as `delete`.
-                #[feature = "bulk"]
-                async fn delete_many(&self, keys: &[&str]) -> $crate::InfraResult<u64>;
+                    /// Remove every key; returns how many had a value. Feature [`BULK`].
+                    ///
+                    /// ```
+                    /// use sandloom_sdk_infra::{Cache, ErrorKind, InfraResult};
+                    ///
+                    /// async fn forget(cache: &dyn Cache, keys: &[&str]) -> InfraResult<u64> {
+                    ///     match cache.delete_many(keys).await {
+                    ///         Err(err) if err.kind() == ErrorKind::Unsupported => {
+                    ///             let mut removed = 0;
+                    ///             for key in keys {
+                    ///                 removed += u64::from(cache.delete(key).await?);
+                    ///             }
+                    ///             Ok(removed)
+                    ///         }
+                    ///         result => result,
+                    ///     }
+                    /// }
+                    /// # use sandloom_sdk_infra::{async_trait, bytes::Bytes as B};
+                    /// # struct PlainCache;
+                    /// # #[async_trait]
+                    /// # impl Cache for PlainCache {
+                    /// #     async fn get(&self, _: &str) -> InfraResult<Option<B>> { Ok(None) }
+                    /// #     async fn set(&self, _: &str, _: B) -> InfraResult<()> { Ok(()) }
+                    /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
+                    /// # }
+                    /// # fn block_on<F: Future>(future: F) -> F::Output { // these futures never wait
+                    /// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+                    /// #     match std::pin::pin!(future).poll(&mut cx) {
+                    /// #         std::task::Poll::Ready(output) => output,
+                    /// #         std::task::Poll::Pending => unreachable!(),
+                    /// #     }
+                    /// # }
+                    ///
+                    /// // `PlainCache` implements only `get`, `set` and `delete`, and holds nothing.
+                    /// assert_eq!(block_on(forget(&PlainCache, &["a", "b"])).unwrap(), 0);
+                    /// ```
+                    ///
+                    /// A call with an invalid key anywhere among `keys` answers `InvalidInput` and deletes
+                    /// nothing; no keys count 0. A key given twice is counted once (as Redis `DEL` does).
+                    ///
+                    /// # Errors
+                    /// `Unsupported` without the feature; else as `delete`.
+                    #[feature = "bulk"]
+                    async fn delete_many(&self, keys: &[&str]) -> $crate::InfraResult<u64>;
                 }
             }
         }

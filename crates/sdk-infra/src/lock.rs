@@ -105,70 +105,70 @@ macro_rules! __lock_contract {
                 /// }
                 /// ```
                 pub trait Lock: Send + Sync {
-                /// Take the lock `name` for `ttl`; `None` when another holder's lease is still valid.
-                ///
-                /// A refused `acquire` changes nothing: the holder's lease keeps its expiry, whatever `ttl`
-                /// the refused caller asked for.
-                ///
-                /// ```
-                /// use std::time::Duration;
-                /// use sandloom_sdk_infra::lock::{Lease, Lock};
-                /// use sandloom_sdk_infra::InfraResult;
-                ///
-                /// /// The lease when this instance is the leader for the next 10 s, `None` when another is.
-                /// async fn try_lead(lock: &dyn Lock) -> InfraResult<Option<Lease>> {
-                ///     lock.acquire("leader", Duration::from_secs(10)).await
-                /// }
-                /// ```
-                ///
-                /// # Errors
-                /// `InvalidInput` for an empty name or a zero `ttl`; `Unavailable` when the backend fails.
-                async fn acquire(&self, name: &str, ttl: ::std::time::Duration) -> $crate::InfraResult<Option<$crate::lock::Lease>>;
+                    /// Take the lock `name` for `ttl`; `None` when another holder's lease is still valid.
+                    ///
+                    /// A refused `acquire` changes nothing: the holder's lease keeps its expiry, whatever `ttl`
+                    /// the refused caller asked for.
+                    ///
+                    /// ```
+                    /// use std::time::Duration;
+                    /// use sandloom_sdk_infra::lock::{Lease, Lock};
+                    /// use sandloom_sdk_infra::InfraResult;
+                    ///
+                    /// /// The lease when this instance is the leader for the next 10 s, `None` when another is.
+                    /// async fn try_lead(lock: &dyn Lock) -> InfraResult<Option<Lease>> {
+                    ///     lock.acquire("leader", Duration::from_secs(10)).await
+                    /// }
+                    /// ```
+                    ///
+                    /// # Errors
+                    /// `InvalidInput` for an empty name or a zero `ttl`; `Unavailable` when the backend fails.
+                    async fn acquire(&self, name: &str, ttl: ::std::time::Duration) -> $crate::InfraResult<Option<$crate::lock::Lease>>;
 
-                /// Give the lock back; `false` when the lease had already expired or been taken over.
-                ///
-                /// ```
-                /// use sandloom_sdk_infra::lock::{Lease, Lock};
-                /// use sandloom_sdk_infra::InfraResult;
-                ///
-                /// async fn step_down(lock: &dyn Lock, lease: Lease) -> InfraResult<()> {
-                ///     if !lock.release(&lease).await? {
-                ///         eprintln!("lease on `{}` had already expired", lease.name);
-                ///     }
-                ///     Ok(())
-                /// }
-                /// ```
-                ///
-                /// # Errors
-                /// As `acquire`.
-                async fn release(&self, lease: &$crate::lock::Lease) -> $crate::InfraResult<bool>;
+                    /// Give the lock back; `false` when the lease had already expired or been taken over.
+                    ///
+                    /// ```
+                    /// use sandloom_sdk_infra::lock::{Lease, Lock};
+                    /// use sandloom_sdk_infra::InfraResult;
+                    ///
+                    /// async fn step_down(lock: &dyn Lock, lease: Lease) -> InfraResult<()> {
+                    ///     if !lock.release(&lease).await? {
+                    ///         eprintln!("lease on `{}` had already expired", lease.name);
+                    ///     }
+                    ///     Ok(())
+                    /// }
+                    /// ```
+                    ///
+                    /// # Errors
+                    /// As `acquire`.
+                    async fn release(&self, lease: &$crate::lock::Lease) -> $crate::InfraResult<bool>;
 
-                /// Extend a lease still held to `ttl` from now.
-                ///
-                /// The new expiry is `ttl` from now whatever was left, so a `ttl` shorter than the rest of
-                /// the lease shortens it (as Redis `PEXPIRE` does). The answered lease keeps the name and
-                /// the token: the lease value from before the refresh still releases and refreshes the
-                /// lock. Several refreshes of one valid lease at once all succeed and leave its holder the
-                /// one holder.
-                ///
-                /// ```
-                /// use std::time::Duration;
-                /// use sandloom_sdk_infra::lock::{Lease, Lock};
-                /// use sandloom_sdk_infra::{ErrorKind, InfraResult};
-                ///
-                /// /// Keep leading: `Ok(None)` when the lease was lost and work must stop.
-                /// async fn keep_leading(lock: &dyn Lock, lease: &Lease) -> InfraResult<Option<Lease>> {
-                ///     match lock.refresh(lease, Duration::from_secs(10)).await {
-                ///         Ok(renewed) => Ok(Some(renewed)),
-                ///         Err(err) if err.kind() == ErrorKind::Conflict => Ok(None),
-                ///         Err(err) => Err(err),
-                ///     }
-                /// }
-                /// ```
-                ///
-                /// # Errors
-                /// `Conflict` when the lease expired or another holder has the lock; else as `acquire`.
-                async fn refresh(&self, lease: &$crate::lock::Lease, ttl: ::std::time::Duration) -> $crate::InfraResult<$crate::lock::Lease>;
+                    /// Extend a lease still held to `ttl` from now.
+                    ///
+                    /// The new expiry is `ttl` from now whatever was left, so a `ttl` shorter than the rest of
+                    /// the lease shortens it (as Redis `PEXPIRE` does). The answered lease keeps the name and
+                    /// the token: the lease value from before the refresh still releases and refreshes the
+                    /// lock. Several refreshes of one valid lease at once all succeed and leave its holder the
+                    /// one holder.
+                    ///
+                    /// ```
+                    /// use std::time::Duration;
+                    /// use sandloom_sdk_infra::lock::{Lease, Lock};
+                    /// use sandloom_sdk_infra::{ErrorKind, InfraResult};
+                    ///
+                    /// /// Keep leading: `Ok(None)` when the lease was lost and work must stop.
+                    /// async fn keep_leading(lock: &dyn Lock, lease: &Lease) -> InfraResult<Option<Lease>> {
+                    ///     match lock.refresh(lease, Duration::from_secs(10)).await {
+                    ///         Ok(renewed) => Ok(Some(renewed)),
+                    ///         Err(err) if err.kind() == ErrorKind::Conflict => Ok(None),
+                    ///         Err(err) => Err(err),
+                    ///     }
+                    /// }
+                    /// ```
+                    ///
+                    /// # Errors
+                    /// `Conflict` when the lease expired or another holder has the lock; else as `acquire`.
+                    async fn refresh(&self, lease: &$crate::lock::Lease, ttl: ::std::time::Duration) -> $crate::InfraResult<$crate::lock::Lease>;
                 }
             }
         }

@@ -168,84 +168,84 @@ macro_rules! __notifier_contract {
                 /// }
                 /// ```
                 pub trait Notifier: Send + Sync {
-                /// Send one message; the receipt says the driver accepted it.
-                ///
-                /// ```
-                /// use sandloom_sdk_infra::notifier::{Message, Notifier};
-                /// use sandloom_sdk_infra::{ErrorKind, InfraResult};
-                ///
-                /// /// The receipt id, or `None` when the driver refused this recipient.
-                /// async fn welcome(notifier: &dyn Notifier, email: &str) -> InfraResult<Option<String>> {
-                ///     let message = Message::new(email, "Welcome aboard!").with_subject("Welcome");
-                ///     match notifier.send(&message).await {
-                ///         Ok(receipt) => Ok(Some(receipt.id)),
-                ///         Err(err) if err.kind() == ErrorKind::InvalidInput => Ok(None),
-                ///         Err(err) => Err(err),
-                ///     }
-                /// }
-                /// ```
-                ///
-                /// # Errors
-                /// `InvalidInput` for an empty body or a recipient the driver cannot address;
-                /// `Unavailable`/`Timeout` when the backend fails; `Stopped` after the driver stopped.
-                async fn send(&self, message: &$crate::notifier::Message) -> $crate::InfraResult<$crate::notifier::Receipt>;
+                    /// Send one message; the receipt says the driver accepted it.
+                    ///
+                    /// ```
+                    /// use sandloom_sdk_infra::notifier::{Message, Notifier};
+                    /// use sandloom_sdk_infra::{ErrorKind, InfraResult};
+                    ///
+                    /// /// The receipt id, or `None` when the driver refused this recipient.
+                    /// async fn welcome(notifier: &dyn Notifier, email: &str) -> InfraResult<Option<String>> {
+                    ///     let message = Message::new(email, "Welcome aboard!").with_subject("Welcome");
+                    ///     match notifier.send(&message).await {
+                    ///         Ok(receipt) => Ok(Some(receipt.id)),
+                    ///         Err(err) if err.kind() == ErrorKind::InvalidInput => Ok(None),
+                    ///         Err(err) => Err(err),
+                    ///     }
+                    /// }
+                    /// ```
+                    ///
+                    /// # Errors
+                    /// `InvalidInput` for an empty body or a recipient the driver cannot address;
+                    /// `Unavailable`/`Timeout` when the backend fails; `Stopped` after the driver stopped.
+                    async fn send(&self, message: &$crate::notifier::Message) -> $crate::InfraResult<$crate::notifier::Receipt>;
 
-                /// Send several messages; one result per message, in order. Feature [`BATCH`].
-                ///
-                /// A batch of any length (100 messages and more) answers exactly one result per message, at
-                /// the message's index. A message that is invalid (an empty body, a blank recipient) fails
-                /// alone with `InvalidInput`, and the others are sent; the messages of one batch may go to
-                /// different recipients, each to its own. The messages a batch sends are delivered in the
-                /// batch's order.
-                ///
-                /// ```
-                /// use sandloom_sdk_infra::notifier::{Message, Notifier, Receipt};
-                /// use sandloom_sdk_infra::{ErrorKind, InfraResult};
-                ///
-                /// /// One call where the driver batches, one `send` per message where it does not.
-                /// async fn send_all(
-                ///     notifier: &dyn Notifier,
-                ///     messages: &[Message],
-                /// ) -> InfraResult<Vec<InfraResult<Receipt>>> {
-                ///     match notifier.send_batch(messages).await {
-                ///         Err(err) if err.kind() == ErrorKind::Unsupported => {
-                ///             let mut results = Vec::with_capacity(messages.len());
-                ///             for message in messages {
-                ///                 results.push(notifier.send(message).await);
-                ///             }
-                ///             Ok(results)
-                ///         }
-                ///         result => result,
-                ///     }
-                /// }
-                /// # use sandloom_sdk_infra::async_trait;
-                /// # struct OneByOne;
-                /// # #[async_trait]
-                /// # impl Notifier for OneByOne {
-                /// #     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
-                /// #         Ok(Receipt::new(format!("to {}", message.recipient)))
-                /// #     }
-                /// # }
-                /// # fn block_on<F: Future>(future: F) -> F::Output { // these futures never wait
-                /// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-                /// #     match std::pin::pin!(future).poll(&mut cx) {
-                /// #         std::task::Poll::Ready(output) => output,
-                /// #         std::task::Poll::Pending => unreachable!(),
-                /// #     }
-                /// # }
-                ///
-                /// // `OneByOne` implements only `send`: it does not declare `batch`.
-                /// let messages = [Message::new("ada@example.com", "hi"), Message::new("bob@example.com", "hi")];
-                /// let err = block_on(OneByOne.send_batch(&messages)).unwrap_err();
-                /// assert_eq!(err.kind(), ErrorKind::Unsupported);
-                /// let results = block_on(send_all(&OneByOne, &messages)).unwrap();
-                /// assert_eq!(results[1].as_ref().unwrap().id, "to bob@example.com");
-                /// ```
-                ///
-                /// # Errors
-                /// `Unsupported` without the feature; a failure of the whole call as `send`.
-                #[feature = "batch"]
-                async fn send_batch(&self, messages: &[$crate::notifier::Message]) -> $crate::InfraResult<Vec<$crate::InfraResult<$crate::notifier::Receipt>>>;
+                    /// Send several messages; one result per message, in order. Feature [`BATCH`].
+                    ///
+                    /// A batch of any length (100 messages and more) answers exactly one result per message, at
+                    /// the message's index. A message that is invalid (an empty body, a blank recipient) fails
+                    /// alone with `InvalidInput`, and the others are sent; the messages of one batch may go to
+                    /// different recipients, each to its own. The messages a batch sends are delivered in the
+                    /// batch's order.
+                    ///
+                    /// ```
+                    /// use sandloom_sdk_infra::notifier::{Message, Notifier, Receipt};
+                    /// use sandloom_sdk_infra::{ErrorKind, InfraResult};
+                    ///
+                    /// /// One call where the driver batches, one `send` per message where it does not.
+                    /// async fn send_all(
+                    ///     notifier: &dyn Notifier,
+                    ///     messages: &[Message],
+                    /// ) -> InfraResult<Vec<InfraResult<Receipt>>> {
+                    ///     match notifier.send_batch(messages).await {
+                    ///         Err(err) if err.kind() == ErrorKind::Unsupported => {
+                    ///             let mut results = Vec::with_capacity(messages.len());
+                    ///             for message in messages {
+                    ///                 results.push(notifier.send(message).await);
+                    ///             }
+                    ///             Ok(results)
+                    ///         }
+                    ///         result => result,
+                    ///     }
+                    /// }
+                    /// # use sandloom_sdk_infra::async_trait;
+                    /// # struct OneByOne;
+                    /// # #[async_trait]
+                    /// # impl Notifier for OneByOne {
+                    /// #     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
+                    /// #         Ok(Receipt::new(format!("to {}", message.recipient)))
+                    /// #     }
+                    /// # }
+                    /// # fn block_on<F: Future>(future: F) -> F::Output { // these futures never wait
+                    /// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+                    /// #     match std::pin::pin!(future).poll(&mut cx) {
+                    /// #         std::task::Poll::Ready(output) => output,
+                    /// #         std::task::Poll::Pending => unreachable!(),
+                    /// #     }
+                    /// # }
+                    ///
+                    /// // `OneByOne` implements only `send`: it does not declare `batch`.
+                    /// let messages = [Message::new("ada@example.com", "hi"), Message::new("bob@example.com", "hi")];
+                    /// let err = block_on(OneByOne.send_batch(&messages)).unwrap_err();
+                    /// assert_eq!(err.kind(), ErrorKind::Unsupported);
+                    /// let results = block_on(send_all(&OneByOne, &messages)).unwrap();
+                    /// assert_eq!(results[1].as_ref().unwrap().id, "to bob@example.com");
+                    /// ```
+                    ///
+                    /// # Errors
+                    /// `Unsupported` without the feature; a failure of the whole call as `send`.
+                    #[feature = "batch"]
+                    async fn send_batch(&self, messages: &[$crate::notifier::Message]) -> $crate::InfraResult<Vec<$crate::InfraResult<$crate::notifier::Receipt>>>;
                 }
             }
         }

@@ -386,155 +386,155 @@ macro_rules! __objectstore_contract {
                 /// }
                 /// ```
                 pub trait ObjectStore: Send + Sync {
-                /// Write `data` under `key`, replacing any object, atomically: a reader sees the old or the
-                /// new object, never a part.
-                ///
-                /// ```
-                /// use sandloom_sdk_infra::objectstore::ObjectStore;
-                /// use sandloom_sdk_infra::{bytes::Bytes, InfraResult};
-                ///
-                /// async fn save_report(store: &dyn ObjectStore, day: &str, csv: Vec<u8>) -> InfraResult<u64> {
-                ///     let meta = store.put(&format!("reports/{day}.csv"), Bytes::from(csv)).await?;
-                ///     Ok(meta.size)
-                /// }
-                /// ```
-                ///
-                /// # Errors
-                /// `InvalidInput` for a key [`validate_key`] refuses (and for a key the driver refuses in
-                /// every operation, as its documentation says); `Unavailable` when the backend fails.
-                async fn put(&self, key: &str, data: $crate::bytes::Bytes) -> $crate::InfraResult<$crate::objectstore::ObjectMeta>;
+                    /// Write `data` under `key`, replacing any object, atomically: a reader sees the old or the
+                    /// new object, never a part.
+                    ///
+                    /// ```
+                    /// use sandloom_sdk_infra::objectstore::ObjectStore;
+                    /// use sandloom_sdk_infra::{bytes::Bytes, InfraResult};
+                    ///
+                    /// async fn save_report(store: &dyn ObjectStore, day: &str, csv: Vec<u8>) -> InfraResult<u64> {
+                    ///     let meta = store.put(&format!("reports/{day}.csv"), Bytes::from(csv)).await?;
+                    ///     Ok(meta.size)
+                    /// }
+                    /// ```
+                    ///
+                    /// # Errors
+                    /// `InvalidInput` for a key [`validate_key`] refuses (and for a key the driver refuses in
+                    /// every operation, as its documentation says); `Unavailable` when the backend fails.
+                    async fn put(&self, key: &str, data: $crate::bytes::Bytes) -> $crate::InfraResult<$crate::objectstore::ObjectMeta>;
 
-                /// The object's bytes.
-                ///
-                /// ```
-                /// use sandloom_sdk_infra::objectstore::ObjectStore;
-                /// use sandloom_sdk_infra::{bytes::Bytes, ErrorKind, InfraResult};
-                ///
-                /// /// The avatar, or `None` when the user has not uploaded one.
-                /// async fn avatar(store: &dyn ObjectStore, user: u64) -> InfraResult<Option<Bytes>> {
-                ///     match store.get(&format!("avatars/{user}.png")).await {
-                ///         Ok(bytes) => Ok(Some(bytes)),
-                ///         Err(err) if err.kind() == ErrorKind::NotFound => Ok(None),
-                ///         Err(err) => Err(err),
-                ///     }
-                /// }
-                /// ```
-                ///
-                /// # Errors
-                /// `NotFound` when there is no object; else as `put`.
-                async fn get(&self, key: &str) -> $crate::InfraResult<$crate::bytes::Bytes>;
+                    /// The object's bytes.
+                    ///
+                    /// ```
+                    /// use sandloom_sdk_infra::objectstore::ObjectStore;
+                    /// use sandloom_sdk_infra::{bytes::Bytes, ErrorKind, InfraResult};
+                    ///
+                    /// /// The avatar, or `None` when the user has not uploaded one.
+                    /// async fn avatar(store: &dyn ObjectStore, user: u64) -> InfraResult<Option<Bytes>> {
+                    ///     match store.get(&format!("avatars/{user}.png")).await {
+                    ///         Ok(bytes) => Ok(Some(bytes)),
+                    ///         Err(err) if err.kind() == ErrorKind::NotFound => Ok(None),
+                    ///         Err(err) => Err(err),
+                    ///     }
+                    /// }
+                    /// ```
+                    ///
+                    /// # Errors
+                    /// `NotFound` when there is no object; else as `put`.
+                    async fn get(&self, key: &str) -> $crate::InfraResult<$crate::bytes::Bytes>;
 
-                /// The object's metadata, without its bytes.
-                ///
-                /// ```
-                /// use sandloom_sdk_infra::objectstore::ObjectStore;
-                /// use sandloom_sdk_infra::InfraResult;
-                ///
-                /// async fn too_big_to_mail(store: &dyn ObjectStore, key: &str) -> InfraResult<bool> {
-                ///     Ok(store.head(key).await?.size > 10 * 1024 * 1024)
-                /// }
-                /// ```
-                ///
-                /// # Errors
-                /// `NotFound` when there is no object; else as `put`.
-                async fn head(&self, key: &str) -> $crate::InfraResult<$crate::objectstore::ObjectMeta>;
+                    /// The object's metadata, without its bytes.
+                    ///
+                    /// ```
+                    /// use sandloom_sdk_infra::objectstore::ObjectStore;
+                    /// use sandloom_sdk_infra::InfraResult;
+                    ///
+                    /// async fn too_big_to_mail(store: &dyn ObjectStore, key: &str) -> InfraResult<bool> {
+                    ///     Ok(store.head(key).await?.size > 10 * 1024 * 1024)
+                    /// }
+                    /// ```
+                    ///
+                    /// # Errors
+                    /// `NotFound` when there is no object; else as `put`.
+                    async fn head(&self, key: &str) -> $crate::InfraResult<$crate::objectstore::ObjectMeta>;
 
-                /// Remove the object. Deleting a key that has no object succeeds (delete is idempotent).
-                ///
-                /// ```
-                /// use sandloom_sdk_infra::objectstore::ObjectStore;
-                /// use sandloom_sdk_infra::InfraResult;
-                ///
-                /// async fn remove_avatar(store: &dyn ObjectStore, user: u64) -> InfraResult<()> {
-                ///     store.delete(&format!("avatars/{user}.png")).await // fine if there was none
-                /// }
-                /// ```
-                ///
-                /// # Errors
-                /// As `put`.
-                async fn delete(&self, key: &str) -> $crate::InfraResult<()>;
+                    /// Remove the object. Deleting a key that has no object succeeds (delete is idempotent).
+                    ///
+                    /// ```
+                    /// use sandloom_sdk_infra::objectstore::ObjectStore;
+                    /// use sandloom_sdk_infra::InfraResult;
+                    ///
+                    /// async fn remove_avatar(store: &dyn ObjectStore, user: u64) -> InfraResult<()> {
+                    ///     store.delete(&format!("avatars/{user}.png")).await // fine if there was none
+                    /// }
+                    /// ```
+                    ///
+                    /// # Errors
+                    /// As `put`.
+                    async fn delete(&self, key: &str) -> $crate::InfraResult<()>;
 
-                /// One page of the objects whose keys start with `prefix` (`""` lists all), in ascending
-                /// byte order of keys. Follow [`ListPage::next`] until it is `None` to see every object
-                /// (see the example on [`ListPage`]).
-                ///
-                /// ```
-                /// use sandloom_sdk_infra::objectstore::{ListOptions, ObjectStore};
-                /// use sandloom_sdk_infra::InfraResult;
-                ///
-                /// /// The first ten report keys, and whether there are more.
-                /// async fn first_reports(store: &dyn ObjectStore) -> InfraResult<(Vec<String>, bool)> {
-                ///     let page = store.list("reports/", ListOptions::default().with_limit(10)).await?;
-                ///     let keys = page.objects.into_iter().map(|object| object.key).collect();
-                ///     Ok((keys, page.next.is_some()))
-                /// }
-                /// ```
-                ///
-                /// A prefix is valid when it is empty or some valid key starts with it ([`validate_prefix`]
-                /// is the rule: `prefix`, or `prefix` and one more character, is a valid key). A driver that
-                /// refuses more keys than [`validate_key`] also refuses the prefixes that only such keys
-                /// could start with.
-                ///
-                /// # Errors
-                /// `InvalidInput` for a prefix no valid key starts with (`../`, `/`, `a//`, a NUL, …) and
-                /// for a limit of zero; else as `put`.
-                async fn list(&self, prefix: &str, options: $crate::objectstore::ListOptions) -> $crate::InfraResult<$crate::objectstore::ListPage>;
+                    /// One page of the objects whose keys start with `prefix` (`""` lists all), in ascending
+                    /// byte order of keys. Follow [`ListPage::next`] until it is `None` to see every object
+                    /// (see the example on [`ListPage`]).
+                    ///
+                    /// ```
+                    /// use sandloom_sdk_infra::objectstore::{ListOptions, ObjectStore};
+                    /// use sandloom_sdk_infra::InfraResult;
+                    ///
+                    /// /// The first ten report keys, and whether there are more.
+                    /// async fn first_reports(store: &dyn ObjectStore) -> InfraResult<(Vec<String>, bool)> {
+                    ///     let page = store.list("reports/", ListOptions::default().with_limit(10)).await?;
+                    ///     let keys = page.objects.into_iter().map(|object| object.key).collect();
+                    ///     Ok((keys, page.next.is_some()))
+                    /// }
+                    /// ```
+                    ///
+                    /// A prefix is valid when it is empty or some valid key starts with it ([`validate_prefix`]
+                    /// is the rule: `prefix`, or `prefix` and one more character, is a valid key). A driver that
+                    /// refuses more keys than [`validate_key`] also refuses the prefixes that only such keys
+                    /// could start with.
+                    ///
+                    /// # Errors
+                    /// `InvalidInput` for a prefix no valid key starts with (`../`, `/`, `a//`, a NUL, …) and
+                    /// for a limit of zero; else as `put`.
+                    async fn list(&self, prefix: &str, options: $crate::objectstore::ListOptions) -> $crate::InfraResult<$crate::objectstore::ListPage>;
 
-                /// Write only when `condition` holds. Feature [`CONDITIONAL_PUT`].
-                ///
-                /// The check and the write are one atomic step, for each condition: of many concurrent
-                /// `put_if` calls with [`PutCondition::IfAbsent`] of a missing key, or with
-                /// [`PutCondition::IfMatch`] of the current etag, exactly one writes and every other answers
-                /// `Conflict`; the object then holds the winner's content, and the etag the winner's
-                /// [`ObjectMeta`] reports is the object's (the one the next `IfMatch` must give). An empty
-                /// object is an object like any other: `IfAbsent` answers `Conflict` for it, and `IfMatch`
-                /// of its etag writes.
-                ///
-                /// ```
-                /// use sandloom_sdk_infra::objectstore::{ObjectStore, PutCondition};
-                /// use sandloom_sdk_infra::{ErrorKind, InfraResult};
-                ///
-                /// /// `true` when this call created the object, `false` when it already existed.
-                /// async fn create_once(store: &dyn ObjectStore, key: &str) -> InfraResult<bool> {
-                ///     match store.put_if(key, "claimed".into(), PutCondition::IfAbsent).await {
-                ///         Ok(_) => Ok(true),
-                ///         Err(err) if err.kind() == ErrorKind::Conflict => Ok(false),
-                ///         Err(err) => Err(err),
-                ///     }
-                /// }
-                /// # use sandloom_sdk_infra::{async_trait, bytes::Bytes};
-                /// # use sandloom_sdk_infra::objectstore::{ListOptions, ListPage, ObjectMeta};
-                /// # struct PlainStore;
-                /// # #[async_trait]
-                /// # impl ObjectStore for PlainStore {
-                /// #     async fn put(&self, _: &str, _: Bytes) -> InfraResult<ObjectMeta> { unreachable!() }
-                /// #     async fn get(&self, _: &str) -> InfraResult<Bytes> { unreachable!() }
-                /// #     async fn head(&self, _: &str) -> InfraResult<ObjectMeta> { unreachable!() }
-                /// #     async fn delete(&self, _: &str) -> InfraResult<()> { unreachable!() }
-                /// #     async fn list(&self, _: &str, _: ListOptions) -> InfraResult<ListPage> { unreachable!() }
-                /// # }
-                /// # fn block_on<F: Future>(future: F) -> F::Output { // these futures never wait
-                /// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-                /// #     match std::pin::pin!(future).poll(&mut cx) {
-                /// #         std::task::Poll::Ready(output) => output,
-                /// #         std::task::Poll::Pending => unreachable!(),
-                /// #     }
-                /// # }
-                ///
-                /// // `PlainStore` implements only the required operations: no `conditional_put`.
-                /// let err = block_on(create_once(&PlainStore, "jobs/nightly")).unwrap_err();
-                /// assert_eq!(err.kind(), ErrorKind::Unsupported);
-                /// ```
-                ///
-                /// # Errors
-                /// `Unsupported` without the feature; `Conflict` when the condition fails; else as `put`.
-                #[feature = "conditional_put"]
-                async fn put_if(
-                    &self,
-                    key: &str,
-                    data: $crate::bytes::Bytes,
-                    condition: $crate::objectstore::PutCondition,
-                ) -> $crate::InfraResult<$crate::objectstore::ObjectMeta>;
+                    /// Write only when `condition` holds. Feature [`CONDITIONAL_PUT`].
+                    ///
+                    /// The check and the write are one atomic step, for each condition: of many concurrent
+                    /// `put_if` calls with [`PutCondition::IfAbsent`] of a missing key, or with
+                    /// [`PutCondition::IfMatch`] of the current etag, exactly one writes and every other answers
+                    /// `Conflict`; the object then holds the winner's content, and the etag the winner's
+                    /// [`ObjectMeta`] reports is the object's (the one the next `IfMatch` must give). An empty
+                    /// object is an object like any other: `IfAbsent` answers `Conflict` for it, and `IfMatch`
+                    /// of its etag writes.
+                    ///
+                    /// ```
+                    /// use sandloom_sdk_infra::objectstore::{ObjectStore, PutCondition};
+                    /// use sandloom_sdk_infra::{ErrorKind, InfraResult};
+                    ///
+                    /// /// `true` when this call created the object, `false` when it already existed.
+                    /// async fn create_once(store: &dyn ObjectStore, key: &str) -> InfraResult<bool> {
+                    ///     match store.put_if(key, "claimed".into(), PutCondition::IfAbsent).await {
+                    ///         Ok(_) => Ok(true),
+                    ///         Err(err) if err.kind() == ErrorKind::Conflict => Ok(false),
+                    ///         Err(err) => Err(err),
+                    ///     }
+                    /// }
+                    /// # use sandloom_sdk_infra::{async_trait, bytes::Bytes};
+                    /// # use sandloom_sdk_infra::objectstore::{ListOptions, ListPage, ObjectMeta};
+                    /// # struct PlainStore;
+                    /// # #[async_trait]
+                    /// # impl ObjectStore for PlainStore {
+                    /// #     async fn put(&self, _: &str, _: Bytes) -> InfraResult<ObjectMeta> { unreachable!() }
+                    /// #     async fn get(&self, _: &str) -> InfraResult<Bytes> { unreachable!() }
+                    /// #     async fn head(&self, _: &str) -> InfraResult<ObjectMeta> { unreachable!() }
+                    /// #     async fn delete(&self, _: &str) -> InfraResult<()> { unreachable!() }
+                    /// #     async fn list(&self, _: &str, _: ListOptions) -> InfraResult<ListPage> { unreachable!() }
+                    /// # }
+                    /// # fn block_on<F: Future>(future: F) -> F::Output { // these futures never wait
+                    /// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+                    /// #     match std::pin::pin!(future).poll(&mut cx) {
+                    /// #         std::task::Poll::Ready(output) => output,
+                    /// #         std::task::Poll::Pending => unreachable!(),
+                    /// #     }
+                    /// # }
+                    ///
+                    /// // `PlainStore` implements only the required operations: no `conditional_put`.
+                    /// let err = block_on(create_once(&PlainStore, "jobs/nightly")).unwrap_err();
+                    /// assert_eq!(err.kind(), ErrorKind::Unsupported);
+                    /// ```
+                    ///
+                    /// # Errors
+                    /// `Unsupported` without the feature; `Conflict` when the condition fails; else as `put`.
+                    #[feature = "conditional_put"]
+                    async fn put_if(
+                        &self,
+                        key: &str,
+                        data: $crate::bytes::Bytes,
+                        condition: $crate::objectstore::PutCondition,
+                    ) -> $crate::InfraResult<$crate::objectstore::ObjectMeta>;
                 }
             }
         }

@@ -365,179 +365,179 @@ macro_rules! __taskqueue_contract {
                 /// }
                 /// ```
                 pub trait TaskQueue: Send + Sync {
-                /// Add a task to `queue`; returns its id.
-                ///
-                /// ```
-                /// use std::time::Duration;
-                /// use sandloom_sdk_infra::taskqueue::{EnqueueOptions, TaskQueue};
-                /// use sandloom_sdk_infra::InfraResult;
-                ///
-                /// async fn schedule_reminder(queue: &dyn TaskQueue, user: u64) -> InfraResult<String> {
-                ///     let in_a_day = EnqueueOptions::default().with_delay(Duration::from_secs(24 * 3600));
-                ///     queue.enqueue("reminders", user.to_string().into(), in_a_day).await
-                /// }
-                /// ```
-                ///
-                /// With an [idempotency key](EnqueueOptions::idempotency_key) (feature [`DEDUPE`]), an
-                /// enqueue whose key the queue still remembers creates nothing and returns the first task's
-                /// id, whatever its payload and delay. The queue remembers a key as long as its task is in
-                /// the queue (ready, delayed, reserved or dead-lettered) and for at least the driver's dedupe
-                /// window after the task left it (24 hours by default for the built-in drivers);
-                /// concurrent enqueues with one key create exactly one task. Without a key, every enqueue
-                /// creates a task, so retrying one that answered `Unavailable` or `Timeout` (which may have
-                /// committed) can create a copy.
-                ///
-                /// ```
-                /// use sandloom_sdk_infra::taskqueue::{EnqueueOptions, TaskQueue};
-                /// use sandloom_sdk_infra::InfraResult;
-                ///
-                /// /// Both calls answer the same id; the queue holds one task.
-                /// async fn twice(queue: &dyn TaskQueue) -> InfraResult<bool> {
-                ///     let once = || EnqueueOptions::default().with_idempotency_key("invoice-7");
-                ///     let first = queue.enqueue("billing", "7".into(), once()).await?;
-                ///     let again = queue.enqueue("billing", "7".into(), once()).await?;
-                ///     Ok(first == again)
-                /// }
-                /// ```
-                ///
-                /// # Errors
-                /// `InvalidInput` for an empty queue name or an idempotency key that breaks the key rules of
-                /// [`DEDUPE`]; `Unsupported` for a delay without [`DELAY`] or a key without [`DEDUPE`];
-                /// `Unavailable` when the backend fails; `Stopped` after the driver stopped.
-                #[feature = "delay", when = options.delay.is_some(), operation = "enqueue with a delay"]
-                #[feature = "dedupe", when = options.idempotency_key.is_some(), operation = "enqueue with an idempotency key"]
-                async fn enqueue(
-                    &self,
-                    queue: &str,
-                    payload: $crate::bytes::Bytes,
-                    options: $crate::taskqueue::EnqueueOptions,
-                ) -> $crate::InfraResult<String>;
+                    /// Add a task to `queue`; returns its id.
+                    ///
+                    /// ```
+                    /// use std::time::Duration;
+                    /// use sandloom_sdk_infra::taskqueue::{EnqueueOptions, TaskQueue};
+                    /// use sandloom_sdk_infra::InfraResult;
+                    ///
+                    /// async fn schedule_reminder(queue: &dyn TaskQueue, user: u64) -> InfraResult<String> {
+                    ///     let in_a_day = EnqueueOptions::default().with_delay(Duration::from_secs(24 * 3600));
+                    ///     queue.enqueue("reminders", user.to_string().into(), in_a_day).await
+                    /// }
+                    /// ```
+                    ///
+                    /// With an [idempotency key](EnqueueOptions::idempotency_key) (feature [`DEDUPE`]), an
+                    /// enqueue whose key the queue still remembers creates nothing and returns the first task's
+                    /// id, whatever its payload and delay. The queue remembers a key as long as its task is in
+                    /// the queue (ready, delayed, reserved or dead-lettered) and for at least the driver's dedupe
+                    /// window after the task left it (24 hours by default for the built-in drivers);
+                    /// concurrent enqueues with one key create exactly one task. Without a key, every enqueue
+                    /// creates a task, so retrying one that answered `Unavailable` or `Timeout` (which may have
+                    /// committed) can create a copy.
+                    ///
+                    /// ```
+                    /// use sandloom_sdk_infra::taskqueue::{EnqueueOptions, TaskQueue};
+                    /// use sandloom_sdk_infra::InfraResult;
+                    ///
+                    /// /// Both calls answer the same id; the queue holds one task.
+                    /// async fn twice(queue: &dyn TaskQueue) -> InfraResult<bool> {
+                    ///     let once = || EnqueueOptions::default().with_idempotency_key("invoice-7");
+                    ///     let first = queue.enqueue("billing", "7".into(), once()).await?;
+                    ///     let again = queue.enqueue("billing", "7".into(), once()).await?;
+                    ///     Ok(first == again)
+                    /// }
+                    /// ```
+                    ///
+                    /// # Errors
+                    /// `InvalidInput` for an empty queue name or an idempotency key that breaks the key rules of
+                    /// [`DEDUPE`]; `Unsupported` for a delay without [`DELAY`] or a key without [`DEDUPE`];
+                    /// `Unavailable` when the backend fails; `Stopped` after the driver stopped.
+                    #[feature = "delay", when = options.delay.is_some(), operation = "enqueue with a delay"]
+                    #[feature = "dedupe", when = options.idempotency_key.is_some(), operation = "enqueue with an idempotency key"]
+                    async fn enqueue(
+                        &self,
+                        queue: &str,
+                        payload: $crate::bytes::Bytes,
+                        options: $crate::taskqueue::EnqueueOptions,
+                    ) -> $crate::InfraResult<String>;
 
-                /// Take the next ready task of `queue`, waiting up to `wait` for one; `None` when none came.
-                ///
-                /// A `reserve` still waiting when the driver is stopped answers `Stopped` promptly: it
-                /// neither waits out `wait` nor answers `None` (a consumer loop then ends instead of
-                /// polling a stopped driver).
-                ///
-                /// `wait` may be any length (see [Durations](self#durations)): zero looks once, a wait is
-                /// kept to the millisecond, and `Duration::MAX` waits until a task comes or the driver
-                /// stops. A waiting `reserve` takes a task as soon as one is ready: enqueued, nacked, or
-                /// become ready by its delay, `retry_after` or a visibility timeout ending.
-                ///
-                /// ```
-                /// use std::time::Duration;
-                /// use sandloom_sdk_infra::taskqueue::{Reservation, TaskQueue};
-                /// use sandloom_sdk_infra::InfraResult;
-                ///
-                /// async fn next_job(queue: &dyn TaskQueue) -> InfraResult<Option<Reservation>> {
-                ///     queue.reserve("jobs", Duration::from_secs(20)).await // long poll
-                /// }
-                /// ```
-                ///
-                /// # Errors
-                /// As `enqueue`.
-                async fn reserve(&self, queue: &str, wait: ::std::time::Duration) -> $crate::InfraResult<Option<$crate::taskqueue::Reservation>>;
+                    /// Take the next ready task of `queue`, waiting up to `wait` for one; `None` when none came.
+                    ///
+                    /// A `reserve` still waiting when the driver is stopped answers `Stopped` promptly: it
+                    /// neither waits out `wait` nor answers `None` (a consumer loop then ends instead of
+                    /// polling a stopped driver).
+                    ///
+                    /// `wait` may be any length (see [Durations](self#durations)): zero looks once, a wait is
+                    /// kept to the millisecond, and `Duration::MAX` waits until a task comes or the driver
+                    /// stops. A waiting `reserve` takes a task as soon as one is ready: enqueued, nacked, or
+                    /// become ready by its delay, `retry_after` or a visibility timeout ending.
+                    ///
+                    /// ```
+                    /// use std::time::Duration;
+                    /// use sandloom_sdk_infra::taskqueue::{Reservation, TaskQueue};
+                    /// use sandloom_sdk_infra::InfraResult;
+                    ///
+                    /// async fn next_job(queue: &dyn TaskQueue) -> InfraResult<Option<Reservation>> {
+                    ///     queue.reserve("jobs", Duration::from_secs(20)).await // long poll
+                    /// }
+                    /// ```
+                    ///
+                    /// # Errors
+                    /// As `enqueue`.
+                    async fn reserve(&self, queue: &str, wait: ::std::time::Duration) -> $crate::InfraResult<Option<$crate::taskqueue::Reservation>>;
 
-                /// The task is done: remove it for good.
-                ///
-                /// ```
-                /// use sandloom_sdk_infra::taskqueue::{Reservation, TaskQueue};
-                /// use sandloom_sdk_infra::{ErrorKind, InfraResult};
-                ///
-                /// async fn done(queue: &dyn TaskQueue, reservation: &Reservation) -> InfraResult<()> {
-                ///     match queue.ack(reservation).await {
-                ///         // Too late: the task was (or will be) delivered again; its handler must tolerate that.
-                ///         Err(err) if err.kind() == ErrorKind::Conflict => Ok(()),
-                ///         result => result,
-                ///     }
-                /// }
-                /// ```
-                ///
-                /// A receipt is spent once acked: a second `ack` of the same reservation, or a `nack` after
-                /// the `ack`, answers `Conflict` and changes nothing (as any stale receipt does). Handlers
-                /// that ack twice by mistake learn it, and no other task is touched.
-                ///
-                /// # Errors
-                /// `Conflict` when the reservation is stale (timed out and possibly redelivered, already
-                /// acked or nacked).
-                async fn ack(&self, reservation: &$crate::taskqueue::Reservation) -> $crate::InfraResult<()>;
+                    /// The task is done: remove it for good.
+                    ///
+                    /// ```
+                    /// use sandloom_sdk_infra::taskqueue::{Reservation, TaskQueue};
+                    /// use sandloom_sdk_infra::{ErrorKind, InfraResult};
+                    ///
+                    /// async fn done(queue: &dyn TaskQueue, reservation: &Reservation) -> InfraResult<()> {
+                    ///     match queue.ack(reservation).await {
+                    ///         // Too late: the task was (or will be) delivered again; its handler must tolerate that.
+                    ///         Err(err) if err.kind() == ErrorKind::Conflict => Ok(()),
+                    ///         result => result,
+                    ///     }
+                    /// }
+                    /// ```
+                    ///
+                    /// A receipt is spent once acked: a second `ack` of the same reservation, or a `nack` after
+                    /// the `ack`, answers `Conflict` and changes nothing (as any stale receipt does). Handlers
+                    /// that ack twice by mistake learn it, and no other task is touched.
+                    ///
+                    /// # Errors
+                    /// `Conflict` when the reservation is stale (timed out and possibly redelivered, already
+                    /// acked or nacked).
+                    async fn ack(&self, reservation: &$crate::taskqueue::Reservation) -> $crate::InfraResult<()>;
 
-                /// The task failed: deliver it again after `retry_after` (immediately when `None`), or
-                /// dead-letter it when its attempts are exhausted.
-                ///
-                /// ```
-                /// use std::time::Duration;
-                /// use sandloom_sdk_infra::taskqueue::{Reservation, TaskQueue};
-                /// use sandloom_sdk_infra::InfraResult;
-                ///
-                /// /// Retry with exponential backoff: 2 s, 4 s, 8 s, …
-                /// async fn retry_later(queue: &dyn TaskQueue, reservation: &Reservation) -> InfraResult<()> {
-                ///     let backoff = Duration::from_secs(1 << reservation.task.attempts.min(10));
-                ///     queue.nack(reservation, Some(backoff)).await
-                /// }
-                /// ```
-                ///
-                /// The receipt is spent by the `nack` at once, before any redelivery: acking or nacking
-                /// with it again answers `Conflict`, and changes neither the task's retry time nor its
-                /// attempts.
-                ///
-                /// `retry_after` counts from the `nack`, not from the reservation, and may be any length
-                /// (see [Durations](self#durations)): kept to the millisecond, `Duration::MAX` for as long
-                /// as the backend can hold the task.
-                ///
-                /// # Errors
-                /// `Conflict` when the reservation is stale (timed out, already acked or nacked).
-                async fn nack(
-                    &self,
-                    reservation: &$crate::taskqueue::Reservation,
-                    retry_after: Option<::std::time::Duration>,
-                ) -> $crate::InfraResult<()>;
+                    /// The task failed: deliver it again after `retry_after` (immediately when `None`), or
+                    /// dead-letter it when its attempts are exhausted.
+                    ///
+                    /// ```
+                    /// use std::time::Duration;
+                    /// use sandloom_sdk_infra::taskqueue::{Reservation, TaskQueue};
+                    /// use sandloom_sdk_infra::InfraResult;
+                    ///
+                    /// /// Retry with exponential backoff: 2 s, 4 s, 8 s, …
+                    /// async fn retry_later(queue: &dyn TaskQueue, reservation: &Reservation) -> InfraResult<()> {
+                    ///     let backoff = Duration::from_secs(1 << reservation.task.attempts.min(10));
+                    ///     queue.nack(reservation, Some(backoff)).await
+                    /// }
+                    /// ```
+                    ///
+                    /// The receipt is spent by the `nack` at once, before any redelivery: acking or nacking
+                    /// with it again answers `Conflict`, and changes neither the task's retry time nor its
+                    /// attempts.
+                    ///
+                    /// `retry_after` counts from the `nack`, not from the reservation, and may be any length
+                    /// (see [Durations](self#durations)): kept to the millisecond, `Duration::MAX` for as long
+                    /// as the backend can hold the task.
+                    ///
+                    /// # Errors
+                    /// `Conflict` when the reservation is stale (timed out, already acked or nacked).
+                    async fn nack(
+                        &self,
+                        reservation: &$crate::taskqueue::Reservation,
+                        retry_after: Option<::std::time::Duration>,
+                    ) -> $crate::InfraResult<()>;
 
-                /// Up to `limit` dead-lettered tasks of `queue`, oldest first. Feature [`DEAD_LETTER`].
-                ///
-                /// A `limit` of 0 asks for none: the answer is an empty list (like SQL's `LIMIT 0`), not
-                /// an error and not every dead letter. Only `queue`'s own dead letters are listed, never
-                /// those of a queue whose name differs from it in any way (see [Names](self#names)).
-                ///
-                /// ```
-                /// use sandloom_sdk_infra::taskqueue::TaskQueue;
-                /// use sandloom_sdk_infra::{ErrorKind, InfraResult};
-                ///
-                /// /// The ids of failed mails, or `None` when the driver does not keep them.
-                /// async fn failed_mails(queue: &dyn TaskQueue) -> InfraResult<Option<Vec<String>>> {
-                ///     match queue.dead_letters("mail", 100).await {
-                ///         Ok(tasks) => Ok(Some(tasks.into_iter().map(|task| task.id).collect())),
-                ///         Err(err) if err.kind() == ErrorKind::Unsupported => Ok(None),
-                ///         Err(err) => Err(err),
-                ///     }
-                /// }
-                /// # use std::time::Duration;
-                /// # use sandloom_sdk_infra::{async_trait, bytes::Bytes};
-                /// # use sandloom_sdk_infra::taskqueue::{EnqueueOptions, Reservation};
-                /// # struct PlainQueue;
-                /// # #[async_trait]
-                /// # impl TaskQueue for PlainQueue {
-                /// #     async fn enqueue(&self, _: &str, _: Bytes, _: EnqueueOptions) -> InfraResult<String> { unreachable!() }
-                /// #     async fn reserve(&self, _: &str, _: Duration) -> InfraResult<Option<Reservation>> { unreachable!() }
-                /// #     async fn ack(&self, _: &Reservation) -> InfraResult<()> { unreachable!() }
-                /// #     async fn nack(&self, _: &Reservation, _: Option<Duration>) -> InfraResult<()> { unreachable!() }
-                /// # }
-                /// # fn block_on<F: Future>(future: F) -> F::Output { // these futures never wait
-                /// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-                /// #     match std::pin::pin!(future).poll(&mut cx) {
-                /// #         std::task::Poll::Ready(output) => output,
-                /// #         std::task::Poll::Pending => unreachable!(),
-                /// #     }
-                /// # }
-                ///
-                /// // `PlainQueue` implements only the required operations: no `dead_letter`.
-                /// assert_eq!(block_on(failed_mails(&PlainQueue)).unwrap(), None);
-                /// ```
-                ///
-                /// # Errors
-                /// `Unsupported` without the feature.
-                #[feature = "dead_letter"]
-                async fn dead_letters(&self, queue: &str, limit: usize) -> $crate::InfraResult<Vec<$crate::taskqueue::Task>>;
+                    /// Up to `limit` dead-lettered tasks of `queue`, oldest first. Feature [`DEAD_LETTER`].
+                    ///
+                    /// A `limit` of 0 asks for none: the answer is an empty list (like SQL's `LIMIT 0`), not
+                    /// an error and not every dead letter. Only `queue`'s own dead letters are listed, never
+                    /// those of a queue whose name differs from it in any way (see [Names](self#names)).
+                    ///
+                    /// ```
+                    /// use sandloom_sdk_infra::taskqueue::TaskQueue;
+                    /// use sandloom_sdk_infra::{ErrorKind, InfraResult};
+                    ///
+                    /// /// The ids of failed mails, or `None` when the driver does not keep them.
+                    /// async fn failed_mails(queue: &dyn TaskQueue) -> InfraResult<Option<Vec<String>>> {
+                    ///     match queue.dead_letters("mail", 100).await {
+                    ///         Ok(tasks) => Ok(Some(tasks.into_iter().map(|task| task.id).collect())),
+                    ///         Err(err) if err.kind() == ErrorKind::Unsupported => Ok(None),
+                    ///         Err(err) => Err(err),
+                    ///     }
+                    /// }
+                    /// # use std::time::Duration;
+                    /// # use sandloom_sdk_infra::{async_trait, bytes::Bytes};
+                    /// # use sandloom_sdk_infra::taskqueue::{EnqueueOptions, Reservation};
+                    /// # struct PlainQueue;
+                    /// # #[async_trait]
+                    /// # impl TaskQueue for PlainQueue {
+                    /// #     async fn enqueue(&self, _: &str, _: Bytes, _: EnqueueOptions) -> InfraResult<String> { unreachable!() }
+                    /// #     async fn reserve(&self, _: &str, _: Duration) -> InfraResult<Option<Reservation>> { unreachable!() }
+                    /// #     async fn ack(&self, _: &Reservation) -> InfraResult<()> { unreachable!() }
+                    /// #     async fn nack(&self, _: &Reservation, _: Option<Duration>) -> InfraResult<()> { unreachable!() }
+                    /// # }
+                    /// # fn block_on<F: Future>(future: F) -> F::Output { // these futures never wait
+                    /// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+                    /// #     match std::pin::pin!(future).poll(&mut cx) {
+                    /// #         std::task::Poll::Ready(output) => output,
+                    /// #         std::task::Poll::Pending => unreachable!(),
+                    /// #     }
+                    /// # }
+                    ///
+                    /// // `PlainQueue` implements only the required operations: no `dead_letter`.
+                    /// assert_eq!(block_on(failed_mails(&PlainQueue)).unwrap(), None);
+                    /// ```
+                    ///
+                    /// # Errors
+                    /// `Unsupported` without the feature.
+                    #[feature = "dead_letter"]
+                    async fn dead_letters(&self, queue: &str, limit: usize) -> $crate::InfraResult<Vec<$crate::taskqueue::Task>>;
                 }
             }
         }
