@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use sandloom::sdk::CACHE;
 use sandloom::{LinkedDrivers, Problem, UnusableReason};
-use sandloom_driverkit::conformance::TcpProxy;
 use sandloom_fixture_support::events;
+use sandloom_test_support::TcpProxy;
 
 fn linked() -> LinkedDrivers {
     sandloom::link_drivers!(sandloom_driver_redis, sandloom_fixture_good)

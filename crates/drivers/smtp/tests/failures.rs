@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 
 use sandloom_driver_smtp::{Security, SmtpNotifier, SmtpOptions};
 use sandloom_driverkit::Driver;
-use sandloom_driverkit::conformance::TcpProxy;
 use sandloom_driverkit::notifier::{BATCH, Message, Notifier};
 use sandloom_driverkit::sdk::ErrorKind;
+use sandloom_test_support::TcpProxy;
 
 const SENDER: &str = "Failures <failures@sandloom.test>";
 
