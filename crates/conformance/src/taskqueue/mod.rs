@@ -69,6 +69,7 @@ mod dedupe;
 mod delivery;
 mod queues;
 mod redelivery;
+mod secrets;
 mod support;
 mod timing;
 mod windows;
@@ -98,6 +99,7 @@ use redelivery::{
     nack_retry_after_postpones_redelivery, stale_receipt_is_conflict_and_changes_nothing,
     unacked_task_is_redelivered_after_visibility_timeout,
 };
+use secrets::secrets_never_show;
 use timing::{
     a_waiting_reserve_wakes_when_a_task_becomes_ready,
     delays_and_retries_below_and_between_seconds_are_exact,
@@ -507,32 +509,4 @@ crate::define_kit! {
         stop_ends_a_waiting_reserve_with_stopped,
         secrets_never_show,
     ];
-}
-
-async fn secrets_never_show<T: TaskQueueProvider>(
-    i: &super::Instance<T>,
-    _: &TaskQueueSettings,
-) -> Result<(), String> {
-    use sandloom_sdk_infra::bytes::Bytes;
-    use sandloom_sdk_infra::taskqueue::EnqueueOptions;
-    i.secrets_never_show(|q| {
-        Box::pin(async move {
-            let keyed = EnqueueOptions::default().with_idempotency_key("");
-            vec![
-                q.enqueue("", Bytes::from_static(b"v"), EnqueueOptions::default())
-                    .await
-                    .err(),
-                q.enqueue("kit-secrets", Bytes::from_static(b"v"), keyed)
-                    .await
-                    .err(),
-                q.reserve("", std::time::Duration::ZERO).await.err(),
-                q.dead_letters("", 1).await.err(),
-                // Errors only where the server cannot be reached, or after `stop`.
-                q.reserve("kit-secrets", std::time::Duration::ZERO)
-                    .await
-                    .err(),
-            ]
-        })
-    })
-    .await
 }
