@@ -63,7 +63,7 @@ pub(crate) fn make<T: Driver>(
         value: Box::new(options),
         features: features.clone(),
     };
-    // Telemetry on, as the kernel builds instances by default: the kit exercises that path too.
+    // The gate itself is built by `serve`, telemetry on; this is the kernel's form of the same.
     let context = BuildContext {
         instance: "kit",
         telemetry: true,

@@ -11,9 +11,10 @@ use super::shared::Shared;
 
 /// A started instance under test and what the kit knows of it: what an obligation is given.
 ///
-/// The instance was built as the kernel builds one: options from the kit's closure,
-/// `validate`, `features_for`, `from_options`, the contract's feature gate around it, then
-/// `start`; the kit stops it afterwards. An obligation reaches the driver itself with
+/// The instance was made through the kernel's own steps: options from the kit's closure,
+/// `validate`, `features_for`, the features checked against the contract as startup checks
+/// them, `from_options` with the contract's feature gate around it, then `start`; the kit stops
+/// it afterwards. An obligation reaches the driver itself with
 /// [`driver`](Self::driver) (its own behaviour, undeclared features included), and what a module
 /// gets with [`served`](Self::served) (through the gate, as the kernel serves it).
 ///

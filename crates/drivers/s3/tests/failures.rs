@@ -1,5 +1,5 @@
 //! Failure behaviour against real parts: a closed port and a silent listener at start, and an
-//! S3 server that goes away or hangs while the driver runs (driverkit's `TcpProxy` between the
+//! S3 server that goes away or hangs while the driver runs (`TcpProxy` (sandloom-test-support) between the
 //! driver and the server, cut, stalled and restored by the test).
 
 mod support;

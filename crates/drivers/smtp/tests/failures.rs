@@ -1,5 +1,5 @@
 //! Failure behaviour against real parts: a closed port and a silent server at start, a server
-//! that goes away or hangs while running (driverkit's `TcpProxy` in front of the real one), TLS
+//! that goes away or hangs while running (`TcpProxy` (sandloom-test-support) in front of the real one), TLS
 //! modes against a plain server, and options that make no sense.
 
 #[path = "support/maildir.rs"]
