@@ -1,5 +1,5 @@
 //! Waiting for a backend at startup, with a real driver (`cache.redis`) against the machine's
-//! Redis behind driverkit's `TcpProxy`: a server that appears after startup began is waited for
+//! Redis behind `TcpProxy` (sandloom-test-support): a server that appears after startup began is waited for
 //! (`start_wait_ms`), one that never appears is SANDLOOM-B022 after the wait, listing the
 //! attempts, the time spent and the last error, with nothing left running.
 //!
@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use sandloom::sdk::CACHE;
 use sandloom::{LinkedDrivers, Problem, UnusableReason};
-use sandloom_driverkit::conformance::TcpProxy;
 use sandloom_fixture_support::events;
+use sandloom_test_support::TcpProxy;
 
 fn linked() -> LinkedDrivers {
     sandloom::link_drivers!(sandloom_driver_redis, sandloom_fixture_good)

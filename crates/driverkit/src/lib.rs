@@ -72,9 +72,9 @@
 //! `register_driver!` places a `#[link_section]` static in your crate, which the `unsafe_code`
 //! lint counts as unsafe: a crate with `#![forbid(unsafe_code)]` must use `deny` instead.
 //!
-//! Then prove the driver keeps its contract with the conformance kit of its capability
-//! (feature `conformance`: `cache_conformance!` and its siblings, one `#[test]` per
-//! obligation), and define capabilities of your own with [`define_capability!`].
+//! Then prove the driver keeps its contract with the conformance kit of its capability (the
+//! `sandloom-conformance` crate, as a dev-dependency: `cache_conformance!` and its siblings, one
+//! `#[test]` per obligation), and define capabilities of your own with [`define_capability!`].
 
 mod contract;
 mod driver;
@@ -158,6 +158,3 @@ pub mod __private {
 
     pub use sandloom_sdk_infra::__private::valid_name;
 }
-
-#[cfg(feature = "conformance")]
-pub mod conformance;

@@ -2,4 +2,4 @@
 
 use sandloom_embedded::{MemoryCache, MemoryCacheOptions};
 
-sandloom_driverkit::cache_conformance!(MemoryCache, |_request| MemoryCacheOptions::default());
+sandloom_conformance::cache_conformance!(MemoryCache, |_request| MemoryCacheOptions::default());

@@ -3,4 +3,4 @@
 use sandloom_driverkit::NoOptions;
 use sandloom_embedded::MemoryLock;
 
-sandloom_driverkit::lock_conformance!(MemoryLock, |_request| NoOptions {});
+sandloom_conformance::lock_conformance!(MemoryLock, |_request| NoOptions {});

@@ -2,11 +2,11 @@
 
 use sandloom_embedded::{LogNotifier, LogNotifierOptions, MemoryNotifier, MemoryNotifierOptions};
 
-sandloom_driverkit::notifier_conformance!(log: LogNotifier, |_request| LogNotifierOptions::default());
+sandloom_conformance::notifier_conformance!(log: LogNotifier, |_request| LogNotifierOptions::default());
 
 // `notifier.memory` keeps what it sends, so the kit also checks that accepted messages arrive
 // unchanged and in order, and refused ones not at all.
-sandloom_driverkit::notifier_conformance!(
+sandloom_conformance::notifier_conformance!(
     memory: MemoryNotifier,
     |_request| MemoryNotifierOptions::default(),
     .delivered(MemoryNotifier::sent)

@@ -3,10 +3,10 @@
 use sandloom_driverkit::NoOptions;
 use sandloom_embedded::{FsObjectStore, FsObjectStoreOptions, MemoryObjectStore};
 
-sandloom_driverkit::objectstore_conformance!(fs: FsObjectStore, |request| {
+sandloom_conformance::objectstore_conformance!(fs: FsObjectStore, |request| {
     FsObjectStoreOptions {
         root: request.scratch_dir.join("root"),
     }
 });
 
-sandloom_driverkit::objectstore_conformance!(memory: MemoryObjectStore, |_request| NoOptions {});
+sandloom_conformance::objectstore_conformance!(memory: MemoryObjectStore, |_request| NoOptions {});

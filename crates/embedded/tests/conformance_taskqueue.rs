@@ -8,7 +8,7 @@ use sandloom_embedded::{MemoryTaskQueue, MemoryTaskQueueOptions};
 /// The dedupe window the kit run configures, and declares to the kit.
 const DEDUPE_WINDOW: Duration = Duration::from_secs(1);
 
-sandloom_driverkit::taskqueue_conformance!(
+sandloom_conformance::taskqueue_conformance!(
     MemoryTaskQueue,
     |request| MemoryTaskQueueOptions {
         visibility_timeout_ms: u64::try_from(request.visibility_timeout.as_millis())

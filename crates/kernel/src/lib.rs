@@ -72,6 +72,7 @@
 pub mod codes;
 pub mod conditions;
 pub mod config;
+mod construct;
 mod error;
 mod health;
 pub mod known;
@@ -113,6 +114,12 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 #[doc(hidden)]
 pub mod __private {
     pub use linkme;
+
+    /// How one instance is made from parsed options, as startup makes it (`construct::make`):
+    /// for the conformance kits.
+    pub mod construct {
+        pub use crate::construct::make;
+    }
 }
 
 /// The `semver` crate, whose `Version` contract versions are.

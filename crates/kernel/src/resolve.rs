@@ -11,6 +11,7 @@ use semver::Version;
 
 use crate::config::order_by_location;
 use crate::config::{EXPERIMENTAL_CAPABILITY_RISK, Environment, InfraConfig, InstanceConfig};
+use crate::construct;
 use crate::error::{ConflictKind, Problem, UnusableReason};
 use crate::known::{BUILTIN_DRIVERS, BUILTIN_OWNER, is_builtin, provider_of};
 use crate::link::LinkedDrivers;
@@ -450,40 +451,10 @@ fn check_entry(
             return Err(reasons);
         }
     };
-    for &feature in supported {
-        if spec.required_operations.contains(&feature) {
-            reasons.push(UnusableReason::UndeclaredFeature {
-                feature,
-                why: format!(
-                    "is a required operation of `{}`, never a feature",
-                    spec.name
-                ),
-            });
-        } else if !spec.features.contains(&feature) {
-            reasons.push(UnusableReason::UndeclaredFeature {
-                feature,
-                why: format!(
-                    "is not a feature of `{}` (its features: {})",
-                    spec.name,
-                    if spec.features.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        spec.features.join(", ")
-                    }
-                ),
-            });
-        }
-    }
-    if let Some(parsed) = &parsed {
-        for &feature in &parsed.features {
-            if !supported.contains(&feature) {
-                reasons.push(UnusableReason::UndeclaredFeature {
-                    feature,
-                    why: "is missing from its `supported_features`".to_owned(),
-                });
-            }
-        }
-    }
+    let declared = parsed
+        .as_ref()
+        .map_or(&[][..], |parsed| &parsed.features[..]);
+    reasons.extend(construct::refused_features(spec, supported, declared));
     match parsed {
         Some(parsed) if reasons.is_empty() => Ok(parsed),
         _ => Err(reasons),

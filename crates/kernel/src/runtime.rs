@@ -1,6 +1,5 @@
 //! Startup (all-or-nothing), health and shutdown (reverse start order).
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use sandloom_sdk_infra::{Infra, Requirement, linked_requirements};
@@ -8,11 +7,11 @@ use sandloom_sdk_infra::{Infra, Requirement, linked_requirements};
 use crate::config::InfraConfig;
 use crate::config::Location;
 use crate::config::order_by_location;
+use crate::construct::construct;
 use crate::error::{Problem, ShutdownError, StartupError, UnusableReason};
 use crate::health::{Check, Checks, HealthReport, Prober};
-use crate::lifecycle::{self, Attempted, Attempts, Started, error_chain, timers_enabled};
+use crate::lifecycle::{self, Attempted, Attempts, Started, timers_enabled};
 use crate::link::LinkedDrivers;
-use crate::panic_message;
 use crate::registry::{self, BuildContext, ErasedLifecycle, Health};
 use crate::report::{ReportLine, StartupReport};
 use crate::resolve::{Inputs, InstanceNames, PlannedInstance, resolve, unusable};
@@ -211,21 +210,10 @@ impl Kernel {
                 instance: config.instance,
                 telemetry: config.telemetry,
             };
-            let failure = match catch_unwind(AssertUnwindSafe(|| (entry.build)(options, &context)))
-            {
-                Ok(Ok(driver)) => {
-                    built.push((config, spec.name, entry, driver));
-                    continue;
-                }
-                Ok(Err(error)) => UnusableReason::BuildFailed {
-                    message: error_chain(error.as_ref()),
-                },
-                Err(payload) => UnusableReason::Panicked {
-                    phase: "construction",
-                    message: panic_message(payload.as_ref()),
-                },
-            };
-            problems.push(unusable(&config, entry, failure));
+            match construct(entry.build, options, &context) {
+                Ok(driver) => built.push((config, spec.name, entry, driver)),
+                Err(failure) => problems.push(unusable(&config, entry, failure)),
+            }
         }
         if !problems.is_empty() {
             // Nothing was started; dropping the built drivers releases them.

@@ -56,6 +56,9 @@ pub const DYNAMIC_LOADING_SYMBOLS: &[&str] = &[
 /// The driver door: a module never depends on it (C004).
 pub const DRIVERKIT: &str = "sandloom-driverkit";
 
+/// The conformance kits, for driver crates' tests: a module never depends on them (C004).
+pub const CONFORMANCE: &str = "sandloom-conformance";
+
 /// The kernel: a crate depending on it directly is, unless it says otherwise, an application.
 pub const KERNEL: &str = "sandloom-kernel";
 
@@ -66,7 +69,8 @@ pub const SDK_INFRA: &str = "sandloom-sdk-infra";
 pub const APPLICATION_DOOR: &str = "sandloom";
 
 /// Sandloom's own framework crates: given the role `framework` unless they declare one.
-pub const FRAMEWORK_CRATES: &[&str] = &[APPLICATION_DOOR, SDK_INFRA, KERNEL, DRIVERKIT];
+pub const FRAMEWORK_CRATES: &[&str] =
+    &[APPLICATION_DOOR, SDK_INFRA, KERNEL, DRIVERKIT, CONFORMANCE];
 
 /// `[workspace.metadata.sandloom]`.
 ///

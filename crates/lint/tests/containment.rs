@@ -37,6 +37,24 @@ fn c004_direct_dependency_on_driverkit_and_on_a_driver_crate() {
 }
 
 #[test]
+fn c004_dependency_on_the_conformance_kits() {
+    let report = lint("c004-conformance");
+    assert_found(&report, &[(C004, "orders/Cargo.toml", 12)]);
+    let kits = entry(
+        &report,
+        "orders/Cargo.toml",
+        12,
+        "[dependencies] sandloom-conformance",
+    );
+    assert!(
+        kits.message.contains("`sandloom-conformance`"),
+        "{}",
+        kits.message
+    );
+    assert!(kits.help.contains("Infra::builder()"), "{}", kits.help);
+}
+
+#[test]
 fn c004_renamed_dependency_is_seen_in_the_manifest_and_in_source() {
     let report = lint("c004-renamed");
     assert_found(

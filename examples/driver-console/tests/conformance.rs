@@ -3,6 +3,6 @@
 
 use sandloom_example_driver_console::{ConsoleNotifier, ConsoleOptions};
 
-sandloom_driverkit::notifier_conformance!(ConsoleNotifier, |_request| ConsoleOptions {
+sandloom_conformance::notifier_conformance!(ConsoleNotifier, |_request| ConsoleOptions {
     prefix: "[conformance] ".to_owned(),
 });

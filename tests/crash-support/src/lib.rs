@@ -2,7 +2,7 @@
 //!
 //! A campaign runs workers, kills some of them with `SIGKILL` at chosen points (during a
 //! backend call, mid-task, between the work and its ack, at a random moment), cuts their
-//! connections with driverkit's [`TcpProxy`](sandloom_driverkit::conformance::TcpProxy), and
+//! connections with [`TcpProxy`](sandloom_test_support::TcpProxy), and
 //! then accounts for everything from durable ledgers that the workers write *before* they
 //! acknowledge anything:
 //!

@@ -5,8 +5,8 @@
 //! from the kit's namespace, declared with `x-expires` so the broker deletes them a minute
 //! after the run.
 
+use sandloom_conformance::KitRequest;
 use sandloom_driver_amqp::{AmqpTaskQueue, AmqpTaskQueueOptions};
-use sandloom_driverkit::conformance::KitRequest;
 
 /// The password of the kit's instance pointed at an unreachable address (the test broker's own
 /// is `guest`, also its user name, which shows as the user): the kit checks it shows nowhere.
@@ -28,7 +28,7 @@ fn server_url() -> String {
         .unwrap_or_else(|| "amqp://guest:guest@127.0.0.1:5672/%2f".to_owned())
 }
 
-sandloom_driverkit::taskqueue_conformance!(
+sandloom_conformance::taskqueue_conformance!(
     #[cfg_attr(
         not(sandloom_test_amqp),
         ignore = "needs a real server: set SANDLOOM_TEST_AMQP_URL (eval \"$(scripts/test-services up)\") and rebuild"

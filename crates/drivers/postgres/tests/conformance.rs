@@ -4,8 +4,8 @@
 
 mod support;
 
+use sandloom_conformance::KitRequest;
 use sandloom_driver_postgres::{PostgresTaskQueue, PostgresTaskQueueOptions};
-use sandloom_driverkit::conformance::KitRequest;
 
 /// A password in the url of the kit's instance pointed at an unreachable address (the test
 /// server trusts its connections and takes none): the kit checks it shows nowhere.
@@ -25,7 +25,7 @@ fn url(request: &KitRequest) -> String {
     }
 }
 
-sandloom_driverkit::taskqueue_conformance!(
+sandloom_conformance::taskqueue_conformance!(
     #[cfg_attr(
         not(sandloom_test_postgres),
         ignore = "needs a real server: set SANDLOOM_TEST_POSTGRES_URL (eval \"$(scripts/test-services up)\") and rebuild"

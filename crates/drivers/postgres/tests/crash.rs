@@ -17,8 +17,8 @@ use sandloom_crash_support::taskqueue::{self, Setup};
 use sandloom_crash_support::{Scale, scratch};
 use sandloom_driver_postgres::{PostgresTaskQueue, PostgresTaskQueueOptions};
 use sandloom_driverkit::Driver;
-use sandloom_driverkit::conformance::TcpProxy;
 use sandloom_driverkit::taskqueue::TaskQueue;
+use sandloom_test_support::TcpProxy;
 
 /// Long enough that a live worker never loses its lease on a loaded machine; a dead worker's
 /// task comes back after it.

@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 
 use sandloom_driver_postgres::{PostgresTaskQueue, PostgresTaskQueueOptions};
 use sandloom_driverkit::Driver;
-use sandloom_driverkit::conformance::TcpProxy;
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{ErrorKind, InfraResult};
 use sandloom_driverkit::taskqueue::{EnqueueOptions, TaskQueue};
+use sandloom_test_support::TcpProxy;
 
 const SECRET: &str = "hunter2-secret";
 

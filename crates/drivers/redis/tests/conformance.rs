@@ -5,8 +5,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use sandloom_conformance::KitRequest;
 use sandloom_driver_redis::{RedisCache, RedisCacheOptions};
-use sandloom_driverkit::conformance::KitRequest;
 
 fn server_url() -> String {
     std::env::var("SANDLOOM_TEST_REDIS_URL")
@@ -40,7 +40,7 @@ fn prefix(request: &KitRequest) -> String {
     format!("sandloom-test:{}:{nanos}-{n}", request.namespace)
 }
 
-sandloom_driverkit::cache_conformance!(
+sandloom_conformance::cache_conformance!(
     #[cfg_attr(
         not(sandloom_test_redis),
         ignore = "needs a real server: set SANDLOOM_TEST_REDIS_URL (eval \"$(scripts/test-services up)\") and rebuild"
@@ -54,7 +54,7 @@ sandloom_driverkit::cache_conformance!(
     .secrets([PASSWORD])
 );
 
-sandloom_driverkit::cache_conformance!(
+sandloom_conformance::cache_conformance!(
     #[cfg_attr(
         not(sandloom_test_redis),
         ignore = "needs a real server: set SANDLOOM_TEST_REDIS_URL (eval \"$(scripts/test-services up)\") and rebuild"

@@ -3,14 +3,14 @@
 
 mod support;
 
+use sandloom_conformance::objectstore::ObjectStoreConformance;
 use sandloom_driver_s3::{S3ObjectStore, S3ObjectStoreOptions};
-use sandloom_driverkit::conformance::objectstore::ObjectStoreConformance;
 
 /// The secret access key of every instance of the kit: it must show nowhere.
 const SECRET_ACCESS_KEY: &str = "sandloom-kit-s3-secret-access-key";
 
 // With the default options: features `etag` only, so `put_if` must answer `Unsupported`.
-sandloom_driverkit::objectstore_conformance!(
+sandloom_conformance::objectstore_conformance!(
     #[cfg_attr(
         not(sandloom_test_s3),
         ignore = "needs a real server: set SANDLOOM_TEST_S3_URL (eval \"$(scripts/test-services up)\") and rebuild"

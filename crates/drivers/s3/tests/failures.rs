@@ -1,5 +1,5 @@
 //! Failure behaviour against real parts: a closed port and a silent listener at start, and an
-//! S3 server that goes away or hangs while the driver runs (driverkit's `TcpProxy` between the
+//! S3 server that goes away or hangs while the driver runs (`TcpProxy` (sandloom-test-support) between the
 //! driver and the server, cut, stalled and restored by the test).
 
 mod support;
@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 
 use sandloom_driver_s3::{S3ObjectStore, S3ObjectStoreOptions};
 use sandloom_driverkit::Driver;
-use sandloom_driverkit::conformance::TcpProxy;
 use sandloom_driverkit::objectstore::{ListOptions, ObjectStore};
 use sandloom_driverkit::sdk::ErrorKind;
 use sandloom_driverkit::sdk::bytes::Bytes;
+use sandloom_test_support::TcpProxy;
 use tokio::net::TcpListener;
 
 const SECRET: &str = "hunter2-secret";

@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use mail_parser::MessageParser;
+use sandloom_conformance::KitRequest;
 use sandloom_driver_smtp::{Security, SmtpNotifier, SmtpOptions};
-use sandloom_driverkit::conformance::KitRequest;
 use sandloom_driverkit::notifier::Message;
 
 /// The prefix of metadata headers, as configured below.
@@ -103,7 +103,7 @@ fn as_message(mail: &mail_parser::Message<'_>) -> Message {
     message
 }
 
-sandloom_driverkit::notifier_conformance!(
+sandloom_conformance::notifier_conformance!(
     #[cfg_attr(
         not(sandloom_test_smtp),
         ignore = "needs a real SMTP server: set SANDLOOM_TEST_SMTP_URL and SANDLOOM_TEST_SMTP_MAILDIR (eval \"$(scripts/test-services up)\") and rebuild"

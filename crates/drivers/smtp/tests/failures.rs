@@ -1,5 +1,5 @@
 //! Failure behaviour against real parts: a closed port and a silent server at start, a server
-//! that goes away or hangs while running (driverkit's `TcpProxy` in front of the real one), TLS
+//! that goes away or hangs while running (`TcpProxy` (sandloom-test-support) in front of the real one), TLS
 //! modes against a plain server, and options that make no sense.
 
 #[path = "support/maildir.rs"]
@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 
 use sandloom_driver_smtp::{Security, SmtpNotifier, SmtpOptions};
 use sandloom_driverkit::Driver;
-use sandloom_driverkit::conformance::TcpProxy;
 use sandloom_driverkit::notifier::{BATCH, Message, Notifier};
 use sandloom_driverkit::sdk::ErrorKind;
+use sandloom_test_support::TcpProxy;
 
 const SENDER: &str = "Failures <failures@sandloom.test>";
 

@@ -55,7 +55,7 @@ fn delivered(notifier: &WebhookNotifier) -> Vec<Message> {
         .collect()
 }
 
-sandloom_driverkit::notifier_conformance!(
+sandloom_conformance::notifier_conformance!(
     WebhookNotifier,
     |request| if request.unreachable {
         unreachable_options()

@@ -185,7 +185,7 @@ pub enum UnusableReason {
 }
 
 impl UnusableReason {
-    pub(super) fn describe(&self, capability: &str) -> String {
+    pub(crate) fn describe(&self, capability: &str) -> String {
         match self {
             Self::ContractVersion {
                 driver,

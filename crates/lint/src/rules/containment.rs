@@ -5,13 +5,15 @@
 mod reexport;
 
 use super::{Crate, Sink, names_of};
-use crate::config::DRIVERKIT;
+use crate::config::{CONFORMANCE, DRIVERKIT};
 use crate::report::{Code, Violation};
 use crate::roles::Role;
 use crate::workspace::Workspace;
 
 const HELP_DRIVERKIT: &str = "a module reaches infrastructure through `sandloom-sdk-infra` \
      (`Infra` and the capability keys); driver code belongs in a driver crate";
+const HELP_CONFORMANCE: &str = "the conformance kits test drivers; a module tests against \
+     fakes built with `Infra::builder()` (`sandloom-sdk-infra`)";
 const HELP_DRIVER: &str = "depend on the capability instead (`sandloom-sdk-infra`, or the \
      contract crate that defines it): the application links drivers and INFRA selects them";
 const HELP_SDK: &str = "ask `Infra` for the capability (cache, objectstore, notifier, \
@@ -101,6 +103,12 @@ fn classify(workspace: &Workspace, crates: &[Crate<'_>], package: &str) -> Optio
         return Some(Forbidden {
             what: format!("`{DRIVERKIT}`, the driver authors' door"),
             help: HELP_DRIVERKIT,
+        });
+    }
+    if package == CONFORMANCE {
+        return Some(Forbidden {
+            what: format!("`{CONFORMANCE}`, the drivers' conformance kits"),
+            help: HELP_CONFORMANCE,
         });
     }
     if is_driver(package) {

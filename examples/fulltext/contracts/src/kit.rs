@@ -1,4 +1,4 @@
-//! The conformance kit of `fulltext`, on driverkit's public harness: one `async fn` per
+//! The conformance kit of `fulltext`, on the public harness of sandloom-conformance: one `async fn` per
 //! obligation, listed once in `define_kit!`, which also generates [`fulltext_conformance!`]
 //! for driver crates' tests.
 //!
@@ -10,8 +10,8 @@
 //!
 //! [`fulltext_conformance!`]: crate::fulltext_conformance
 
+use sandloom_conformance::{Instance, Kit, KitRequest, expect_kind, expect_unsupported};
 use sandloom_driverkit::Driver;
-use sandloom_driverkit::conformance::{Instance, Kit, KitRequest, expect_kind, expect_unsupported};
 use sandloom_driverkit::sdk::ErrorKind;
 
 use crate::{Fulltext, FulltextCapability, FulltextProvider, PREFIX};
@@ -50,7 +50,7 @@ pub fn fulltext_kit<T: FulltextProvider>(
     Kit::build::<FulltextCapability>(obligations::<T>(), options, ())
 }
 
-sandloom_driverkit::define_kit! {
+sandloom_conformance::define_kit! {
     /// Run the whole `fulltext` kit from a driver crate's tests: one `#[test]` per obligation,
     /// in a module `fulltext_conformance` (or one named before the driver type).
     ///

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use sandloom_driverkit::conformance::TcpProxy;
+use sandloom_test_support::TcpProxy;
 use tokio::task::JoinHandle;
 
 use crate::ledger;

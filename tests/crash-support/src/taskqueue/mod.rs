@@ -40,8 +40,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sandloom_driverkit::conformance::TcpProxy;
 use sandloom_driverkit::taskqueue::TaskQueue;
+use sandloom_test_support::TcpProxy;
 
 use crate::Scale;
 

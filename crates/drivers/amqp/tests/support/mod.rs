@@ -5,7 +5,7 @@
 
 use std::net::{SocketAddr, ToSocketAddrs as _};
 
-use sandloom_driverkit::conformance::TcpProxy;
+use sandloom_test_support::TcpProxy;
 
 /// The broker the server tests use: `SANDLOOM_TEST_AMQP_URL`, read at run time first.
 pub fn server_url() -> String {

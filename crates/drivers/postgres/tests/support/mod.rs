@@ -1,5 +1,5 @@
 //! What the server tests share: where the server is, fresh names, a driver with short
-//! timeouts (the proxy that cuts it off is `sandloom_driverkit::conformance::TcpProxy`).
+//! timeouts (the proxy that cuts it off is `sandloom_test_support::TcpProxy`).
 
 // Each test binary uses its own part of this module.
 #![allow(dead_code)]
