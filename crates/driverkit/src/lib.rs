@@ -78,7 +78,6 @@
 
 mod contract;
 mod driver;
-mod error_chain;
 mod gate;
 mod glue;
 mod macros;
@@ -91,9 +90,19 @@ mod secret;
 pub use async_trait::async_trait;
 pub use contract::{Contract, ProvidedBy, RESERVED_CAPABILITIES, ReservedCapability};
 pub use driver::{Driver, DriverError};
-pub use error_chain::error_chain;
 pub use providers::{cache, lock, notifier, objectstore, taskqueue};
 pub use redact::redact_url;
+/// `error`'s message followed by each of its sources', joined with `: `, repeats skipped
+/// (re-exported from the kernel, which words its own startup problems with the same function).
+///
+/// ```
+/// use sandloom_driverkit::{DriverError, error_chain};
+///
+/// let refused = std::io::Error::other("connection refused");
+/// let err = DriverError::new("cannot reach 127.0.0.1:6379").with_source(refused);
+/// assert_eq!(error_chain(&err), "cannot reach 127.0.0.1:6379: connection refused");
+/// ```
+pub use sandloom_kernel::__private::error_chain;
 /// What [`Driver::health`] reports (re-exported from the kernel, which drivers never name).
 ///
 /// ```

@@ -73,6 +73,7 @@ pub mod codes;
 pub mod conditions;
 pub mod config;
 mod error;
+mod error_text;
 mod health;
 pub mod known;
 mod lifecycle;
@@ -100,18 +101,14 @@ pub use report::{ReportLine, StartupReport};
 pub use runtime::{Kernel, Running};
 pub use wait::StartAttempts;
 
-/// The text of a caught panic's payload.
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic with a non-string payload".to_owned())
-}
+// `crate::panic_message` is what resolve.rs and conditions.rs name; kept so they need no edit.
+pub(crate) use error_text::panic_message;
 
-// Not public API: what driverkit's macros expand to. Versioned with this crate.
+// Not public API: what driverkit's macros expand to, and the helpers driverkit and the kits
+// share with the kernel (one copy, so their texts cannot drift apart). Versioned with this crate.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::error_text::{error_chain, panic_message};
     pub use linkme;
 }
 

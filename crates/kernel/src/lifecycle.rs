@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use tokio::task::JoinHandle;
 
 use crate::error::Problem;
-use crate::panic_message;
+use crate::error_text::{error_chain, panic_message};
 use crate::registry::{BoxError, ErasedLifecycle};
 
 /// How a guarded call ended.
@@ -272,17 +272,6 @@ async fn stop_all(mut drivers: Vec<Attempted>, timeout: Duration) -> Vec<Problem
         });
     }
     problems
-}
-
-pub(crate) fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// Whether the current runtime can time things out. A runtime built without `enable_time`
