@@ -88,10 +88,13 @@ mod runtime;
 mod specs;
 mod suggest;
 pub mod telemetry;
+mod transient;
 mod wait;
 
 pub use config::{Environment, InfraConfig, InstanceConfig};
-pub use error::{ConflictKind, Problem, ShutdownError, StartupError, UnusableReason};
+pub use error::{
+    ConflictKind, Problem, ShutdownError, StartAttempts, StartupError, UnusableReason,
+};
 pub use health::{HealthReport, InstanceHealth, Readiness};
 pub use link::LinkedDrivers;
 pub use location::Location;
@@ -99,7 +102,6 @@ pub use options::{OptionsError, RawOptions};
 pub use registry::Health;
 pub use report::{ReportLine, StartupReport};
 pub use runtime::{Kernel, Running};
-pub use wait::StartAttempts;
 
 // `crate::panic_message` is what resolve.rs and conditions.rs name; kept so they need no edit.
 pub(crate) use error_text::panic_message;

@@ -92,7 +92,7 @@ pub(crate) async fn start(
         Ok(Ok(Ok(()))) => Started::Done,
         Ok(Ok(Err(error))) => Started::Failed {
             message: error_chain(error.as_ref()),
-            transient: crate::wait::transient_kind(error.as_ref()),
+            transient: crate::transient::transient_kind(error.as_ref()),
         },
         Ok(Err(join)) if join.is_panic() => {
             Started::Panicked(panic_message(join.into_panic().as_ref()))
