@@ -79,7 +79,6 @@
 mod contract;
 mod driver;
 mod erase;
-mod error_chain;
 mod gate;
 mod macros;
 mod names;
@@ -92,9 +91,32 @@ mod secret;
 pub use async_trait::async_trait;
 pub use contract::{Contract, ProvidedBy, RESERVED_CAPABILITIES, ReservedCapability};
 pub use driver::{Driver, DriverError};
-pub use error_chain::error_chain;
 pub use providers::{cache, lock, notifier, objectstore, taskqueue};
 pub use redact::redact_url;
+/// `error`'s message followed by each of its sources', joined with `: `, for a log line or an
+/// error message that must say more than the outer layer ("db error", "error sending request")
+/// while the useful part is deeper in the chain.
+///
+/// A source whose message the line already ends with is skipped: many wrappers repeat their
+/// cause's text, and the line should not say everything twice. Only `Display` texts are used,
+/// so the result carries no more than the errors themselves show; keep secrets out of those.
+///
+/// The kernel words a driver's failed `start` or `stop` with this same function, so a driver's
+/// own message and the kernel's report of the same error read alike.
+///
+/// ```
+/// use sandloom_driverkit::{DriverError, error_chain};
+///
+/// let refused = std::io::Error::other("connection refused");
+/// let err = DriverError::new("cannot reach 127.0.0.1:6379").with_source(refused);
+/// assert_eq!(error_chain(&err), "cannot reach 127.0.0.1:6379: connection refused");
+///
+/// // A wrapper that already says its cause's text does not say it twice.
+/// let refused = std::io::Error::other("connection refused");
+/// let err = DriverError::new("cannot reach 127.0.0.1:6379: connection refused").with_source(refused);
+/// assert_eq!(error_chain(&err), "cannot reach 127.0.0.1:6379: connection refused");
+/// ```
+pub use sandloom_kernel::__private::error_chain;
 /// What [`Driver::health`] reports (re-exported from the kernel, which drivers never name).
 ///
 /// ```

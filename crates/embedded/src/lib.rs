@@ -35,7 +35,7 @@ mod notifier_memory;
 #[cfg(unix)]
 mod objectstore_fs;
 mod objectstore_memory;
-mod running;
+mod serving;
 mod taskqueue_memory;
 
 pub use cache_memory::{MemoryCache, MemoryCacheOptions};

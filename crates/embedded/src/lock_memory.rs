@@ -10,7 +10,7 @@ use sandloom_driverkit::lock::{Lease, Lock, LockProvider, NAME};
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
 use sandloom_driverkit::{Driver, DriverError, Health, NoOptions, Version, async_trait};
 
-use crate::running::Running;
+use crate::serving::Serving;
 
 /// Expired leases are swept from the table after this many acquisitions.
 const SWEEP_EVERY: u64 = 1024;
@@ -49,7 +49,7 @@ pub struct MemoryLock {
     held: Mutex<HashMap<String, Held>>,
     issued: AtomicU64,
     salt: u64,
-    running: Running,
+    serving: Serving,
 }
 
 /// The longest lease held: 1,000 years. A longer `ttl` (`Duration::MAX` included) is held this
@@ -106,7 +106,7 @@ impl MemoryLock {
 #[async_trait]
 impl Lock for MemoryLock {
     async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
-        self.running.check(NAME)?;
+        self.serving.check(NAME)?;
         check_name(name)?;
         let (until, expires_at) = deadline(ttl)?;
         let token = self.new_token();
@@ -133,7 +133,7 @@ impl Lock for MemoryLock {
     }
 
     async fn release(&self, lease: &Lease) -> InfraResult<bool> {
-        self.running.check(NAME)?;
+        self.serving.check(NAME)?;
         check_name(&lease.name)?;
         let now = Instant::now();
         let mut table = self.table();
@@ -148,7 +148,7 @@ impl Lock for MemoryLock {
     }
 
     async fn refresh(&self, lease: &Lease, ttl: Duration) -> InfraResult<Lease> {
-        self.running.check(NAME)?;
+        self.serving.check(NAME)?;
         check_name(&lease.name)?;
         let (until, expires_at) = deadline(ttl)?;
         let now = Instant::now();
@@ -190,18 +190,18 @@ impl Driver for MemoryLock {
             held: Mutex::new(HashMap::new()),
             issued: AtomicU64::new(0),
             salt: RandomState::new().hash_one(SystemTime::now()),
-            running: Running::default(),
+            serving: Serving::default(),
         })
     }
 
     async fn stop(&self) -> Result<(), DriverError> {
-        self.running.stop();
+        self.serving.stop();
         self.table().clear();
         Ok(())
     }
 
     async fn health(&self) -> Health {
-        self.running.health(NAME)
+        self.serving.health(NAME)
     }
 }
 

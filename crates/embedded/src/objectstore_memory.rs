@@ -15,7 +15,7 @@ use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{ErrorKind, InfraError, InfraResult};
 use sandloom_driverkit::{Driver, DriverError, Health, NoOptions, Version, async_trait};
 
-use crate::running::Running;
+use crate::serving::Serving;
 
 /// The etag of `data`: 16 hex digits of the 64-bit FNV-1a hash of the bytes, `-`, then the
 /// length in hex. Equal contents give equal etags in both embedded stores and across restarts.
@@ -167,7 +167,7 @@ impl Stored {
 #[derive(Debug)]
 pub struct MemoryObjectStore {
     objects: RwLock<BTreeMap<String, Stored>>,
-    running: Running,
+    serving: Serving,
 }
 
 impl MemoryObjectStore {
@@ -181,7 +181,7 @@ impl MemoryObjectStore {
     }
 
     fn stored(&self, key: &str) -> InfraResult<Stored> {
-        self.running.check(NAME)?;
+        self.serving.check(NAME)?;
         validate_key(key)?;
         self.read()
             .get(key)
@@ -195,7 +195,7 @@ impl MemoryObjectStore {
         data: Bytes,
         condition: Option<&PutCondition>,
     ) -> InfraResult<ObjectMeta> {
-        self.running.check(NAME)?;
+        self.serving.check(NAME)?;
         validate_key(key)?;
         let stored = Stored {
             etag: etag_of(&data),
@@ -228,14 +228,14 @@ impl ObjectStore for MemoryObjectStore {
     }
 
     async fn delete(&self, key: &str) -> InfraResult<()> {
-        self.running.check(NAME)?;
+        self.serving.check(NAME)?;
         validate_key(key)?;
         self.write().remove(key);
         Ok(())
     }
 
     async fn list(&self, prefix: &str, options: ListOptions) -> InfraResult<ListPage> {
-        self.running.check(NAME)?;
+        self.serving.check(NAME)?;
         check_prefix(prefix, validate_key)?;
         let limit = page_limit(&options)?;
         // Keys with `prefix` are one contiguous run in byte order; start at the later of the
@@ -281,18 +281,18 @@ impl Driver for MemoryObjectStore {
     fn from_options(_options: NoOptions) -> Result<Self, DriverError> {
         Ok(Self {
             objects: RwLock::new(BTreeMap::new()),
-            running: Running::default(),
+            serving: Serving::default(),
         })
     }
 
     async fn stop(&self) -> Result<(), DriverError> {
-        self.running.stop();
+        self.serving.stop();
         self.write().clear();
         Ok(())
     }
 
     async fn health(&self) -> Health {
-        self.running.health(NAME)
+        self.serving.health(NAME)
     }
 }
 

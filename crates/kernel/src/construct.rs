@@ -9,7 +9,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use crate::error::UnusableReason;
-use crate::panic_message;
+use crate::error_text::{error_chain, panic_message};
 use crate::registry::{BoxError, BuildContext, BuiltDriver, CapabilitySpec, ParsedOptions};
 
 /// Why a driver that `supported` these features, and declared `declared` for its options,
@@ -68,7 +68,7 @@ where
     match catch_unwind(AssertUnwindSafe(|| build(parsed, context))) {
         Ok(Ok(driver)) => Ok(driver),
         Ok(Err(error)) => Err(UnusableReason::BuildFailed {
-            message: crate::lifecycle::error_chain(error.as_ref()),
+            message: error_chain(error.as_ref()),
         }),
         Err(payload) => Err(UnusableReason::Panicked {
             phase: "construction",

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use tokio::task::JoinHandle;
 
-use crate::panic_message;
+use crate::error_text::panic_message;
 use crate::registry::{ErasedLifecycle, Health};
 
 /// Whether the application can serve: all of its instances' health, folded into one state.

@@ -74,6 +74,7 @@ pub mod conditions;
 pub mod config;
 mod construct;
 mod error;
+mod error_text;
 mod health;
 pub mod known;
 mod lifecycle;
@@ -88,10 +89,13 @@ mod runtime;
 mod specs;
 mod suggest;
 pub mod telemetry;
+mod transient;
 mod wait;
 
 pub use config::{Environment, InfraConfig, InstanceConfig};
-pub use error::{ConflictKind, Problem, ShutdownError, StartupError, UnusableReason};
+pub use error::{
+    ConflictKind, Problem, ShutdownError, StartAttempts, StartupError, UnusableReason,
+};
 pub use health::{HealthReport, InstanceHealth, Readiness};
 pub use link::LinkedDrivers;
 pub use location::Location;
@@ -99,20 +103,15 @@ pub use options::{OptionsError, RawOptions};
 pub use registry::Health;
 pub use report::{ReportLine, StartupReport};
 pub use runtime::{Kernel, Running};
-pub use wait::StartAttempts;
 
-/// The text of a caught panic's payload.
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic with a non-string payload".to_owned())
-}
+// `crate::panic_message` is what resolve.rs and conditions.rs name; kept so they need no edit.
+pub(crate) use error_text::panic_message;
 
-// Not public API: what driverkit's macros expand to. Versioned with this crate.
+// Not public API: what driverkit's macros expand to, and the helpers driverkit and the kits
+// share with the kernel (one copy, so their texts cannot drift apart). Versioned with this crate.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::error_text::{error_chain, panic_message};
     pub use linkme;
 
     /// How one instance is made from parsed options, as startup makes it (`construct::make`):

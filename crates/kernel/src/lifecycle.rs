@@ -12,45 +12,37 @@ use std::time::{Duration, Instant};
 use tokio::task::JoinHandle;
 
 use crate::error::Problem;
-use crate::panic_message;
+use crate::error_text::{error_chain, panic_message};
 use crate::registry::{BoxError, ErasedLifecycle};
 
-/// How a guarded call ended.
-pub(crate) enum Outcome<T> {
-    Done(T),
+/// How a `stop` called by [`stop`] ended.
+pub(crate) enum Stopped {
+    Done,
     Failed(String),
     Panicked(String),
     TimedOut,
 }
 
-/// Run `call(lifecycle)` as a task under `timeout`. On timeout the task is aborted (it stops at
-/// its next await; a driver blocking a thread keeps that one thread until it returns).
-pub(crate) async fn guarded<T, F, Fut>(
-    lifecycle: &Arc<dyn ErasedLifecycle>,
-    timeout: Duration,
-    call: F,
-) -> Outcome<T>
-where
-    T: Send + 'static,
-    F: FnOnce(Arc<dyn ErasedLifecycle>) -> Fut,
-    Fut: Future<Output = Result<T, BoxError>> + Send + 'static,
-{
-    let mut task = tokio::spawn(call(Arc::clone(lifecycle)));
+/// Run the driver's `stop` as a task under `timeout`. On timeout the task is aborted (it stops
+/// at its next await; a driver blocking a thread keeps that one thread until it returns).
+pub(crate) async fn stop(lifecycle: &Arc<dyn ErasedLifecycle>, timeout: Duration) -> Stopped {
+    let driver = Arc::clone(lifecycle);
+    let mut task = tokio::spawn(async move { driver.stop().await });
     match tokio::time::timeout(timeout, &mut task).await {
-        Ok(Ok(Ok(value))) => Outcome::Done(value),
-        Ok(Ok(Err(error))) => Outcome::Failed(error_chain(error.as_ref())),
+        Ok(Ok(Ok(()))) => Stopped::Done,
+        Ok(Ok(Err(error))) => Stopped::Failed(error_chain(error.as_ref())),
         Ok(Err(join)) if join.is_panic() => {
-            Outcome::Panicked(panic_message(join.into_panic().as_ref()))
+            Stopped::Panicked(panic_message(join.into_panic().as_ref()))
         }
-        Ok(Err(_)) => Outcome::Failed("the task was cancelled".to_owned()),
+        Ok(Err(_)) => Stopped::Failed("the task was cancelled".to_owned()),
         Err(_) => {
             task.abort();
-            Outcome::TimedOut
+            Stopped::TimedOut
         }
     }
 }
 
-/// How a guarded `start` ended.
+/// How a `start` called by [`start`] ended.
 pub(crate) enum Started {
     Done,
     /// `start` returned an error; `transient` is its kind when retrying may succeed.
@@ -100,7 +92,7 @@ pub(crate) async fn start(
         Ok(Ok(Ok(()))) => Started::Done,
         Ok(Ok(Err(error))) => Started::Failed {
             message: error_chain(error.as_ref()),
-            transient: crate::wait::transient_kind(error.as_ref()),
+            transient: crate::transient::transient_kind(error.as_ref()),
         },
         Ok(Err(join)) if join.is_panic() => {
             Started::Panicked(panic_message(join.into_panic().as_ref()))
@@ -249,20 +241,14 @@ impl Drop for Attempts {
 async fn stop_all(mut drivers: Vec<Attempted>, timeout: Duration) -> Vec<Problem> {
     let mut problems = Vec::new();
     while let Some(driver) = drivers.pop() {
-        let reason = match guarded(
-            &driver.lifecycle,
-            timeout,
-            |l| async move { l.stop().await },
-        )
-        .await
-        {
-            Outcome::Done(()) => {
+        let reason = match stop(&driver.lifecycle, timeout).await {
+            Stopped::Done => {
                 tracing::debug!(target: "sandloom", capability = %driver.capability, instance = %driver.instance, "stopped");
                 continue;
             }
-            Outcome::Failed(message) => message,
-            Outcome::Panicked(message) => format!("stop panicked: {message}"),
-            Outcome::TimedOut => format!("stop did not finish within {} ms", timeout.as_millis()),
+            Stopped::Failed(message) => message,
+            Stopped::Panicked(message) => format!("stop panicked: {message}"),
+            Stopped::TimedOut => format!("stop did not finish within {} ms", timeout.as_millis()),
         };
         problems.push(Problem::StopFailed {
             capability: driver.capability,
@@ -272,17 +258,6 @@ async fn stop_all(mut drivers: Vec<Attempted>, timeout: Duration) -> Vec<Problem
         });
     }
     problems
-}
-
-pub(crate) fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// Whether the current runtime can time things out. A runtime built without `enable_time`

@@ -8,6 +8,7 @@ use crate::config::InfraConfig;
 use crate::config::Location;
 use crate::config::order_by_location;
 use crate::construct::construct;
+use crate::error::StartAttempts;
 use crate::error::{Problem, ShutdownError, StartupError, UnusableReason};
 use crate::health::{Check, Checks, HealthReport, Prober};
 use crate::lifecycle::{self, Attempted, Attempts, Started, timers_enabled};
@@ -15,7 +16,7 @@ use crate::link::LinkedDrivers;
 use crate::registry::{self, BuildContext, ErasedLifecycle, Health};
 use crate::report::{ReportLine, StartupReport};
 use crate::resolve::{Inputs, InstanceNames, PlannedInstance, resolve, unusable};
-use crate::wait::{self, StartAttempts};
+use crate::wait;
 
 /// Reads `INFRA`, resolves the drivers it selects, and starts them.
 ///

@@ -2,21 +2,7 @@
 //! started again, after a pause that grows (bounded exponential backoff with jitter), until the
 //! instance's `start_wait_ms` is spent.
 //!
-//! ## Which errors are transient
-//!
-//! The kernel cannot name driverkit's `DriverError`, so it reads the kind from the error's
-//! `source()` chain:
-//!
-//! 1. The first [`InfraError`] in the chain decides: `Unavailable` or `Timeout` is transient,
-//!    any other kind is not. This is how a driver marks a start error transient:
-//!    `DriverError::new("cannot reach …").with_source(InfraError::unavailable("cache", "…"))`.
-//! 2. Without one, a [`std::io::Error`] in the chain (also one a client crate holds in an
-//!    `Arc<dyn Error>`) whose kind says the peer is not there yet — refused, reset, aborted, not
-//!    connected, broken pipe, unexpected end of stream, host or network unreachable, timed out —
-//!    is transient.
-//! 3. The kernel's own start timeout (`start_timeout_ms`) is transient.
-//!
-//! Everything else — a panic, a `start` that blocks its thread, any other error — fails at once.
+//! Which errors are transient is [`crate::transient`]'s to say.
 //!
 //! ## Backoff
 //!
@@ -36,14 +22,14 @@
 //! the wait is over, the driver is stopped once, with every other driver already started, in
 //! reverse order.
 
-use std::error::Error as StdError;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
-use sandloom_sdk_infra::{ErrorKind, InfraError};
+use sandloom_sdk_infra::ErrorKind;
 use tokio::time::Instant;
 
+use crate::error::StartAttempts;
 use crate::lifecycle::{self, Started};
 use crate::registry::ErasedLifecycle;
 
@@ -51,90 +37,6 @@ use crate::registry::ErasedLifecycle;
 pub(crate) const INITIAL_PAUSE: Duration = Duration::from_millis(100);
 /// The longest pause between two attempts (before jitter).
 pub(crate) const MAX_PAUSE: Duration = Duration::from_secs(2);
-
-/// How startup tried to start one driver: part of a SANDLOOM-B022 for a failed `start`.
-///
-/// ```
-/// use sandloom_kernel::{InfraConfig, Kernel, Problem, UnusableReason};
-///
-/// /// How many times startup called `start` of the driver it refused, if it got that far.
-/// fn attempts(problem: &Problem) -> Option<u32> {
-///     match problem {
-///         Problem::Unusable {
-///             reason: UnusableReason::StartFailed { attempts, .. } | UnusableReason::TimedOut { attempts, .. },
-///             ..
-///         } => Some(attempts.count),
-///         _ => None,
-///     }
-/// }
-/// assert_eq!(attempts(&Problem::NoRuntime), None);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct StartAttempts {
-    /// How many times `start` was called: 1 unless it failed with a transient error and
-    /// `start_wait_ms` allowed more.
-    pub count: u32,
-    /// From the first call to the end of the last.
-    pub spent: Duration,
-    /// The instance's `start_wait_ms` (zero: no waiting).
-    pub wait: Duration,
-    /// Whether the last failure was transient (`Unavailable`, `Timeout`, the start timeout):
-    /// then startup gave up because the wait was spent; otherwise it gave up at once.
-    pub transient: bool,
-}
-
-impl StartAttempts {
-    /// "`start_wait_ms` is 10000", for messages.
-    pub(crate) fn wait_setting(&self) -> String {
-        if self.wait.is_zero() {
-            "`start_wait_ms` is 0".to_owned()
-        } else {
-            format!("`start_wait_ms` is {}", self.wait.as_millis())
-        }
-    }
-}
-
-/// Whether a failed `start`'s error is transient, and of which kind (see the module docs).
-pub(crate) fn transient_kind(error: &(dyn StdError + 'static)) -> Option<ErrorKind> {
-    let mut io_kind = None;
-    let mut next = Some(error);
-    while let Some(error) = next {
-        if let Some(infra) = error.downcast_ref::<InfraError>() {
-            return infra.kind().is_retryable().then_some(infra.kind());
-        }
-        if io_kind.is_none() {
-            // Some client crates (redis) hold the I/O error in an `Arc`, whose `source()`
-            // skips it: look inside.
-            let io = error.downcast_ref::<std::io::Error>().or_else(|| {
-                error
-                    .downcast_ref::<Arc<dyn StdError + Send + Sync>>()
-                    .and_then(|inner| inner.downcast_ref::<std::io::Error>())
-            });
-            io_kind = io.and_then(|io| io_transient(io.kind()));
-        }
-        next = error.source();
-    }
-    io_kind
-}
-
-fn io_transient(kind: std::io::ErrorKind) -> Option<ErrorKind> {
-    use std::io::ErrorKind as Io;
-    match kind {
-        Io::ConnectionRefused
-        | Io::ConnectionReset
-        | Io::ConnectionAborted
-        | Io::NotConnected
-        | Io::BrokenPipe
-        | Io::UnexpectedEof
-        | Io::HostUnreachable
-        | Io::NetworkUnreachable
-        | Io::NetworkDown
-        | Io::AddrNotAvailable => Some(ErrorKind::Unavailable),
-        Io::TimedOut => Some(ErrorKind::Timeout),
-        _ => None,
-    }
-}
 
 /// Pauses between attempts: exponential from [`INITIAL_PAUSE`] to [`MAX_PAUSE`], equal jitter.
 pub(crate) struct Backoff {
@@ -261,78 +163,9 @@ fn millis(duration: Duration) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use std::error::Error as StdError;
-    use std::sync::Arc;
     use std::time::Duration;
 
-    use sandloom_sdk_infra::{ErrorKind, InfraError};
-
-    use super::{Backoff, MAX_PAUSE, transient_kind};
-
-    /// A driver's error with a cause, as driverkit's `DriverError` is.
-    #[derive(Debug)]
-    struct Wrapper(&'static str, Option<Box<dyn StdError + Send + Sync>>);
-
-    impl std::fmt::Display for Wrapper {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str(self.0)
-        }
-    }
-
-    impl StdError for Wrapper {
-        fn source(&self) -> Option<&(dyn StdError + 'static)> {
-            self.1.as_deref().map(|e| e as &(dyn StdError + 'static))
-        }
-    }
-
-    fn wrapped(source: impl StdError + Send + Sync + 'static) -> Wrapper {
-        Wrapper("cannot start", Some(Box::new(source)))
-    }
-
-    #[test]
-    fn the_first_infra_error_in_the_chain_decides() {
-        let unavailable = wrapped(InfraError::unavailable("cache", "connection refused"));
-        assert_eq!(transient_kind(&unavailable), Some(ErrorKind::Unavailable));
-        let timeout = wrapped(InfraError::new(ErrorKind::Timeout, "cache", "no answer"));
-        assert_eq!(transient_kind(&timeout), Some(ErrorKind::Timeout));
-        let invalid = wrapped(InfraError::invalid_input("cache", "bad password"));
-        assert_eq!(transient_kind(&invalid), None);
-        // An explicit non-transient kind wins over a connection error beneath it.
-        let marked = wrapped(
-            InfraError::conflict("cache", "wrong server")
-                .with_source(std::io::Error::from(std::io::ErrorKind::ConnectionRefused)),
-        );
-        assert_eq!(transient_kind(&marked), None);
-        assert_eq!(transient_kind(&Wrapper("plain", None)), None);
-    }
-
-    #[test]
-    fn connection_errors_of_io_are_transient_and_others_are_not() {
-        use std::io::{Error, ErrorKind as Io};
-        for (kind, expected) in [
-            (Io::ConnectionRefused, Some(ErrorKind::Unavailable)),
-            (Io::ConnectionReset, Some(ErrorKind::Unavailable)),
-            (Io::BrokenPipe, Some(ErrorKind::Unavailable)),
-            (Io::UnexpectedEof, Some(ErrorKind::Unavailable)),
-            (Io::TimedOut, Some(ErrorKind::Timeout)),
-            (Io::PermissionDenied, None),
-            (Io::NotFound, None),
-            (Io::InvalidData, None),
-        ] {
-            assert_eq!(
-                transient_kind(&wrapped(Error::from(kind))),
-                expected,
-                "{kind:?}"
-            );
-            // Held in an `Arc`, as the redis client holds it.
-            let shared: Arc<dyn StdError + Send + Sync> = Arc::new(Error::from(kind));
-            assert_eq!(
-                transient_kind(&wrapped(shared)),
-                expected,
-                "{kind:?} in an Arc"
-            );
-        }
-    }
+    use super::{Backoff, MAX_PAUSE};
 
     #[test]
     fn pauses_grow_to_the_cap_and_stay_within_equal_jitter() {

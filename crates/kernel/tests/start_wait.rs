@@ -28,7 +28,8 @@ struct Options {
     id: String,
     /// One outcome per attempt of `start`, the last repeating: `ok`, `unavailable`, `timeout`
     /// (an `InfraError` of that kind), `refused` (an `io::Error`), `invalid` (an `InfraError`
-    /// that is not transient), `plain` (an error of no known kind), `hang` (never finishes).
+    /// that is not transient), `plain` (an error of no known kind), `repeats` (an error whose
+    /// message already ends with its cause's), `hang` (never finishes).
     script: Vec<String>,
 }
 
@@ -94,6 +95,10 @@ impl ErasedLifecycle for Scripted {
                     InfraError::invalid_input("cache", "authentication failed"),
                 )),
                 "plain" => Err("the schema is too new".into()),
+                "repeats" => Err(failing(
+                    "cannot connect: connection refused",
+                    std::io::Error::other("connection refused"),
+                )),
                 "hang" => std::future::pending().await,
                 other => panic!("unknown outcome {other}"),
             }
@@ -286,6 +291,18 @@ async fn any_other_error_fails_at_once_and_says_why_it_was_not_retried() {
         );
         assert_eq!(events(id), [format!("start:{kind}"), "stop".to_owned()]);
     }
+}
+
+#[tokio::test]
+async fn a_cause_the_message_already_ends_with_is_said_once() {
+    let (_, problem) = refused(&instance("repeats", &["repeats"], "")).await;
+    // The kernel words it with the `error_chain` driverkit documents, which skips the repeat.
+    assert!(
+        problem
+            .description()
+            .ends_with("start failed: cannot connect: connection refused"),
+        "{problem}"
+    );
 }
 
 #[tokio::test]

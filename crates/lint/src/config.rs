@@ -3,8 +3,7 @@
 use serde::Deserialize;
 
 use crate::error::LintError;
-use crate::report::Code;
-use crate::roles::Role;
+use crate::report::{Code, Role};
 
 /// Backend SDKs a module may never depend on (C004). `banned_sdks` in the workspace
 /// configuration extends this list; it cannot shrink it.

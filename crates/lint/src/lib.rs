@@ -7,14 +7,14 @@ mod manifest;
 mod report;
 mod roles;
 mod rules;
+mod sink;
 mod source;
 mod workspace;
 
 use std::path::Path;
 
 pub use error::LintError;
-pub use report::{Allowed, Code, CrateRole, Location, Report, Violation};
-pub use roles::{Role, RoleOrigin};
+pub use report::{Allowed, Code, CrateRole, Location, Report, Role, RoleOrigin, Violation};
 
 /// Lint the workspace of `manifest_path` (or the one around the current directory).
 ///

@@ -1,12 +1,13 @@
 //! What a run found: the crates and their roles, the violations, and how both are printed.
+//!
+//! The words every other file uses ([`Code`], [`Role`], [`Violation`], …) live here, in a file
+//! that imports none of them, so the rules, the roles and the configuration all build on it.
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
-
-use crate::roles::{Role, RoleOrigin};
 
 /// The stable code of a rule. Codes never change meaning; a retired rule's code is not reused.
 ///
@@ -115,6 +116,64 @@ pub struct Violation {
     pub message: String,
     /// What to do instead.
     pub help: String,
+}
+
+/// What a crate is, which decides the rules it must follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Role {
+    /// Business code: uses capabilities through `sandloom-sdk-infra` only (C004, E001, E002).
+    Module,
+    /// Registers drivers (O001, E001, E002, and the layering rules for drivers).
+    Driver,
+    /// Defines capabilities (`define_capability!`) that modules and drivers share.
+    Contract,
+    /// Builds the binary: links drivers, reads `INFRA`, starts the kernel.
+    Application,
+    /// Sandloom's own crates (`sandloom`, `sandloom-sdk-infra`, `sandloom-kernel`,
+    /// `sandloom-driverkit`); never declared, only inferred from the name.
+    Framework,
+}
+
+impl Role {
+    /// The role as written in `Cargo.toml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Module => "module",
+            Role::Driver => "driver",
+            Role::Contract => "contract",
+            Role::Application => "application",
+            Role::Framework => "framework",
+        }
+    }
+
+    /// The role `[package.metadata.sandloom] role = "…"` names; `None` for `framework`,
+    /// which is only inferred, and for anything unknown.
+    pub(crate) fn declarable(name: &str) -> Option<Role> {
+        match name {
+            "module" => Some(Role::Module),
+            "driver" => Some(Role::Driver),
+            "contract" => Some(Role::Contract),
+            "application" => Some(Role::Application),
+            _ => None,
+        }
+    }
+}
+
+/// Where a crate's role came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum RoleOrigin {
+    /// `[package.metadata.sandloom] role`.
+    Declared,
+    /// Inferred from what the crate does or depends on.
+    Inferred,
+    /// Declared as something else, but the crate registers drivers: it is a driver.
+    Overridden,
+    /// Neither declared nor inferred: only layering rules that name the crate apply.
+    None,
 }
 
 /// A workspace member and the role the lint gave it.

@@ -1,69 +1,11 @@
 //! Roles: declared in `[package.metadata.sandloom] role = "…"`, inferred when absent, and
 //! overridden for a crate that registers drivers (it is a driver whatever it says).
 
-use serde::{Deserialize, Serialize};
-
 use crate::config::{APPLICATION_DOOR, DRIVERKIT, FRAMEWORK_CRATES, KERNEL, SDK_INFRA};
-use crate::report::{Code, CrateRole, Violation};
-use crate::rules::Sink;
+use crate::report::{Code, CrateRole, Role, RoleOrigin, Violation};
+use crate::sink::Sink;
 use crate::source::Facts;
 use crate::workspace::Member;
-
-/// What a crate is, which decides the rules it must follow.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[non_exhaustive]
-pub enum Role {
-    /// Business code: uses capabilities through `sandloom-sdk-infra` only (C004, E001, E002).
-    Module,
-    /// Registers drivers (O001, E001, E002, and the layering rules for drivers).
-    Driver,
-    /// Defines capabilities (`define_capability!`) that modules and drivers share.
-    Contract,
-    /// Builds the binary: links drivers, reads `INFRA`, starts the kernel.
-    Application,
-    /// Sandloom's own crates (`sandloom`, `sandloom-sdk-infra`, `sandloom-kernel`,
-    /// `sandloom-driverkit`); never declared, only inferred from the name.
-    Framework,
-}
-
-impl Role {
-    /// The role as written in `Cargo.toml`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Module => "module",
-            Role::Driver => "driver",
-            Role::Contract => "contract",
-            Role::Application => "application",
-            Role::Framework => "framework",
-        }
-    }
-
-    fn declarable(name: &str) -> Option<Role> {
-        match name {
-            "module" => Some(Role::Module),
-            "driver" => Some(Role::Driver),
-            "contract" => Some(Role::Contract),
-            "application" => Some(Role::Application),
-            _ => None,
-        }
-    }
-}
-
-/// Where a crate's role came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-#[non_exhaustive]
-pub enum RoleOrigin {
-    /// `[package.metadata.sandloom] role`.
-    Declared,
-    /// Inferred from what the crate does or depends on.
-    Inferred,
-    /// Declared as something else, but the crate registers drivers: it is a driver.
-    Overridden,
-    /// Neither declared nor inferred: only layering rules that name the crate apply.
-    None,
-}
 
 /// A member's roles: the one it declared and the one the rules use.
 #[derive(Debug, Clone)]

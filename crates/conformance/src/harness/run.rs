@@ -10,6 +10,7 @@ use std::time::Duration;
 use futures_util::FutureExt as _;
 use futures_util::future::BoxFuture;
 use sandloom_driverkit::Driver;
+use sandloom_kernel::__private::panic_message;
 
 use super::build::make;
 use super::instance::Instance;
@@ -59,7 +60,7 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
             let instance = AssertUnwindSafe(self.instance(scratch.path(), namespace))
                 .catch_unwind()
                 .await
-                .map_err(|payload| fail(format!("the driver panicked: {}", panic_text(&*payload))))?
+                .map_err(|payload| fail(format!("the driver panicked: {}", panic_message(&*payload))))?
                 .map_err(fail)?;
             let outcome = tokio::time::timeout(
                 OBLIGATION_TIME_LIMIT,
@@ -75,7 +76,7 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
                 Ok(Ok(Err(message))) => Err(fail(message)),
                 Ok(Err(payload)) => Err(fail(format!(
                     "the driver panicked: {}",
-                    panic_text(&*payload)
+                    panic_message(&*payload)
                 ))),
                 Err(_) => Err(fail(format!(
                     "did not finish within {} s",
@@ -84,12 +85,4 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
             }
         })
     }
-}
-
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_default()
 }

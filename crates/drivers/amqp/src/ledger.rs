@@ -2,13 +2,13 @@
 //!
 //! Every reservation is an unacked delivery on the consumer channel, which RabbitMQ keeps for as
 //! long as the connection lives: the visibility timeout is this ledger's. A single sweeper task
-//! sleeps until the earliest deadline (or, with nothing held, for one visibility timeout) and
-//! hands the expired reservations to the engine. Every reservation gets the same timeout, so a
+//! ([`crate::settle`]) sleeps until the earliest deadline (or, with nothing held, for one
+//! visibility timeout) and hands the expired reservations to the engine. Every reservation gets the same timeout, so a
 //! new deadline is never earlier than the one the sweeper sleeps towards: `reserve` and `ack`
 //! only touch two maps under one lock, and never wake another thread.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 
 use lapin::Acker;
 use sandloom_driverkit::taskqueue::Task;
@@ -16,7 +16,6 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::engine::Engine;
 use crate::link::lock;
 
 /// One reservation: the delivery it holds and when it times out.
@@ -46,16 +45,19 @@ pub(crate) struct Ledger {
 }
 
 impl Ledger {
-    /// Record a reservation; `number` is unique to it. Starts the sweeper on first use (and
-    /// again if the runtime it ran on is gone).
+    /// Record a reservation; `number` is unique to it. Starts the sweeper with `sweeper` (given
+    /// the notifier that wakes it) on first use, and again if the runtime it ran on is gone.
+    ///
+    /// The sweeper is passed in rather than spawned here because it settles what it finds,
+    /// which is the engine's work ([`crate::settle`]): the ledger only keeps the books.
     pub(crate) fn insert(
         &self,
-        engine: &Arc<Engine>,
         receipt: String,
         number: u64,
         task: Task,
         acker: Acker,
         deadline: Instant,
+        sweeper: impl FnOnce(Arc<Notify>) -> JoinHandle<()>,
     ) {
         let key = (deadline, number);
         let mut state = lock(&self.state);
@@ -71,10 +73,7 @@ impl Ledger {
         );
         if state.sweeper.as_ref().is_none_or(JoinHandle::is_finished) {
             state.armed = None;
-            state.sweeper = Some(tokio::spawn(sweep(
-                Arc::downgrade(engine),
-                Arc::clone(&self.wake),
-            )));
+            state.sweeper = Some(sweeper(Arc::clone(&self.wake)));
         }
         if state.armed.is_none_or(|armed| armed > deadline) {
             self.wake.notify_one();
@@ -94,7 +93,7 @@ impl Ledger {
 
     /// Take out every reservation due at `now`; when the sweeper looks next: the next deadline,
     /// or `idle_until` when nothing is held.
-    fn take_expired(&self, now: Instant, idle_until: Instant) -> (Vec<Held>, Instant) {
+    pub(crate) fn take_expired(&self, now: Instant, idle_until: Instant) -> (Vec<Held>, Instant) {
         let mut state = lock(&self.state);
         let mut expired = Vec::new();
         while let Some(entry) = state.due.first_entry() {
@@ -126,32 +125,5 @@ impl Ledger {
     /// Wake the sweeper so it notices the driver stopped or went away.
     pub(crate) fn wake(&self) {
         self.wake.notify_one();
-    }
-}
-
-/// The sweeper: hand every expired reservation to the engine, then sleep until the next
-/// deadline or a wake-up. Holds the engine only weakly while it sleeps, so a dropped driver
-/// closes its connection (and the broker redelivers its reservations).
-async fn sweep(engine: Weak<Engine>, wake: Arc<Notify>) {
-    loop {
-        let next = {
-            let Some(engine) = engine.upgrade() else {
-                return;
-            };
-            if engine.is_stopped() {
-                return;
-            }
-            let now = Instant::now();
-            let (expired, next) = engine.ledger.take_expired(now, engine.deadline_from(now));
-            for entry in expired {
-                let engine = Arc::clone(&engine);
-                tokio::spawn(async move { engine.time_out(entry).await });
-            }
-            next
-        };
-        tokio::select! {
-            () = tokio::time::sleep_until(next) => {}
-            () = wake.notified() => {}
-        }
     }
 }

@@ -82,7 +82,6 @@
 mod address;
 mod engine;
 mod errors;
-mod held;
 mod ledger;
 mod link;
 mod message;
@@ -90,6 +89,7 @@ mod naming;
 mod options;
 mod provider;
 mod receive;
+mod settle;
 
 pub use options::AmqpTaskQueueOptions;
 pub use provider::AmqpTaskQueue;

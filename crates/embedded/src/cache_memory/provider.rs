@@ -1,6 +1,6 @@
 //! The `cache.memory` driver: moka underneath, expiry per entry.
 
-use crate::running::Running;
+use crate::serving::Serving;
 use moka::Expiry;
 use moka::future::Cache as MokaCache;
 use moka::ops::compute::{CompResult, Op};
@@ -76,7 +76,7 @@ fn deadline(ttl: Option<Duration>) -> Option<Instant> {
 pub struct MemoryCache {
     entries: MokaCache<String, Entry>,
     default_ttl: Option<Duration>,
-    running: Running,
+    serving: Serving,
 }
 
 impl std::fmt::Debug for MemoryCache {
@@ -84,7 +84,7 @@ impl std::fmt::Debug for MemoryCache {
         f.debug_struct("MemoryCache")
             .field("entries", &self.entries.entry_count())
             .field("default_ttl", &self.default_ttl)
-            .field("running", &self.running)
+            .field("serving", &self.serving)
             .finish()
     }
 }
@@ -137,26 +137,26 @@ impl MemoryCache {
 #[async_trait]
 impl Cache for MemoryCache {
     async fn get(&self, key: &str) -> InfraResult<Option<Bytes>> {
-        self.running.check(NAME)?;
+        self.serving.check(NAME)?;
         check_key(key)?;
         Ok(self.entries.get(key).await.map(|entry| entry.value))
     }
 
     async fn set(&self, key: &str, value: Bytes) -> InfraResult<()> {
-        self.running.check(NAME)?;
+        self.serving.check(NAME)?;
         check_key(key)?;
         self.store(key, value, deadline(self.default_ttl)).await;
         Ok(())
     }
 
     async fn delete(&self, key: &str) -> InfraResult<bool> {
-        self.running.check(NAME)?;
+        self.serving.check(NAME)?;
         check_key(key)?;
         Ok(self.remove(key).await)
     }
 
     async fn set_with_ttl(&self, key: &str, value: Bytes, ttl: Duration) -> InfraResult<()> {
-        self.running.check(NAME)?;
+        self.serving.check(NAME)?;
         check_key(key)?;
         if ttl.is_zero() {
             return Err(InfraError::invalid_input(NAME, "the ttl must not be zero"));
@@ -166,7 +166,7 @@ impl Cache for MemoryCache {
     }
 
     async fn increment(&self, key: &str, delta: i64) -> InfraResult<i64> {
-        self.running.check(NAME)?;
+        self.serving.check(NAME)?;
         check_key(key)?;
         let mut outcome: InfraResult<i64> =
             Err(InfraError::conflict(NAME, "increment did not run"));
@@ -213,7 +213,7 @@ impl Cache for MemoryCache {
     }
 
     async fn get_many(&self, keys: &[&str]) -> InfraResult<Vec<Option<Bytes>>> {
-        self.running.check(NAME)?;
+        self.serving.check(NAME)?;
         keys.iter().try_for_each(|key| check_key(key))?;
         let mut values = Vec::with_capacity(keys.len());
         for key in keys {
@@ -223,7 +223,7 @@ impl Cache for MemoryCache {
     }
 
     async fn set_many(&self, entries: &[(&str, Bytes)]) -> InfraResult<()> {
-        self.running.check(NAME)?;
+        self.serving.check(NAME)?;
         entries.iter().try_for_each(|(key, _)| check_key(key))?;
         for (key, value) in entries {
             self.store(key, value.clone(), deadline(self.default_ttl))
@@ -233,7 +233,7 @@ impl Cache for MemoryCache {
     }
 
     async fn delete_many(&self, keys: &[&str]) -> InfraResult<u64> {
-        self.running.check(NAME)?;
+        self.serving.check(NAME)?;
         keys.iter().try_for_each(|key| check_key(key))?;
         let mut removed = 0;
         for key in keys {
@@ -273,18 +273,18 @@ impl Driver for MemoryCache {
         Ok(Self {
             entries,
             default_ttl,
-            running: Running::default(),
+            serving: Serving::default(),
         })
     }
 
     async fn stop(&self) -> Result<(), DriverError> {
-        self.running.stop();
+        self.serving.stop();
         self.entries.invalidate_all();
         Ok(())
     }
 
     async fn health(&self) -> Health {
-        self.running.health(NAME)
+        self.serving.health(NAME)
     }
 }
 

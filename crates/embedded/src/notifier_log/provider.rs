@@ -1,6 +1,6 @@
 //! The `notifier.log` driver: each message as a `tracing` event.
 
-use crate::running::Running;
+use crate::serving::Serving;
 use sandloom_driverkit::notifier::{BATCH, Message, NAME, Notifier, NotifierProvider, Receipt};
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
 use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
@@ -49,7 +49,7 @@ const SECRET_MARKERS: &[&str] = &[
 pub struct LogNotifier {
     level: LogLevel,
     sent: AtomicU64,
-    running: Running,
+    serving: Serving,
 }
 
 /// Check what every embedded notifier requires of a message.
@@ -95,7 +95,7 @@ fn loggable_metadata(metadata: &BTreeMap<String, String>) -> String {
 
 impl LogNotifier {
     fn emit(&self, message: &Message) -> InfraResult<Receipt> {
-        self.running.check(NAME)?;
+        self.serving.check(NAME)?;
         validate_message(message)?;
         let id = format!("log-{}", self.sent.fetch_add(1, Ordering::Relaxed) + 1);
         let subject = message.subject.as_deref().unwrap_or("");
@@ -134,7 +134,7 @@ impl Notifier for LogNotifier {
     }
 
     async fn send_batch(&self, messages: &[Message]) -> InfraResult<Vec<InfraResult<Receipt>>> {
-        self.running.check(NAME)?;
+        self.serving.check(NAME)?;
         Ok(messages.iter().map(|message| self.emit(message)).collect())
     }
 }
@@ -151,17 +151,17 @@ impl Driver for LogNotifier {
         Ok(Self {
             level: options.level,
             sent: AtomicU64::new(0),
-            running: Running::default(),
+            serving: Serving::default(),
         })
     }
 
     async fn stop(&self) -> Result<(), DriverError> {
-        self.running.stop();
+        self.serving.stop();
         Ok(())
     }
 
     async fn health(&self) -> Health {
-        self.running.health(NAME)
+        self.serving.health(NAME)
     }
 }
 

@@ -1,7 +1,7 @@
 //! The `notifier.memory` driver: messages kept in the process, for tests.
 
 use crate::notifier_log::validate_message;
-use crate::running::Running;
+use crate::serving::Serving;
 use sandloom_driverkit::notifier::{BATCH, Message, NAME, Notifier, NotifierProvider, Receipt};
 use sandloom_driverkit::sdk::InfraResult;
 use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
@@ -41,7 +41,7 @@ pub struct MemoryNotifier {
     capacity: usize,
     messages: Messages,
     sent: AtomicU64,
-    running: Running,
+    serving: Serving,
 }
 
 impl MemoryNotifier {
@@ -118,7 +118,7 @@ impl MemoryNotifier {
     }
 
     fn keep(&self, message: &Message) -> InfraResult<Receipt> {
-        self.running.check(NAME)?;
+        self.serving.check(NAME)?;
         validate_message(message)?;
         let receipt = {
             let mut messages = self.messages();
@@ -143,7 +143,7 @@ impl Notifier for MemoryNotifier {
     }
 
     async fn send_batch(&self, messages: &[Message]) -> InfraResult<Vec<InfraResult<Receipt>>> {
-        self.running.check(NAME)?;
+        self.serving.check(NAME)?;
         Ok(messages.iter().map(|message| self.keep(message)).collect())
     }
 }
@@ -178,17 +178,17 @@ impl Driver for MemoryNotifier {
             capacity: options.capacity,
             messages,
             sent: AtomicU64::new(0),
-            running: Running::default(),
+            serving: Serving::default(),
         })
     }
 
     async fn stop(&self) -> Result<(), DriverError> {
-        self.running.stop();
+        self.serving.stop();
         Ok(())
     }
 
     async fn health(&self) -> Health {
-        self.running.health(NAME)
+        self.serving.health(NAME)
     }
 }
 

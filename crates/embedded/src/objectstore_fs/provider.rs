@@ -1,12 +1,12 @@
 //! The `objectstore.fs` driver: objects as files beneath a root, every path resolved beneath it.
 
-mod beneath;
-mod blocking;
+mod confined;
+mod files;
 mod list;
 
 use crate::objectstore_memory::{check_prefix, page_limit};
-use crate::running::Running;
-use blocking::Paths;
+use crate::serving::Serving;
+use files::Paths;
 use sandloom_driverkit::objectstore::{
     CONDITIONAL_PUT, ETAG, ListOptions, ListPage, NAME, ObjectMeta, ObjectStore,
     ObjectStoreProvider, PutCondition,
@@ -89,7 +89,7 @@ pub struct FsObjectStore {
     /// Plain writes share it; conditional puts hold it alone, making check-and-write atomic.
     gate: Arc<RwLock<()>>,
     staged: AtomicU64,
-    running: Running,
+    serving: Serving,
 }
 
 impl FsObjectStore {
@@ -100,7 +100,7 @@ impl FsObjectStore {
         T: Send + 'static,
         F: FnOnce(&Paths) -> InfraResult<T> + Send + 'static,
     {
-        self.running.check(NAME)?;
+        self.serving.check(NAME)?;
         let paths = Arc::clone(&self.paths);
         tokio::task::spawn_blocking(move || work(&paths))
             .await
@@ -121,7 +121,7 @@ impl FsObjectStore {
         data: Bytes,
         condition: Option<PutCondition>,
     ) -> InfraResult<ObjectMeta> {
-        self.running.check(NAME)?;
+        self.serving.check(NAME)?;
         let key = key.to_owned();
         let temp = self.temp_name();
         // The guard moves into the blocking task: if the caller gives up, the write still
@@ -164,7 +164,7 @@ impl ObjectStore for FsObjectStore {
     }
 
     async fn delete(&self, key: &str) -> InfraResult<()> {
-        self.running.check(NAME)?;
+        self.serving.check(NAME)?;
         let key = key.to_owned();
         let guard = Arc::clone(&self.gate).read_owned().await;
         self.blocking(move |paths| {
@@ -175,7 +175,7 @@ impl ObjectStore for FsObjectStore {
     }
 
     async fn list(&self, prefix: &str, options: ListOptions) -> InfraResult<ListPage> {
-        self.running.check(NAME)?;
+        self.serving.check(NAME)?;
         check_prefix(prefix, |key| self.paths.check_key(key))?;
         let limit = page_limit(&options)?;
         let prefix = prefix.to_owned();
@@ -216,7 +216,7 @@ impl Driver for FsObjectStore {
             paths: Arc::new(Paths::new(options.root)),
             gate: Arc::new(RwLock::new(())),
             staged: AtomicU64::new(0),
-            running: Running::default(),
+            serving: Serving::default(),
         })
     }
 
@@ -230,12 +230,12 @@ impl Driver for FsObjectStore {
     }
 
     async fn stop(&self) -> Result<(), DriverError> {
-        self.running.stop();
+        self.serving.stop();
         Ok(())
     }
 
     async fn health(&self) -> Health {
-        if let Err(err) = self.running.check(NAME) {
+        if let Err(err) = self.serving.check(NAME) {
             return Health::Unhealthy(err.to_string());
         }
         let root = self.paths.root.clone();

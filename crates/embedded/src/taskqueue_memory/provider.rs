@@ -1,6 +1,6 @@
 //! The `taskqueue.memory` driver: queues in the process, leases by deadline.
 
-use crate::running::Running;
+use crate::serving::Serving;
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
 use sandloom_driverkit::taskqueue::{
@@ -234,7 +234,7 @@ pub struct MemoryTaskQueue {
     dedupe_window: Duration,
     salt: u64,
     state: Mutex<State>,
-    running: Running,
+    serving: Serving,
 }
 
 fn check_queue(queue: &str) -> InfraResult<()> {
@@ -295,7 +295,7 @@ impl TaskQueue for MemoryTaskQueue {
         payload: Bytes,
         options: EnqueueOptions,
     ) -> InfraResult<String> {
-        self.running.check(NAME)?;
+        self.serving.check(NAME)?;
         check_queue(queue)?;
         let key = options.checked_idempotency_key()?;
         let now = Instant::now();
@@ -329,7 +329,7 @@ impl TaskQueue for MemoryTaskQueue {
     }
 
     async fn reserve(&self, queue: &str, wait: Duration) -> InfraResult<Option<Reservation>> {
-        self.running.check(NAME)?;
+        self.serving.check(NAME)?;
         check_queue(queue)?;
         let deadline = Instant::now().checked_add(wait);
         let notify = Arc::clone(&self.state().queue(queue).notify);
@@ -338,7 +338,7 @@ impl TaskQueue for MemoryTaskQueue {
             let notified = notify.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            self.running.check(NAME)?;
+            self.serving.check(NAME)?;
             let next_timer = match self.try_reserve(queue) {
                 Ok(reservation) => return Ok(Some(reservation)),
                 Err(next_timer) => next_timer,
@@ -356,7 +356,7 @@ impl TaskQueue for MemoryTaskQueue {
     }
 
     async fn ack(&self, reservation: &Reservation) -> InfraResult<()> {
-        self.running.check(NAME)?;
+        self.serving.check(NAME)?;
         check_queue(&reservation.task.queue)?;
         let now = Instant::now();
         let mut state = self.state();
@@ -374,7 +374,7 @@ impl TaskQueue for MemoryTaskQueue {
         reservation: &Reservation,
         retry_after: Option<Duration>,
     ) -> InfraResult<()> {
-        self.running.check(NAME)?;
+        self.serving.check(NAME)?;
         let name = reservation.task.queue.as_str();
         check_queue(name)?;
         let now = Instant::now();
@@ -401,7 +401,7 @@ impl TaskQueue for MemoryTaskQueue {
     }
 
     async fn dead_letters(&self, queue: &str, limit: usize) -> InfraResult<Vec<Task>> {
-        self.running.check(NAME)?;
+        self.serving.check(NAME)?;
         check_queue(queue)?;
         let now = Instant::now();
         let mut state = self.state();
@@ -441,12 +441,12 @@ impl Driver for MemoryTaskQueue {
             dedupe_window: Duration::from_millis(options.dedupe_window_ms),
             salt: RandomState::new().hash_one(SystemTime::now()),
             state: Mutex::new(State::default()),
-            running: Running::default(),
+            serving: Serving::default(),
         })
     }
 
     async fn stop(&self) -> Result<(), DriverError> {
-        self.running.stop();
+        self.serving.stop();
         let queues = std::mem::take(&mut self.state().queues);
         // Waiting `reserve` calls wake, see the driver stopped, and answer `Stopped`.
         for queue in queues.values() {
@@ -456,7 +456,7 @@ impl Driver for MemoryTaskQueue {
     }
 
     async fn health(&self) -> Health {
-        self.running.health(NAME)
+        self.serving.health(NAME)
     }
 }
 

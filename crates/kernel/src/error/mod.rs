@@ -5,11 +5,13 @@
 //! Nothing here reads `config`: problems carry a [`Location`](crate::Location), which has its
 //! own home, and `config` orders problems by the `INFRA` they concern.
 
+mod attempts;
 mod problem;
 mod reason;
 
 use std::fmt;
 
+pub use attempts::StartAttempts;
 pub use problem::Problem;
 pub use reason::{ConflictKind, UnusableReason};
 

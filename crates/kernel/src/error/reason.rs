@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use semver::Version;
 
+use super::attempts::StartAttempts;
 use crate::location::Location;
 use crate::options::OptionsError;
 use crate::specs::KERNEL_PACKAGE;
-use crate::wait::StartAttempts;
 
 /// Why two providers conflict (SANDLOOM-B021).
 ///

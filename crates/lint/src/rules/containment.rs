@@ -2,28 +2,14 @@
 //! or a banned backend SDK — by its own name or through another member's re-exports
 //! ([`reexport`]); or a crate declared a module registers drivers.
 
+mod forbidden;
 mod reexport;
 
-use super::{Crate, Sink, names_of};
-use crate::config::{CONFORMANCE, DRIVERKIT};
-use crate::report::{Code, Violation};
-use crate::roles::Role;
+use crate::report::{Code, Role, Violation};
+use crate::rules::krate::{Crate, names_of};
+use crate::sink::Sink;
 use crate::workspace::Workspace;
-
-const HELP_DRIVERKIT: &str = "a module reaches infrastructure through `sandloom-sdk-infra` \
-     (`Infra` and the capability keys); driver code belongs in a driver crate";
-const HELP_CONFORMANCE: &str = "the conformance kits test drivers; a module tests against \
-     fakes built with `Infra::builder()` (`sandloom-sdk-infra`)";
-const HELP_DRIVER: &str = "depend on the capability instead (`sandloom-sdk-infra`, or the \
-     contract crate that defines it): the application links drivers and INFRA selects them";
-const HELP_SDK: &str = "ask `Infra` for the capability (cache, objectstore, notifier, \
-     taskqueue, lock) and let a driver crate wrap the SDK";
-
-/// Why a package is forbidden to modules, and what to do instead.
-struct Forbidden {
-    what: String,
-    help: &'static str,
-}
+use forbidden::{HELP_DRIVER, classify};
 
 pub(super) fn check(
     workspace: &Workspace,
@@ -89,51 +75,4 @@ pub(super) fn check(
     if let Some(origin) = workspace.index(&member.name) {
         reexport::check(workspace, crates, origin, sink);
     }
-}
-
-/// Whether a module may depend on `package`, and if not, why.
-fn classify(workspace: &Workspace, crates: &[Crate<'_>], package: &str) -> Option<Forbidden> {
-    let is_driver = |name: &str| {
-        workspace.config.is_declared_driver(name)
-            || workspace
-                .index(name)
-                .is_some_and(|i| crates[i].role.is(Role::Driver))
-    };
-    if package == DRIVERKIT {
-        return Some(Forbidden {
-            what: format!("`{DRIVERKIT}`, the driver authors' door"),
-            help: HELP_DRIVERKIT,
-        });
-    }
-    if package == CONFORMANCE {
-        return Some(Forbidden {
-            what: format!("`{CONFORMANCE}`, the drivers' conformance kits"),
-            help: HELP_CONFORMANCE,
-        });
-    }
-    if is_driver(package) {
-        return Some(Forbidden {
-            what: format!("`{package}`, a driver crate"),
-            help: HELP_DRIVER,
-        });
-    }
-    if workspace.config.is_banned_sdk(package) {
-        return Some(Forbidden {
-            what: format!("`{package}`, a banned backend SDK"),
-            help: HELP_SDK,
-        });
-    }
-    let member = workspace.member(package)?;
-    let reached = workspace.reachable(member, |d| d.kind.ships());
-    let (driver, (_, chain)) = reached
-        .iter()
-        .filter(|(name, _)| is_driver(name))
-        .min_by_key(|(_, (_, chain))| chain.len())?;
-    Some(Forbidden {
-        what: format!(
-            "`{package}`, a parent of the driver crate `{driver}` ({package} → {})",
-            chain.join(" → ")
-        ),
-        help: HELP_DRIVER,
-    })
 }

@@ -1,10 +1,10 @@
 //! E001 and E002: escape hatches. Modules and drivers load no code at run time and compile no
 //! source from outside their package.
 
-use super::{Crate, Sink, names_of};
 use crate::config::DYNAMIC_LOADING_CRATES;
-use crate::report::{Code, Violation};
-use crate::roles::Role;
+use crate::report::{Code, Role, Violation};
+use crate::rules::krate::{Crate, names_of};
+use crate::sink::Sink;
 use crate::source::{IncludeArg, Loc, include_target, is_inside};
 
 const HELP_E001: &str = "modules and drivers are linked statically and selected by INFRA; \

@@ -1,9 +1,10 @@
 //! L001: the layering rules of `[workspace.metadata.sandloom]`.
 
-use super::{Crate, Sink};
 use crate::config::{LayeringRule, matches};
 use crate::error::LintError;
 use crate::report::{Code, Violation};
+use crate::rules::krate::Crate;
+use crate::sink::Sink;
 use crate::workspace::{Dep, Workspace};
 
 /// A rule naming a crate that is not a member is a typo, not a pass.

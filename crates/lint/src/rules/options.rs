@@ -11,8 +11,9 @@
 
 use std::collections::HashSet;
 
-use super::{Crate, Sink};
 use crate::report::{Code, Violation};
+use crate::rules::krate::Crate;
+use crate::sink::Sink;
 use crate::source::Facts;
 
 pub(super) fn check(krate: &Crate<'_>, sink: &mut Sink<'_>) {

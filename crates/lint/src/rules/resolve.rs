@@ -10,8 +10,8 @@
 
 use std::collections::HashMap;
 
-use super::Crate;
 use crate::config::{DRIVERKIT, SDK_INFRA};
+use crate::rules::krate::{Crate, names_of};
 use crate::source::{ExternCrate, Import, Loc};
 use crate::workspace::Workspace;
 
@@ -500,7 +500,7 @@ impl<'a, 'm, F: FnMut(&str) -> bool> Resolver<'a, 'm, F> {
         let crates = self.crates;
         let externs = self.externs.entry(c).or_insert_with(|| {
             let krate = &crates[c];
-            super::names_of(krate.member, &krate.facts, |p| Some(p.to_owned()))
+            names_of(krate.member, &krate.facts, |p| Some(p.to_owned()))
         });
         externs.get(name).cloned()
     }

@@ -7,7 +7,7 @@
 //! as the page is full.
 //!
 //! Each directory is opened beneath the root's handle without following links (see
-//! [`beneath`](super::beneath)), and each listed object is opened the same way to report it:
+//! [`confined`](super::confined)), and each listed object is opened the same way to report it:
 //! a link swapped in during the walk is never followed, and at most two handles are open.
 
 use std::os::fd::{AsFd, BorrowedFd};
@@ -18,8 +18,8 @@ use sandloom_driverkit::objectstore::{ListPage, validate_key, validate_prefix};
 use sandloom_driverkit::sdk::InfraResult;
 
 use super::TMP_DIR;
-use super::beneath::{self, DIR};
-use super::blocking::{Paths, failed};
+use super::confined::{self, DIR};
+use super::files::{Paths, failed};
 
 enum Item {
     File(String),
@@ -38,16 +38,16 @@ fn beyond(key: &str, prefix: &str) -> bool {
 fn children(root: BorrowedFd<'_>, dir_key: &str) -> InfraResult<Vec<(String, bool)>> {
     let held = match dir_key.strip_suffix('/') {
         None => None,
-        Some(path) => match beneath::open(root, path, DIR, Mode::empty()) {
+        Some(path) => match confined::open(root, path, DIR, Mode::empty()) {
             Ok(fd) => Some(fd),
             // Removed, replaced by a file or by a link meanwhile: nothing in it to list.
             Err(Errno::NOENT | Errno::NOTDIR) => return Ok(Vec::new()),
-            Err(err) if beneath::is_link(err) => return Ok(Vec::new()),
+            Err(err) if confined::is_link(err) => return Ok(Vec::new()),
             Err(err) => return Err(failed("list", dir_key, false, err)),
         },
     };
     let dir = held.as_ref().map_or(root, AsFd::as_fd);
-    let entries = match beneath::entries(dir) {
+    let entries = match confined::entries(dir) {
         Ok(entries) => entries,
         Err(Errno::NOENT) => return Ok(Vec::new()),
         Err(err) => return Err(failed("list", dir_key, false, err)),

@@ -329,7 +329,7 @@ fn the_walk_by_handles_agrees_with_openat2() {
 
     use rustix::fs::Mode;
 
-    use super::beneath::{self, DIR, READ};
+    use super::confined::{self, DIR, READ};
 
     let outer = tempfile::tempdir().unwrap();
     let (root, outside) = (outer.path().join("root"), outer.path().join("outside"));
@@ -343,7 +343,7 @@ fn the_walk_by_handles_agrees_with_openat2() {
     symlink(outside.join("f"), root.join("link-file")).unwrap();
     symlink(&outside, root.join("dir/link")).unwrap();
     symlink("file", root.join("relative-link")).unwrap();
-    let fd = beneath::open_root(&root).unwrap();
+    let fd = confined::open_root(&root).unwrap();
     let dir = fd.as_fd();
     let cases = [
         ("dir/file", READ),
@@ -363,17 +363,17 @@ fn the_walk_by_handles_agrees_with_openat2() {
         ("file", DIR),
     ];
     for (path, flags) in cases {
-        let direct = beneath::open_at2(dir, path, flags, Mode::empty()).map(drop);
-        let walked = beneath::walk(dir, path, flags, Mode::empty()).map(drop);
+        let direct = confined::open_at2(dir, path, flags, Mode::empty()).map(drop);
+        let walked = confined::walk(dir, path, flags, Mode::empty()).map(drop);
         assert_eq!(direct, walked, "{path:?} {flags:?}");
         if path.contains("link") {
-            assert!(walked.is_err_and(beneath::is_link), "{path:?}: {walked:?}");
+            assert!(walked.is_err_and(confined::is_link), "{path:?}: {walked:?}");
         }
     }
-    assert!(beneath::make_dirs(dir, "link-dir/new").is_err_and(beneath::is_link));
-    assert!(beneath::make_dirs(dir, "dir/link/new").is_err_and(beneath::is_link));
+    assert!(confined::make_dirs(dir, "link-dir/new").is_err_and(confined::is_link));
+    assert!(confined::make_dirs(dir, "dir/link/new").is_err_and(confined::is_link));
     assert_eq!(
-        beneath::make_dirs(dir, "file/new").map(drop),
+        confined::make_dirs(dir, "file/new").map(drop),
         Err(rustix::io::Errno::NOTDIR)
     );
     assert_eq!(
@@ -419,7 +419,7 @@ async fn the_walk_by_handles_never_follows_a_link_swapped_in_during_a_race() {
 
     use rustix::fs::{CWD, RenameFlags, renameat_with};
 
-    super::beneath::stop_using_openat2();
+    super::confined::stop_using_openat2();
     let fixture = Fixture::new().await;
     let outside = fixture.outer.path().join("outside");
     fs::create_dir(&outside).unwrap();

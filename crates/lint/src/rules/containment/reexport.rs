@@ -28,9 +28,11 @@
 //! are modules. The harm is a module using it, which is where the violation is reported,
 //! naming every re-export on the way so that the contract's author can see it too.
 
-use super::{Crate, Sink, classify};
+use super::forbidden::classify;
 use crate::report::{Code, Violation};
+use crate::rules::krate::Crate;
 use crate::rules::resolve::{Found, Hop, Resolver};
+use crate::sink::Sink;
 use crate::source::Loc;
 use crate::workspace::Workspace;
 

@@ -5,14 +5,18 @@
 //! count one higher) and acks the old delivery. An `ack` that arrives after the deadline but
 //! before the sweeper ran settles the task as the sweeper would have, and answers `Conflict`
 //! too: the task will be delivered again, so its handler must tolerate a repeat.
+//!
+//! The sweeper that finds expired reservations in the [`Ledger`](crate::ledger::Ledger) and
+//! times them out lives here too, since timing out is settling.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use lapin::Acker;
 use lapin::options::{BasicAckOptions, BasicNackOptions};
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
 use sandloom_driverkit::taskqueue::{NAME, Reservation, Task};
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::engine::{Engine, Target};
@@ -28,8 +32,14 @@ impl Engine {
     pub(crate) fn hold(self: &Arc<Self>, task: Task, acker: Acker) -> Reservation {
         let (receipt, number) = self.new_receipt();
         let deadline = self.deadline_from(Instant::now());
-        self.ledger
-            .insert(self, receipt.clone(), number, task.clone(), acker, deadline);
+        self.ledger.insert(
+            receipt.clone(),
+            number,
+            task.clone(),
+            acker,
+            deadline,
+            |wake| tokio::spawn(sweep(Arc::downgrade(self), wake)),
+        );
         Reservation::new(task, receipt)
     }
 
@@ -199,4 +209,31 @@ fn lost(task: &Task) -> InfraError {
         &task.id,
         "the connection it was delivered on was lost; the broker delivers the task again",
     )
+}
+
+/// The sweeper: hand every expired reservation to the engine, then sleep until the next
+/// deadline or a wake-up. Holds the engine only weakly while it sleeps, so a dropped driver
+/// closes its connection (and the broker redelivers its reservations).
+async fn sweep(engine: Weak<Engine>, wake: Arc<Notify>) {
+    loop {
+        let next = {
+            let Some(engine) = engine.upgrade() else {
+                return;
+            };
+            if engine.is_stopped() {
+                return;
+            }
+            let now = Instant::now();
+            let (expired, next) = engine.ledger.take_expired(now, engine.deadline_from(now));
+            for entry in expired {
+                let engine = Arc::clone(&engine);
+                tokio::spawn(async move { engine.time_out(entry).await });
+            }
+            next
+        };
+        tokio::select! {
+            () = tokio::time::sleep_until(next) => {}
+            () = wake.notified() => {}
+        }
+    }
 }

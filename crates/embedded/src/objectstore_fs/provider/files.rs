@@ -1,7 +1,8 @@
-//! The file system work of `objectstore.fs`, run on the blocking pool.
+//! The store's objects as files: the file system work of each `objectstore.fs` operation, run
+//! on the blocking pool.
 //!
 //! Every operation opens the root, then works through directory handles from
-//! [`beneath`](super::beneath): no path under the root is ever given to the operating system,
+//! [`confined`](super::confined): no path under the root is ever given to the operating system,
 //! so a symbolic link swapped in between a check and a use cannot redirect the use.
 
 use std::fs::{self, File};
@@ -22,7 +23,7 @@ use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
 
 use super::TMP_DIR;
-use super::beneath::{self, DIR, READ};
+use super::confined::{self, DIR, READ};
 use crate::objectstore_memory::{EtagHasher, check_condition, etag_of};
 
 /// How often a write makes its directories and renames into them again when a concurrent
@@ -86,7 +87,7 @@ pub(super) fn through_link(key: &str) -> InfraError {
 
 /// A failed system call about `key`: a link on the way refuses the key, else as [`io_error`].
 pub(super) fn failed(action: &str, key: &str, writing: bool, err: Errno) -> InfraError {
-    if beneath::is_link(err) {
+    if confined::is_link(err) {
         through_link(key)
     } else {
         io_error(action, key, writing, err.into())
@@ -172,7 +173,7 @@ impl Paths {
         fs::create_dir_all(&self.root).map_err(|err| {
             DriverError::new(format!("cannot create the object store root {root}")).with_source(err)
         })?;
-        let dir = beneath::open_root(&self.root).map_err(|err| {
+        let dir = confined::open_root(&self.root).map_err(|err| {
             let what = if err == Errno::NOTDIR {
                 format!("the object store root {root} is not a directory")
             } else {
@@ -197,11 +198,11 @@ impl Paths {
             DriverError::new(what).with_source(io::Error::from(err))
         })?;
         // Best effort: a staged file this old belongs to a write that crashed.
-        for (name, kind) in beneath::entries(tmp.as_fd()).unwrap_or_default() {
+        for (name, kind) in confined::entries(tmp.as_fd()).unwrap_or_default() {
             if kind != FileType::RegularFile {
                 continue;
             }
-            let stale = beneath::step(tmp.as_fd(), &name, READ, Mode::empty())
+            let stale = confined::step(tmp.as_fd(), &name, READ, Mode::empty())
                 .ok()
                 .map(File::from)
                 .and_then(|file| file.metadata().ok())
@@ -218,17 +219,17 @@ impl Paths {
     /// The staging directory, created when missing (a store used before `start`, or the
     /// directory removed since). `ELOOP` or `ENOTDIR` when something else has its name.
     fn staging(root: BorrowedFd<'_>) -> Result<OwnedFd, Errno> {
-        beneath::make_dir(root, TMP_DIR)
+        confined::make_dir(root, TMP_DIR)
     }
 
     /// The root's handle. `create`: make the root when it is missing (a store written before
     /// `start`); otherwise `None` when it is missing, as a store with nothing in it.
     fn root(&self, key: &str, create: bool) -> InfraResult<Option<OwnedFd>> {
-        match beneath::open_root(&self.root) {
+        match confined::open_root(&self.root) {
             Ok(dir) => Ok(Some(dir)),
             Err(Errno::NOENT) if create => {
                 fs::create_dir_all(&self.root).map_err(|err| io_error("write", key, true, err))?;
-                beneath::open_root(&self.root)
+                confined::open_root(&self.root)
                     .map(Some)
                     .map_err(|err| failed("write", key, true, err))
             }
@@ -264,7 +265,7 @@ impl Paths {
     /// Open the object `key` for reading: `NotFound` unless a regular file is there.
     fn open_object(root: BorrowedFd<'_>, key: &str) -> InfraResult<File> {
         let missing = || InfraError::not_found(NAME, format!("no object {key:?}"));
-        let file = match beneath::open(root, key, READ, Mode::empty()) {
+        let file = match confined::open(root, key, READ, Mode::empty()) {
             Ok(fd) => File::from(fd),
             // Nothing there, or a file where a directory would have to be.
             Err(Errno::NOENT | Errno::NOTDIR) => return Err(missing()),
@@ -312,7 +313,7 @@ impl Paths {
     ) -> InfraResult<Option<String>> {
         let held = match parent {
             None => Held::Root(root),
-            Some(parent) => match beneath::open(root, parent, DIR, Mode::empty()) {
+            Some(parent) => match confined::open(root, parent, DIR, Mode::empty()) {
                 Ok(fd) => Held::Beneath(fd),
                 Err(Errno::NOENT) => return Ok(None),
                 Err(Errno::NOTDIR) => {
@@ -324,7 +325,7 @@ impl Paths {
                 Err(err) => return Err(failed("write", key, true, err)),
             },
         };
-        match beneath::file_type(held.fd(), name) {
+        match confined::file_type(held.fd(), name) {
             Ok(FileType::RegularFile) => {}
             Ok(FileType::Directory) => {
                 return Err(InfraError::conflict(
@@ -345,7 +346,7 @@ impl Paths {
         if !etag {
             return Ok(None);
         }
-        let mut file = match beneath::step(held.fd(), name, READ, Mode::empty()) {
+        let mut file = match confined::step(held.fd(), name, READ, Mode::empty()) {
             Ok(fd) => File::from(fd),
             Err(Errno::NOENT) => return Ok(None),
             Err(err) => return Err(failed("read", key, true, err)),
@@ -381,7 +382,7 @@ impl Paths {
         })?;
         let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL;
         let mut file =
-            File::from(beneath::step(staging.as_fd(), temp, flags, FILE_MODE).map_err(fail)?);
+            File::from(confined::step(staging.as_fd(), temp, flags, FILE_MODE).map_err(fail)?);
         let mut staged = Staged {
             dir: staging.as_fd(),
             name: temp,
@@ -400,7 +401,7 @@ impl Paths {
             // no directory). Either way `ENOENT`: make them again.
             let made = match parent {
                 None => Ok(Held::Root(root.as_fd())),
-                Some(parent) => beneath::make_dirs(root.as_fd(), parent).map(Held::Beneath),
+                Some(parent) => confined::make_dirs(root.as_fd(), parent).map(Held::Beneath),
             };
             let moved = made.and_then(|dir| {
                 rustix::fs::renameat(staging.as_fd(), temp, dir.fd(), name).map(|()| dir)
@@ -412,7 +413,7 @@ impl Paths {
             }
         };
         staged.done = true;
-        beneath::sync(dir.fd());
+        confined::sync(dir.fd());
         let meta = ObjectMeta::new(key, data.len() as u64)
             .with_etag(etag_of(data))
             .with_last_modified(modified.unwrap_or_else(SystemTime::now));
@@ -428,14 +429,14 @@ impl Paths {
         let (parent, name) = split(key);
         let held = match parent {
             None => Held::Root(root.as_fd()),
-            Some(parent) => match beneath::open(root.as_fd(), parent, DIR, Mode::empty()) {
+            Some(parent) => match confined::open(root.as_fd(), parent, DIR, Mode::empty()) {
                 Ok(fd) => Held::Beneath(fd),
                 // No such directory, or a file where it would be: no object to delete.
                 Err(Errno::NOENT | Errno::NOTDIR) => return Ok(()),
                 Err(err) => return Err(failed("delete", key, true, err)),
             },
         };
-        match beneath::file_type(held.fd(), name) {
+        match confined::file_type(held.fd(), name) {
             Ok(FileType::RegularFile) => {}
             Ok(FileType::Symlink) => return Err(through_link(key)),
             // A directory (only a prefix of other keys) or something else: not an object.
@@ -450,7 +451,7 @@ impl Paths {
             Err(err) => return Err(failed("delete", key, true, err)),
         }
         let Some(parent) = parent else {
-            beneath::sync(root.as_fd());
+            confined::sync(root.as_fd());
             return Ok(());
         };
         // Remove the directories this leaves empty, deepest first, each through the handle of
@@ -462,7 +463,7 @@ impl Paths {
             let holder = if depth == 0 {
                 Held::Root(root.as_fd())
             } else {
-                match beneath::open(
+                match confined::open(
                     root.as_fd(),
                     &segments[..depth].join("/"),
                     DIR,
@@ -477,7 +478,7 @@ impl Paths {
             }
             changed = holder;
         }
-        beneath::sync(changed.fd());
+        confined::sync(changed.fd());
         Ok(())
     }
 

@@ -1,5 +1,5 @@
-//! Paths beneath a directory handle, resolved without following symbolic links at the moment
-//! they are used.
+//! Paths confined to the store's root: opened beneath a directory handle, resolved without
+//! following symbolic links at the moment they are used.
 //!
 //! `objectstore.fs` never hands a path under its root to the operating system. It opens the
 //! root once per operation and does everything else relative to directory handles (file

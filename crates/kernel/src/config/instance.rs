@@ -1,0 +1,128 @@
+//! One configured capability instance: `[capability.instance]`, its driver, options, and the
+//! kernel's own keys of its table.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::{InfraConfig, Location, settings};
+use crate::options::RawOptions;
+
+/// One configured capability instance: `[capability.instance]` with `driver = "…"`.
+///
+/// ```
+/// use sandloom_kernel::InfraConfig;
+///
+/// let config = InfraConfig::from_toml_str(
+///     "[cache.sessions]\ndriver = \"memory\"\ncapacity = 500\n",
+///     "infra.toml",
+/// )
+/// .unwrap();
+/// let sessions = config.instance("cache", "sessions").unwrap();
+/// assert_eq!((sessions.capability.as_str(), sessions.instance.as_str()), ("cache", "sessions"));
+/// assert_eq!(sessions.driver, "memory");
+/// assert_eq!(sessions.options.keys().collect::<Vec<_>>(), ["capacity"]);
+/// assert_eq!(sessions.driver_location.to_string(), "infra.toml:2:1");
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct InstanceConfig {
+    /// The capability (`cache`).
+    pub capability: String,
+    /// The instance name (`default`, `sessions`).
+    pub instance: String,
+    /// The selected driver name (`memory`).
+    pub driver: String,
+    /// Every other key of the table: the driver's options. The kernel's own keys
+    /// ([`RESERVED_INSTANCE_KEYS`](crate::config::RESERVED_INSTANCE_KEYS)) are not among them.
+    pub options: RawOptions,
+    /// Where the instance was configured.
+    pub location: Location,
+    /// Where `driver` was set.
+    pub driver_location: Location,
+    pub(crate) option_locations: BTreeMap<String, Location>,
+    /// Options set by environment variables whose text was read as a non-string TOML value
+    /// (`123456`, `true`): the raw text, used instead when the driver wants a string there.
+    pub(crate) env_strings: BTreeMap<String, String>,
+    /// The kernel's own keys of the table.
+    pub(crate) settings: settings::InstanceSettings,
+}
+
+impl InstanceConfig {
+    /// Where option `key` (a top-level key of the instance's table) was set, or the instance's
+    /// own location.
+    ///
+    /// ```
+    /// use sandloom_kernel::InfraConfig;
+    ///
+    /// let text = "[cache.default]\ndriver = \"memory\"\ncapacity = 500\n";
+    /// let config = InfraConfig::from_toml_str(text, "infra.toml").unwrap();
+    /// let cache = config.instance("cache", "default").unwrap();
+    /// assert_eq!(cache.option_location("capacity").to_string(), "infra.toml:3:1");
+    /// assert_eq!(cache.option_location("not_set"), &cache.location);
+    /// ```
+    pub fn option_location(&self, key: &str) -> &Location {
+        self.option_locations.get(key).unwrap_or(&self.location)
+    }
+
+    /// `capability.instance`.
+    ///
+    /// ```
+    /// let config = sandloom_kernel::InfraConfig::embedded_defaults();
+    /// let names: Vec<String> = config.instances().map(|i| i.qualified_name()).collect();
+    /// assert_eq!(names, ["cache.default", "notifier.default", "objectstore.default", "taskqueue.default"]);
+    /// ```
+    pub fn qualified_name(&self) -> String {
+        format!("{}.{}", self.capability, self.instance)
+    }
+
+    /// How long startup keeps retrying this instance's driver when its `start` fails with a
+    /// transient error: the instance's `start_wait_ms`, else the top-level one of `infra`.
+    /// Zero means no retry.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sandloom_kernel::InfraConfig;
+    ///
+    /// let text = "start_wait_ms = 30000\n\
+    ///             [cache.default]\ndriver = \"memory\"\n\
+    ///             [cache.local]\ndriver = \"memory\"\nstart_wait_ms = 0\n";
+    /// let config = InfraConfig::from_toml_str(text, "infra.toml").unwrap();
+    /// let wait = |name| config.instance("cache", name).unwrap().start_wait(&config);
+    /// assert_eq!(wait("default"), Duration::from_secs(30));
+    /// assert_eq!(wait("local"), Duration::ZERO);
+    /// ```
+    pub fn start_wait(&self, infra: &InfraConfig) -> Duration {
+        self.settings.start_wait.unwrap_or(infra.start_wait)
+    }
+
+    /// How long this instance's health check may take: the instance's `health_timeout_ms`,
+    /// else the top-level one of `infra`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sandloom_kernel::InfraConfig;
+    ///
+    /// let text = "[cache.default]\ndriver = \"memory\"\nhealth_timeout_ms = 250\n";
+    /// let config = InfraConfig::from_toml_str(text, "infra.toml").unwrap();
+    /// let cache = config.instance("cache", "default").unwrap();
+    /// assert_eq!(cache.health_timeout(&config), Duration::from_millis(250));
+    /// assert_eq!(config.health_timeout(), Duration::from_secs(2)); // the default elsewhere
+    /// ```
+    pub fn health_timeout(&self, infra: &InfraConfig) -> Duration {
+        self.settings.health_timeout.unwrap_or(infra.health_timeout)
+    }
+
+    /// Whether operations of this instance emit spans and metrics: its `telemetry` key,
+    /// `true` when not set.
+    ///
+    /// ```
+    /// use sandloom_kernel::InfraConfig;
+    ///
+    /// let text = "[cache.default]\ndriver = \"memory\"\n[cache.quiet]\ndriver = \"memory\"\ntelemetry = false\n";
+    /// let config = InfraConfig::from_toml_str(text, "infra.toml").unwrap();
+    /// assert!(config.instance("cache", "default").unwrap().telemetry());
+    /// assert!(!config.instance("cache", "quiet").unwrap().telemetry());
+    /// ```
+    pub fn telemetry(&self) -> bool {
+        self.settings.telemetry.unwrap_or(true)
+    }
+}
