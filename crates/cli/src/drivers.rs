@@ -7,8 +7,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use serde_json::{Value, json};
 
 use super::{Failure, Format, Status, json as doc};
-use crate::{RawOptions, ReportLine};
 use sandloom_kernel::registry::{self, DriverEntry, Stability};
+use sandloom_kernel::{RawOptions, ReportLine};
 
 /// One option of a driver, read from its options' schema.
 pub(super) struct OptionInfo {
