@@ -4,9 +4,11 @@
 //! into a [`DriverEntry`] of plain data and function pointers. Nothing here runs before `main`,
 //! and nothing is constructed until `INFRA` selects it.
 //!
-//! Read the registry with [`drivers`] and [`capabilities`]. The items hidden from these docs are
-//! the contract between driverkit's macros and the kernel, versioned with both, not public API:
-//! entries are made with `sandloom_driverkit::register_driver!` and `define_capability!` only.
+//! Read the registry with [`drivers`] and [`capabilities`], and what a driver declares for some
+//! options with [`DriverEntry::features_for`]: tools such as `sandloom-cli` read nothing else.
+//! The items hidden from these docs are the contract between driverkit's macros and the kernel,
+//! versioned with both, not public API: entries are made with
+//! `sandloom_driverkit::register_driver!` and `define_capability!` only.
 //!
 //! ```
 //! use sandloom_kernel::registry::{capabilities, drivers, Stability};
