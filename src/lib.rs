@@ -2,9 +2,10 @@
 //!
 //! The application door: everything an application needs to read `INFRA`, link driver crates,
 //! start infrastructure and hand it to modules. It re-exports, by name, the part of
-//! `sandloom-kernel` an application uses, and `sandloom-sdk-infra` (as [`sdk`]). The kernel's
-//! registry of linked drivers and capabilities, and what driverkit's macros expand to, are not
-//! here: they are for driver authors, through `sandloom-driverkit`.
+//! `sandloom-kernel` an application uses, `sandloom-sdk-infra` (as [`sdk`]) and, with the `cli`
+//! feature, `sandloom-cli` (as `cli`: the `infra` command line); it holds no code of its own.
+//! The kernel's registry of linked drivers and capabilities, and what driverkit's macros expand
+//! to, are not here: they are for driver authors, through `sandloom-driverkit`.
 //!
 //! ## For applications
 //!
@@ -102,5 +103,19 @@ pub use sandloom_kernel::telemetry;
 /// assert!(infra.capability(&CACHE, "default").is_err());
 /// ```
 pub use sandloom_sdk_infra as sdk;
+
+/// The `infra` command line (feature `cli`): the crate `sandloom-cli`, re-exported. Dispatch to
+/// [`cli::run`] when the first argument is `infra`:
+///
+/// ```no_run
+/// fn main() -> std::process::ExitCode {
+///     let linked = sandloom::link_drivers!(/* sandloom_embedded, my_driver_crate */);
+///     if std::env::args_os().nth(1).is_some_and(|arg| arg == "infra") {
+///         return sandloom::cli::run(linked);
+///     }
+///     // ... the application itself ...
+///     std::process::ExitCode::SUCCESS
+/// }
+/// ```
 #[cfg(feature = "cli")]
-pub mod cli;
+pub use sandloom_cli as cli;

@@ -34,8 +34,8 @@ pub(crate) const BUILTIN_DRIVERS: &[(&str, &str)] = &[
 /// `(capability, driver, package)` for every driver name whose providing package is known: the
 /// built-ins and the backend driver crates of this repository (`crates/drivers/`), sorted.
 ///
-/// Kept by hand, since the kernel must name a crate that is not linked; the root package's
-/// `tests/test_known_providers.rs` links every one of those crates and fails when this list and
+/// Kept by hand, since the kernel must name a crate that is not linked;
+/// `crates/integration-tests/tests/test_known_providers.rs` links every one of those crates and fails when this list and
 /// what they register differ.
 ///
 /// ```

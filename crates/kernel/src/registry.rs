@@ -4,9 +4,11 @@
 //! into a [`DriverEntry`] of plain data and function pointers. Nothing here runs before `main`,
 //! and nothing is constructed until `INFRA` selects it.
 //!
-//! Read the registry with [`drivers`] and [`capabilities`]. The items hidden from these docs are
-//! the contract between driverkit's macros and the kernel, versioned with both, not public API:
-//! entries are made with `sandloom_driverkit::register_driver!` and `define_capability!` only.
+//! Read the registry with [`drivers`] and [`capabilities`], and what a driver declares for some
+//! options with [`DriverEntry::features_for`]: tools such as `sandloom-cli` read nothing else.
+//! The items hidden from these docs are the contract between driverkit's macros and the kernel,
+//! versioned with both, not public API: entries are made with
+//! `sandloom_driverkit::register_driver!` and `define_capability!` only.
 //!
 //! ```
 //! use sandloom_kernel::registry::{capabilities, drivers, Stability};
@@ -145,6 +147,8 @@ pub struct DriverEntry {
     /// Every feature the driver may declare, for any options.
     pub supported_features: fn() -> &'static [&'static str],
     /// Deserialize the driver's options and compute the features they give. Builds nothing.
+    /// Read it through [`DriverEntry::features_for`]: [`ParsedOptions`] is driverkit's.
+    #[doc(hidden)]
     pub parse_options: fn(&RawOptions) -> Result<ParsedOptions, OptionsError>,
     /// Whether the options type accepts a key it does not know, given options it parsed:
     /// [`accepts_unknown_keys`] of the driver's `Options` (SANDLOOM-B022 when it does).
@@ -155,7 +159,37 @@ pub struct DriverEntry {
     /// schema is guessed (`infra schema` lists the driver as "schema unknown").
     pub options_schema: fn() -> Option<String>,
     /// Construct the driver from parsed options. Must not do I/O; that belongs in `start`.
+    /// Only the kernel calls it, on what `parse_options` gave.
+    #[doc(hidden)]
     pub build: fn(ParsedOptions, &BuildContext<'_>) -> Result<BuiltDriver, BoxError>,
+}
+
+impl DriverEntry {
+    /// The features the driver declares for `options`: its options type reads them (refusing
+    /// what it would refuse at startup) and its `features_for` answers. Builds nothing, starts
+    /// nothing; for tools that describe the linked drivers (`infra drivers`). Driver code runs
+    /// here, so a tool that must survive a panicking driver catches it.
+    ///
+    /// ```
+    /// use sandloom_kernel::RawOptions;
+    /// use sandloom_kernel::registry::drivers;
+    ///
+    /// // This example links no driver crate; an application's binary has its own.
+    /// for entry in drivers() {
+    ///     match entry.features_for(&RawOptions::default()) {
+    ///         Ok(features) => println!("{}.{} with no options: {features:?}", entry.capability, entry.name),
+    ///         Err(error) => println!("{}.{} needs options: {error}", entry.capability, entry.name),
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The [`OptionsError`] of the driver's options type when it refuses `options` (an unknown
+    /// key, a wrong type, a missing required option).
+    pub fn features_for(&self, options: &RawOptions) -> Result<Vec<&'static str>, OptionsError> {
+        (self.parse_options)(options).map(|parsed| parsed.features)
+    }
 }
 
 /// The instance a driver is built for, as its gate needs it.

@@ -67,9 +67,18 @@ pub const SDK_INFRA: &str = "sandloom-sdk-infra";
 /// The application door.
 pub const APPLICATION_DOOR: &str = "sandloom";
 
+/// The `infra` command line, which the application door re-exports as `sandloom::cli`.
+pub const CLI: &str = "sandloom-cli";
+
 /// Sandloom's own framework crates: given the role `framework` unless they declare one.
-pub const FRAMEWORK_CRATES: &[&str] =
-    &[APPLICATION_DOOR, SDK_INFRA, KERNEL, DRIVERKIT, CONFORMANCE];
+pub const FRAMEWORK_CRATES: &[&str] = &[
+    APPLICATION_DOOR,
+    SDK_INFRA,
+    KERNEL,
+    DRIVERKIT,
+    CONFORMANCE,
+    CLI,
+];
 
 /// `[workspace.metadata.sandloom]`.
 ///

@@ -1,7 +1,7 @@
 //! Helpers for tests that make a driver entry by hand, as driverkit's `register_driver!` would
 //! make it: the entry, parsing the options, building the lifecycle from them; a lifecycle that
 //! only answers health; and a log of what drivers did. The kernel's tests declare `mod support;`;
-//! the root package's `tests/test_health_http.rs` includes this file by `#[path]`.
+//! `crates/integration-tests/tests/test_health_http.rs` includes this file by `#[path]`.
 //!
 //! Each test binary compiles its own copy, so the event log is that binary's own.
 

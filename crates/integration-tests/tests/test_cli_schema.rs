@@ -46,7 +46,8 @@ fn errors(text: &str) -> Vec<String> {
 #[test]
 fn every_example_infra_file_validates() {
     let mut checked = 0;
-    for entry in std::fs::read_dir("examples").unwrap() {
+    for entry in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples")).unwrap()
+    {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_str().unwrap().to_owned();
         let toml = path

@@ -9,7 +9,7 @@
 
 mod common;
 
-#[path = "../crates/drivers/redis/tests/support/mod.rs"]
+#[path = "../../drivers/redis/tests/support/mod.rs"]
 mod redis_support;
 
 use std::sync::Arc;

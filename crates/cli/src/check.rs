@@ -5,7 +5,7 @@ use std::io::Write;
 use serde_json::{Value, json};
 
 use super::{Failure, Format, Loaded, Status, json as doc};
-use crate::{InfraConfig, Kernel, LinkedDrivers, StartupReport};
+use sandloom_kernel::{InfraConfig, Kernel, LinkedDrivers, StartupError, StartupReport};
 
 pub(super) fn run(
     loaded: Loaded,
@@ -41,10 +41,7 @@ pub(super) fn run(
     Ok(status)
 }
 
-fn document(
-    config: Option<&InfraConfig>,
-    outcome: &Result<StartupReport, crate::StartupError>,
-) -> Value {
+fn document(config: Option<&InfraConfig>, outcome: &Result<StartupReport, StartupError>) -> Value {
     let problems: Vec<Value> = match outcome {
         Ok(_) => Vec::new(),
         Err(error) => error

@@ -11,8 +11,8 @@ use std::io::Write;
 use serde_json::{Map, Value, json};
 
 use super::{Failure, Format, Status, drivers, json as doc};
-use crate::Environment;
-use crate::config::{EXPERIMENTAL_CAPABILITY_RISK, KNOWN_RISKS};
+use sandloom_kernel::Environment;
+use sandloom_kernel::config::{EXPERIMENTAL_CAPABILITY_RISK, KNOWN_RISKS};
 use sandloom_kernel::registry::{self, CapabilitySpec, DriverEntry, Stability};
 
 /// The `$id` of the document; editors only use it as a name.

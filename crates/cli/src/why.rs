@@ -5,9 +5,9 @@ use std::io::Write;
 use serde_json::{Value, json};
 
 use super::{Failure, Format, Loaded, Status, json as doc};
-use crate::conditions::{Candidate, ConditionReport, WhyNot};
-use crate::{InfraConfig, LinkedDrivers};
+use sandloom_kernel::conditions::{Candidate, ConditionReport, WhyNot};
 use sandloom_kernel::registry;
+use sandloom_kernel::{InfraConfig, LinkedDrivers};
 
 pub(super) fn run(
     loaded: &Loaded,

@@ -94,7 +94,7 @@ fn readme_problems(readme: &str) -> Vec<String> {
 
 #[test]
 fn every_driver_crate_has_the_common_layout() {
-    let drivers = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/drivers");
+    let drivers = Path::new(env!("CARGO_MANIFEST_DIR")).join("../drivers");
     let mut problems = Vec::new();
     let mut found: Vec<String> = fs::read_dir(&drivers)
         .unwrap()
@@ -203,7 +203,7 @@ fn embedded_problems(src: &Path) -> Vec<String> {
 
 #[test]
 fn every_built_in_driver_with_options_has_the_common_layout() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/embedded/src");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../embedded/src");
     let problems = embedded_problems(&src);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     for module in [

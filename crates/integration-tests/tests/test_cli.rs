@@ -44,6 +44,11 @@ fn infra_json(args: &[&str], command: &str) -> (Status, Value) {
     (status, document)
 }
 
+/// The workspace's `examples/`, from this package's directory, where `cargo test` runs its tests.
+const EXAMPLES: &str = "../../examples";
+/// The quickstart's `examples/infra.toml`, named as a user at the root names it, less `../../`.
+const EXAMPLE_INFRA: &str = "../../examples/infra.toml";
+
 /// An INFRA file in a scratch directory, and its path with `/` separators.
 fn infra_file(dir: &tempfile::TempDir, text: &str) -> String {
     let path = dir.path().join("infra.toml");
@@ -71,14 +76,14 @@ max_attempts = "five"
 
 #[test]
 fn check_on_a_good_file_prints_what_would_start_and_exits_0() {
-    let (status, out, err) = infra(&["check", "--infra", "examples/infra.toml"]);
+    let (status, out, err) = infra(&["check", "--infra", EXAMPLE_INFRA]);
     assert_eq!(status, Status::Ok, "{out}{err}");
     insta::assert_snapshot!("check_ok", out);
 
-    let (status, json) = infra_json(&["check", "--infra", "examples/infra.toml"], "check");
+    let (status, json) = infra_json(&["check", "--infra", EXAMPLE_INFRA], "check");
     assert_eq!(status, Status::Ok);
     assert_eq!(json["ok"], true);
-    assert_eq!(json["origin"], "examples/infra.toml");
+    assert_eq!(json["origin"], EXAMPLE_INFRA);
     assert_eq!(json["environment"], "development");
     assert_eq!(json["problems"], Value::Array(Vec::new()));
     let instances = json["instances"].as_array().unwrap();
@@ -229,7 +234,8 @@ fn explain_prints_the_long_explanation_of_a_code_written_any_way() {
 
 /// The codes of README.md's error table.
 fn readme_codes() -> Vec<String> {
-    let readme = std::fs::read_to_string("README.md").unwrap();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
     let table = readme
         .split("## Error codes")
         .nth(1)
@@ -260,12 +266,12 @@ fn every_code_of_the_readme_has_an_explanation_and_every_code_is_in_the_readme()
 
 #[test]
 fn why_explains_the_selected_driver_and_the_others() {
-    let (status, out, _) = infra(&["why", "notifier.default", "--infra", "examples/infra.toml"]);
+    let (status, out, _) = infra(&["why", "notifier.default", "--infra", EXAMPLE_INFRA]);
     assert_eq!(status, Status::Ok, "{out}");
     insta::assert_snapshot!("why_selected", out);
 
     let (status, json) = infra_json(
-        &["why", "notifier.default", "--infra", "examples/infra.toml"],
+        &["why", "notifier.default", "--infra", EXAMPLE_INFRA],
         "why",
     );
     assert_eq!(status, Status::Ok);
@@ -293,7 +299,10 @@ fn why_on_an_unconfigured_required_instance_names_the_drivers_that_would_satisfy
 
     let (_, json) = infra_json(&["why", "cache.sessions", "--infra", &path], "why");
     assert_eq!(json["configured"], Value::Null);
-    assert_eq!(json["required_by"][0]["module"], "sandloom");
+    assert_eq!(
+        json["required_by"][0]["module"],
+        "sandloom-integration-tests"
+    );
     assert_eq!(
         json["required_by"][0]["features"],
         serde_json::json!(["ttl"])
@@ -354,7 +363,7 @@ fn bad_input_exits_2_with_a_clear_message() {
             &["check", "--infra", "no/such/infra.toml"],
             "cannot open the INFRA file `no/such/infra.toml` (named by --infra)",
         ),
-        (&["health", "--infra", "examples"], "is a directory"),
+        (&["health", "--infra", EXAMPLES], "is a directory"),
     ];
     for (args, message) in cases {
         let (status, out, err) = infra(args);
@@ -362,7 +371,7 @@ fn bad_input_exits_2_with_a_clear_message() {
         assert!(err.contains(message), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{err}");
     }
-    assert!(Path::new("examples").is_dir());
+    assert!(Path::new(EXAMPLES).is_dir());
 }
 
 #[test]

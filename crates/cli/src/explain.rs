@@ -5,7 +5,7 @@ use std::io::Write;
 use serde_json::json;
 
 use super::{Failure, Format, Status, json as doc};
-use crate::codes;
+use sandloom_kernel::codes;
 
 pub(super) fn run(code: &str, format: Format, out: &mut dyn Write) -> Result<Status, Failure> {
     let (Some(full), Some(text)) = (codes::parse(code), codes::explain(code)) else {

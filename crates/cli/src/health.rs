@@ -5,7 +5,9 @@ use std::io::Write;
 use serde_json::{Value, json};
 
 use super::{Failure, Format, Loaded, Status, json as doc};
-use crate::{Health, HealthReport, InfraConfig, Kernel, LinkedDrivers, StartupError};
+use sandloom_kernel::{
+    Health, HealthReport, InfraConfig, Kernel, LinkedDrivers, Problem, ShutdownError, StartupError,
+};
 
 /// How the run ended.
 enum Outcome {
@@ -14,7 +16,7 @@ enum Outcome {
     /// Started, checked, stopped (perhaps not cleanly).
     Checked {
         report: HealthReport,
-        shutdown: Result<(), crate::ShutdownError>,
+        shutdown: Result<(), ShutdownError>,
     },
 }
 
@@ -84,7 +86,7 @@ fn state(health: &Health) -> (&'static str, Option<&str>) {
 }
 
 fn document(outcome: &Outcome, config: Option<&InfraConfig>) -> Value {
-    let problems = |problems: &[crate::Problem]| {
+    let problems = |problems: &[Problem]| {
         problems
             .iter()
             .map(|p| doc::problem(p, config))

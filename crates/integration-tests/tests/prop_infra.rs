@@ -1037,7 +1037,7 @@ fn valid_overrides_keep_a_valid_configuration_valid() {
 /// stable in every `cargo test`: a crash the fuzzer found and was fixed stays fixed here too.
 #[test]
 fn the_fuzz_corpus_and_regressions_replay() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz");
     let inputs = |target: &str| {
         let mut files = Vec::new();
         for dir in ["corpus", "regressions"] {

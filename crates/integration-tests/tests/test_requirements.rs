@@ -17,7 +17,9 @@ fn linked() -> sandloom::LinkedDrivers {
 #[test]
 fn linked_requirements_are_visible() {
     let found = sandloom::sdk::linked_requirements().iter().any(|r| {
-        r.capability() == "cache" && r.instance() == "sessions" && r.module() == "sandloom"
+        r.capability() == "cache"
+            && r.instance() == "sessions"
+            && r.module() == "sandloom-integration-tests"
     });
     assert!(found, "{:?}", sandloom::sdk::linked_requirements());
 }
@@ -33,7 +35,10 @@ async fn a_linked_requirement_is_checked_without_being_passed() {
     else {
         panic!("{err}")
     };
-    assert_eq!((instance.as_str(), *module), ("sessions", "sandloom"));
+    assert_eq!(
+        (instance.as_str(), *module),
+        ("sessions", "sandloom-integration-tests")
+    );
 
     let err = start("[cache.sessions]\ndriver = \"fixture\"", linked())
         .await

@@ -118,7 +118,10 @@ fn a_feature_a_module_requires_and_the_driver_does_not_declare() {
     insta::assert_snapshot!("why_missing_feature", out);
 
     let (_, json) = why_json("cache.sessions", text);
-    assert_eq!(json["required_by"][0]["module"], "sandloom");
+    assert_eq!(
+        json["required_by"][0]["module"],
+        "sandloom-integration-tests"
+    );
     assert_eq!(
         json["required_by"][0]["features"],
         serde_json::json!(["ttl"])
@@ -128,7 +131,7 @@ fn a_feature_a_module_requires_and_the_driver_does_not_declare() {
     let missing = &good["reasons"][1];
     assert_eq!(missing["code"], "SANDLOOM-B022");
     assert_eq!(missing["feature"], "ttl");
-    assert_eq!(missing["module"], "sandloom");
+    assert_eq!(missing["module"], "sandloom-integration-tests");
     // The fixture supports `ttl` with `ttl = true`: changing options would do.
     assert_eq!(missing["with_other_options"], true);
     // The built-in `memory` declares `ttl` and would serve; it is not selected by name only.

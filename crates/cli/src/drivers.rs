@@ -7,8 +7,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use serde_json::{Value, json};
 
 use super::{Failure, Format, Status, json as doc};
-use crate::{RawOptions, ReportLine};
 use sandloom_kernel::registry::{self, DriverEntry, Stability};
+use sandloom_kernel::{RawOptions, ReportLine};
 
 /// One option of a driver, read from its options' schema.
 pub(super) struct OptionInfo {
@@ -42,11 +42,10 @@ fn describe(entry: &'static DriverEntry) -> DriverInfo {
     let supported =
         catch_unwind(entry.supported_features).map_or_else(|_| Vec::new(), <[_]>::to_vec);
     let with_defaults = catch_unwind(AssertUnwindSafe(|| {
-        (entry.parse_options)(&RawOptions::default())
+        entry.features_for(&RawOptions::default())
     }))
     .ok()
-    .and_then(Result::ok)
-    .map(|parsed| parsed.features);
+    .and_then(Result::ok);
     let stability = registry::capabilities()
         .iter()
         .find(|spec| spec.name == entry.capability)

@@ -3,12 +3,12 @@
 //! 503 when not ready, its body listing each instance's state; other paths are 404. Requests go
 //! over a real socket, as a Kubernetes probe sends them.
 
-#[path = "../examples/health_http.rs"]
+#[path = "../../../examples/health_http.rs"]
 #[allow(dead_code)] // the example's `main` and argument parsing
 mod health_http;
 
 // The kernel's helpers for a driver entry made by hand, included rather than copied.
-#[path = "../crates/kernel/tests/support/mod.rs"]
+#[path = "../../kernel/tests/support/mod.rs"]
 mod kernel_support;
 
 use std::collections::BTreeMap;

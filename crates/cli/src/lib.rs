@@ -1,5 +1,12 @@
-//! The embeddable `infra` command line (feature `cli`): one call gives an application's own
-//! binary an `infra` subcommand that knows exactly the drivers linked into it.
+//! # sandloom-cli — the `infra` command line
+//!
+//! The embeddable `infra` command line: one call gives an application's own binary an `infra`
+//! subcommand that knows exactly the drivers linked into it. Applications reach it as
+//! `sandloom::cli` (the `cli` feature of the `sandloom` crate); it is this crate, re-exported, so
+//! either path names the same items. It reads the kernel through its documented public API only:
+//! [`Kernel::check`] and [`Kernel::start`], the condition report of `sandloom_kernel::conditions`,
+//! the codes of `sandloom_kernel::codes`, and the linked drivers and capabilities of
+//! `sandloom_kernel::registry`.
 //!
 //! | subcommand | what it does |
 //! |---|---|
@@ -33,9 +40,9 @@
 //!
 //! ```no_run
 //! fn main() -> std::process::ExitCode {
-//!     let linked = sandloom::link_drivers!(/* sandloom_embedded, my_driver_crate */);
+//!     let linked = sandloom_kernel::link_drivers!(/* sandloom_embedded, my_driver_crate */);
 //!     if std::env::args_os().nth(1).is_some_and(|arg| arg == "infra") {
-//!         return sandloom::cli::run(linked);
+//!         return sandloom_cli::run(linked);
 //!     }
 //!     // ... the application itself ...
 //!     std::process::ExitCode::SUCCESS
@@ -52,16 +59,16 @@
 //!     /// Serve requests.
 //!     Serve,
 //!     /// Inspect the infrastructure.
-//!     Infra(sandloom::cli::InfraCommand),
+//!     Infra(sandloom_cli::InfraCommand),
 //! }
 //!
-//! let linked = sandloom::link_drivers!();
+//! let linked = sandloom_kernel::link_drivers!();
 //! let App::Infra(command) = App::parse_from(["app", "infra", "explain", "b023"]) else {
 //!     unreachable!()
 //! };
 //! let mut out = Vec::new();
 //! let status = command.execute(linked, &mut out, &mut std::io::sink());
-//! assert_eq!(status, sandloom::cli::Status::Ok);
+//! assert_eq!(status, sandloom_cli::Status::Ok);
 //! assert!(String::from_utf8(out).unwrap().starts_with("SANDLOOM-B023"));
 //! ```
 
@@ -80,23 +87,26 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::{InfraConfig, LinkedDrivers, StartupError};
+use sandloom_kernel::{InfraConfig, LinkedDrivers, StartupError};
+// `json.rs` names these as `crate::…`: imported here once, so that file reads as it did in the
+// root crate (and merges with edits made to it there); drop what it stops naming.
+use sandloom_kernel::{Location, Problem, UnusableReason};
 
 #[cfg(doc)]
-use crate::Kernel;
+use sandloom_kernel::Kernel;
 
 /// The version of the JSON output's shape: `"format_version"` at the top of every JSON answer.
 /// It changes only when a field is removed or changes meaning; fields may be added.
 ///
 /// ```
-/// assert_eq!(sandloom::cli::FORMAT_VERSION, 1);
+/// assert_eq!(sandloom_cli::FORMAT_VERSION, 1);
 /// ```
 pub const FORMAT_VERSION: u32 = 1;
 
 /// How a command ended; its [`code`](Status::code) is the process's exit status.
 ///
 /// ```
-/// use sandloom::cli::Status;
+/// use sandloom_cli::Status;
 /// assert_eq!([Status::Ok, Status::Problems, Status::BadInput].map(Status::code), [0, 1, 2]);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,7 +123,7 @@ impl Status {
     /// The exit status: 0, 1 or 2.
     ///
     /// ```
-    /// assert_eq!(sandloom::cli::Status::BadInput.code(), 2);
+    /// assert_eq!(sandloom_cli::Status::BadInput.code(), 2);
     /// ```
     pub fn code(self) -> u8 {
         match self {
@@ -133,7 +143,7 @@ impl From<Status> for ExitCode {
 /// The output format.
 ///
 /// ```
-/// assert_eq!(sandloom::cli::Format::default(), sandloom::cli::Format::Text);
+/// assert_eq!(sandloom_cli::Format::default(), sandloom_cli::Format::Text);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -157,11 +167,11 @@ pub enum Format {
 /// }
 /// #[derive(clap::Subcommand)]
 /// enum Command {
-///     Infra(sandloom::cli::InfraCommand),
+///     Infra(sandloom_cli::InfraCommand),
 /// }
 /// let app = App::parse_from(["app", "infra", "schema", "--format", "json"]);
 /// let Command::Infra(infra) = app.command;
-/// assert_eq!(infra.format, sandloom::cli::Format::Json);
+/// assert_eq!(infra.format, sandloom_cli::Format::Json);
 /// ```
 #[derive(Debug, Clone, Args)]
 #[command(about = "Inspect the infrastructure: check, drivers, explain, schema, why, health")]
@@ -181,7 +191,7 @@ pub struct InfraCommand {
 /// The subcommands of `infra`.
 ///
 /// ```
-/// use sandloom::cli::InfraAction;
+/// use sandloom_cli::InfraAction;
 /// let action = InfraAction::Why { target: "cache.default".into() };
 /// assert!(matches!(action, InfraAction::Why { .. }));
 /// ```
@@ -228,11 +238,11 @@ impl InfraCommand {
     /// #[derive(Parser)]
     /// struct Args {
     ///     #[command(flatten)]
-    ///     infra: sandloom::cli::InfraCommand,
+    ///     infra: sandloom_cli::InfraCommand,
     /// }
     /// let args = Args::parse_from(["app", "explain", "nope"]);
     /// let mut err = Vec::new();
-    /// let status = args.infra.execute(sandloom::link_drivers!(), &mut std::io::sink(), &mut err);
+    /// let status = args.infra.execute(sandloom_kernel::link_drivers!(), &mut std::io::sink(), &mut err);
     /// assert_eq!(status.code(), 2);
     /// assert!(String::from_utf8(err).unwrap().contains("unknown code `nope`"));
     /// ```
@@ -280,9 +290,9 @@ impl InfraCommand {
     fn config(&self) -> Result<Loaded, Failure> {
         let named = match &self.infra {
             Some(path) => Some((path.clone(), "--infra")),
-            None => std::env::var_os(crate::config::INFRA_FILE_VAR)
+            None => std::env::var_os(sandloom_kernel::config::INFRA_FILE_VAR)
                 .filter(|path| !path.is_empty())
-                .map(|path| (PathBuf::from(path), crate::config::INFRA_FILE_VAR)),
+                .map(|path| (PathBuf::from(path), sandloom_kernel::config::INFRA_FILE_VAR)),
         };
         let read = match &named {
             Some((path, by)) => {
@@ -340,7 +350,7 @@ fn openable(path: &Path, named_by: &str) -> Result<(), Failure> {
 ///
 /// ```no_run
 /// fn main() -> std::process::ExitCode {
-///     sandloom::cli::run(sandloom::link_drivers!(/* sandloom_embedded */))
+///     sandloom_cli::run(sandloom_kernel::link_drivers!(/* sandloom_embedded */))
 /// }
 /// ```
 pub fn run(linked: LinkedDrivers) -> ExitCode {
@@ -350,7 +360,7 @@ pub fn run(linked: LinkedDrivers) -> ExitCode {
 /// [`run`] with explicit arguments, the program's name first (`["app", "infra", "check"]`).
 ///
 /// ```
-/// let status = sandloom::cli::run_from(sandloom::link_drivers!(), ["app", "infra", "explain", "B001"]);
+/// let status = sandloom_cli::run_from(sandloom_kernel::link_drivers!(), ["app", "infra", "explain", "B001"]);
 /// assert_eq!(status, std::process::ExitCode::SUCCESS);
 /// ```
 pub fn run_from<I, T>(linked: LinkedDrivers, args: I) -> ExitCode
@@ -367,10 +377,10 @@ where
 /// applications that show the output elsewhere.
 ///
 /// ```
-/// use sandloom::cli::{execute, Status};
+/// use sandloom_cli::{execute, Status};
 ///
 /// let (mut out, mut err) = (Vec::new(), Vec::new());
-/// let status = execute(sandloom::link_drivers!(), ["app", "infra", "frobnicate"], &mut out, &mut err);
+/// let status = execute(sandloom_kernel::link_drivers!(), ["app", "infra", "frobnicate"], &mut out, &mut err);
 /// assert_eq!(status, Status::BadInput);
 /// assert!(String::from_utf8(err).unwrap().contains("unrecognized subcommand 'frobnicate'"));
 /// ```
