@@ -72,6 +72,7 @@
 pub mod codes;
 pub mod conditions;
 pub mod config;
+mod diagnostics;
 mod error;
 mod health;
 pub mod known;

@@ -1,0 +1,295 @@
+//! From `INFRA` and the linked slices to a verdict on each candidate driver of every instance,
+//! and from the verdicts to a plan of drivers to build, or every problem found.
+//!
+//! Each rule is judged once, in [`judge`]: `check` and `start` read the plan or the problems
+//! made of the verdicts, and the condition report (`why`) shows the verdicts themselves, so
+//! they cannot disagree. Resolution constructs nothing: it deserializes options and asks for
+//! features, both of which are declared on the driver's type. `check` is resolution alone.
+
+mod judge;
+mod options;
+mod requirements;
+mod scan;
+#[cfg(test)]
+mod tests;
+
+use sandloom_sdk_infra::Requirement;
+
+#[cfg(test)]
+use judge::contract_compatible;
+pub(crate) use judge::{CandidateVerdict, Refusal, Verdict};
+
+use crate::config::order_by_location;
+use crate::config::{InfraConfig, InstanceConfig};
+use crate::diagnostics::{Binary, no_driver};
+use crate::error::{ConflictKind, Problem, UnusableReason};
+use crate::link::LinkedDrivers;
+use crate::registry::{CapabilitySpec, DriverEntry, ParsedOptions};
+use judge::InstanceRules;
+use requirements::check_requirements;
+use scan::{find_spec, scan};
+
+/// What resolution selected for one instance.
+pub(crate) struct PlannedInstance<'a> {
+    /// Which instance: its names, all that startup needs once its options are parsed.
+    pub(crate) config: InstanceNames<'a>,
+    pub(crate) spec: &'static CapabilitySpec,
+    pub(crate) entry: &'static DriverEntry,
+    pub(crate) options: ParsedOptions,
+}
+
+/// The names of a configured instance, borrowed from the configuration: copying them (or the
+/// whole `InstanceConfig`, options and locations included) for each instance was a measurable
+/// part of a resolution, for values only an error or the report needs owned.
+#[derive(Clone, Copy)]
+pub(crate) struct InstanceNames<'a> {
+    pub(crate) capability: &'a str,
+    pub(crate) instance: &'a str,
+    pub(crate) driver: &'a str,
+    /// `telemetry` of the instance's table (what its gate is built with).
+    pub(crate) telemetry: bool,
+}
+
+impl<'a> InstanceNames<'a> {
+    fn of(instance: &'a InstanceConfig) -> Self {
+        Self {
+            capability: &instance.capability,
+            instance: &instance.instance,
+            driver: &instance.driver,
+            telemetry: instance.telemetry(),
+        }
+    }
+}
+
+/// Everything resolution reads.
+pub(crate) struct Inputs<'a> {
+    pub(crate) config: &'a InfraConfig,
+    pub(crate) drivers: &'static [DriverEntry],
+    pub(crate) specs: &'static [CapabilitySpec],
+    pub(crate) requirements: &'a [Requirement],
+    pub(crate) linked: &'a LinkedDrivers,
+}
+
+/// The verdicts on every linked driver of one instance's capability, for the condition report.
+pub(crate) struct Verdicts {
+    /// The modules that require the instance, sorted, each with the features it requires.
+    pub(crate) required_by: Vec<(&'static str, Vec<&'static str>)>,
+    /// One per linked driver of the capability, sorted by name, then package.
+    pub(crate) candidates: Vec<CandidateVerdict>,
+}
+
+/// Resolve every instance the configuration could read; the problems it could not read are
+/// reported with the others, all ordered by location.
+pub(crate) fn resolve<'a>(inputs: &Inputs<'a>) -> Result<Vec<PlannedInstance<'a>>, Vec<Problem>> {
+    let (planned, problems, _) = judge_instances(inputs, None);
+    if problems.is_empty() {
+        Ok(planned)
+    } else {
+        Err(problems)
+    }
+}
+
+/// Resolve as [`resolve`] does, and judge every linked driver of `capability.instance`'s
+/// capability for it, configured or not: what `why` shows. Returns the problems (empty when
+/// resolution would succeed) and the verdicts.
+pub(crate) fn resolve_for_report(
+    inputs: &Inputs<'_>,
+    capability: &str,
+    instance: &str,
+) -> (Vec<Problem>, Verdicts) {
+    let (_, problems, verdicts) = judge_instances(inputs, Some((capability, instance)));
+    let verdicts = verdicts.unwrap_or_else(|| {
+        // `INFRA` does not configure it: every candidate is judged as if it could.
+        let mut specs = inputs.specs.iter().filter(|s| s.name == capability);
+        let spec = specs.next().filter(|_| specs.next().is_none());
+        every_driver(inputs, capability, instance, spec)
+    });
+    (problems, verdicts)
+}
+
+type Judged<'a> = (Vec<PlannedInstance<'a>>, Vec<Problem>, Option<Verdicts>);
+
+/// Judge each instance's candidates, and the drivers of `focus` all, in one pass.
+fn judge_instances<'a>(inputs: &Inputs<'a>, focus: Option<(&str, &str)>) -> Judged<'a> {
+    let config = inputs.config;
+    let mut problems = config.problems.clone();
+    let providers = scan(inputs, &mut problems);
+    let mut planned = Vec::with_capacity(config.instances().size_hint().0);
+    let mut focused = None;
+
+    for (index, instance) in config.instances().enumerate() {
+        let names = InstanceNames::of(instance);
+        let is_focus = focus == Some((names.capability, names.instance));
+        let Some(spec) = find_spec(inputs, &mut problems, instance) else {
+            if is_focus {
+                focused = Some(every_driver(inputs, names.capability, names.instance, None));
+            }
+            continue;
+        };
+        let rules = InstanceRules::new(
+            config,
+            inputs.requirements,
+            names.capability,
+            names.instance,
+            Some(spec),
+        );
+        if rules.experimental_refused {
+            problems.push(Problem::Experimental {
+                capability: instance.capability.clone(),
+                instance: instance.instance.clone(),
+                location: instance.location.clone(),
+            });
+        }
+        let found: Vec<&'static DriverEntry> = providers
+            .iter()
+            .filter(|&&(i, _)| i == index)
+            .map(|&(_, entry)| entry)
+            .collect();
+        let packages = packages_of(&found);
+        let mut verdicts: Vec<CandidateVerdict> = found
+            .iter()
+            .map(|&entry| rules.judge(entry, packages.clone()))
+            .collect();
+        if found.is_empty() {
+            problems.push(no_driver(&binary(inputs), instance));
+        } else if verdicts.iter().any(|v| {
+            v.refusals()
+                .iter()
+                .any(|r| matches!(r, Refusal::BuiltinClaimed { .. }))
+        }) {
+            // Reported once by the scan, whichever instances select the name.
+        } else if found.len() > 1 {
+            problems.push(Problem::Conflict {
+                capability: instance.capability.clone(),
+                name: instance.driver.clone(),
+                packages,
+                kind: ConflictKind::SelectedTwice,
+            });
+        } else if let Some(plan) = plan_or_problems(names, spec, &mut verdicts[0], &mut problems) {
+            planned.push(plan);
+        }
+        if is_focus {
+            focused = Some(every_driver(
+                inputs,
+                names.capability,
+                names.instance,
+                Some(spec),
+            ));
+        }
+    }
+
+    check_requirements(inputs, &planned, &mut problems);
+    if !problems.is_empty() {
+        order_by_location(&mut problems, config);
+    }
+    (planned, problems, focused)
+}
+
+/// The plan of the instance's one candidate, when it is selected; its problems otherwise (the
+/// experimental refusal is the instance's, reported once already).
+fn plan_or_problems<'a>(
+    names: InstanceNames<'a>,
+    spec: &'static CapabilitySpec,
+    verdict: &mut CandidateVerdict,
+    problems: &mut Vec<Problem>,
+) -> Option<PlannedInstance<'a>> {
+    let entry = verdict.entry;
+    let declared = verdict
+        .options
+        .as_ref()
+        .map(|o| o.features.clone())
+        .unwrap_or_default();
+    for refusal in verdict.refusals() {
+        let reason = match refusal {
+            Refusal::Unusable(reason) => reason.clone(),
+            Refusal::MissingFeature { feature, module } => UnusableReason::MissingFeature {
+                feature: (*feature).to_owned(),
+                module,
+                declared: declared.clone(),
+            },
+            // Not a refusal of a lone provider of the selected name, or the instance's own.
+            Refusal::OtherName { .. }
+            | Refusal::DuplicateProvider { .. }
+            | Refusal::BuiltinClaimed { .. }
+            | Refusal::ExperimentalInProduction => continue,
+        };
+        problems.push(unusable(&names, entry, reason));
+    }
+    match (&verdict.verdict, verdict.options.take()) {
+        (Verdict::Selected, Some(options)) => Some(PlannedInstance {
+            config: names,
+            spec,
+            entry,
+            options,
+        }),
+        _ => None,
+    }
+}
+
+/// The verdicts on every linked driver of `capability` for `instance`.
+fn every_driver(
+    inputs: &Inputs<'_>,
+    capability: &str,
+    instance: &str,
+    spec: Option<&'static CapabilitySpec>,
+) -> Verdicts {
+    let rules = InstanceRules::new(
+        inputs.config,
+        inputs.requirements,
+        capability,
+        instance,
+        spec,
+    );
+    let mut entries: Vec<&'static DriverEntry> = inputs
+        .drivers
+        .iter()
+        .filter(|entry| entry.capability == capability)
+        .collect();
+    entries.sort_by_key(|entry| (entry.name, entry.package));
+    let candidates = entries
+        .iter()
+        .map(|&entry| {
+            let same_name: Vec<&'static DriverEntry> = entries
+                .iter()
+                .copied()
+                .filter(|other| other.name == entry.name)
+                .collect();
+            rules.judge(entry, packages_of(&same_name))
+        })
+        .collect();
+    Verdicts {
+        required_by: rules.required_by,
+        candidates,
+    }
+}
+
+/// The packages of `entries`, sorted.
+fn packages_of(entries: &[&'static DriverEntry]) -> Vec<String> {
+    let mut packages: Vec<String> = entries.iter().map(|e| e.package.to_owned()).collect();
+    packages.sort();
+    packages
+}
+
+fn binary<'a>(inputs: &Inputs<'a>) -> Binary<'a> {
+    Binary {
+        crates: inputs.linked,
+        drivers: inputs.drivers,
+        specs: inputs.specs,
+        requirements: inputs.requirements,
+    }
+}
+
+/// SANDLOOM-B022 for `instance`, whose driver `entry` cannot be used for `reason`.
+pub(crate) fn unusable(
+    instance: &InstanceNames<'_>,
+    entry: &'static DriverEntry,
+    reason: UnusableReason,
+) -> Problem {
+    Problem::Unusable {
+        capability: instance.capability.to_owned(),
+        instance: instance.instance.to_owned(),
+        driver: instance.driver.to_owned(),
+        package: entry.package,
+        reason,
+    }
+}
