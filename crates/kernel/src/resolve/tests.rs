@@ -2,7 +2,7 @@
 
 use semver::Version;
 
-use super::{Inputs, contract_compatible, resolve};
+use super::{Inputs, Refusal, Verdict, contract_compatible, resolve, resolve_for_report};
 use crate::config::InfraConfig;
 use crate::error::{Problem, UnusableReason};
 use crate::link::LinkedDrivers;
@@ -425,4 +425,69 @@ fn every_problem_is_reported_at_once_ordered_by_location() {
         "{}",
         found[3]
     );
+}
+
+/// The verdicts `why` shows for `lock.default` under `text`, with a lone probe driver of `lock`,
+/// and the problems `check` reports.
+fn lock_verdicts(text: &str) -> (Vec<&'static str>, Vec<Verdict>) {
+    let config = config(text);
+    let specs: Vec<CapabilitySpec> = capabilities()
+        .iter()
+        .map(|s| CapabilitySpec {
+            name: s.name,
+            stability: s.stability,
+            contract_version: s.contract_version.clone(),
+            required_operations: s.required_operations,
+            features: s.features,
+            package: s.package,
+        })
+        .collect();
+    let lock = specs.iter().find(|s| s.name == "lock").unwrap();
+    let version = lock.contract_version.to_string();
+    let drivers = leak(vec![entry("lock", "probe", "probe-lock", &version)]);
+    let linked = crate::link_drivers!();
+    let inputs = Inputs {
+        config: &config,
+        drivers,
+        specs: leak(specs),
+        requirements: &[],
+        linked: &linked,
+    };
+    let (problems, verdicts) = resolve_for_report(&inputs, "lock", "default");
+    let checked: Vec<&str> = match resolve(&inputs) {
+        Ok(_) => Vec::new(),
+        Err(problems) => problems.iter().map(Problem::code).collect(),
+    };
+    assert_eq!(
+        checked,
+        problems.iter().map(Problem::code).collect::<Vec<_>>(),
+        "the report's problems are check's"
+    );
+    let verdicts = verdicts.candidates.into_iter().map(|c| c.verdict).collect();
+    (checked, verdicts)
+}
+
+#[test]
+fn the_experimental_rule_is_one_verdict_for_check_and_why() {
+    let production = "environment = \"production\"\n";
+    let lock = "[lock.default]\ndriver = \"probe\"\n";
+
+    let (problems, verdicts) = lock_verdicts(&format!("{production}{lock}"));
+    assert_eq!(problems, ["SANDLOOM-B023"]);
+    assert_eq!(
+        verdicts,
+        [Verdict::Refused(vec![Refusal::ExperimentalInProduction])]
+    );
+
+    let accepted = "accepted_risks = [\"experimental_capability\"]\n";
+    let (problems, verdicts) = lock_verdicts(&format!("{production}{accepted}{lock}"));
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(verdicts, [Verdict::Selected]);
+
+    // `accepted_risks` cannot be read: it is reported (B010), and whether the risk is accepted
+    // is unknown, so neither check nor why refuses the instance for it on top.
+    let unreadable = "accepted_risks = \"experimental_capability\"\n";
+    let (problems, verdicts) = lock_verdicts(&format!("{production}{unreadable}{lock}"));
+    assert_eq!(problems, ["SANDLOOM-B010"]);
+    assert_eq!(verdicts, [Verdict::Selected]);
 }
