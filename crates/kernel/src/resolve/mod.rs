@@ -102,7 +102,7 @@ pub(crate) fn resolve_for_report(
         // `INFRA` does not configure it: every candidate is judged as if it could.
         let mut specs = inputs.specs.iter().filter(|s| s.name == capability);
         let spec = specs.next().filter(|_| specs.next().is_none());
-        every_driver(inputs, capability, instance, spec)
+        report_only(inputs, capability, instance, spec)
     });
     (problems, verdicts)
 }
@@ -122,7 +122,7 @@ fn judge_instances<'a>(inputs: &Inputs<'a>, focus: Option<(&str, &str)>) -> Judg
         let is_focus = focus == Some((names.capability, names.instance));
         let Some(spec) = find_spec(inputs, &mut problems, instance) else {
             if is_focus {
-                focused = Some(every_driver(inputs, names.capability, names.instance, None));
+                focused = Some(report_only(inputs, names.capability, names.instance, None));
             }
             continue;
         };
@@ -140,41 +140,43 @@ fn judge_instances<'a>(inputs: &Inputs<'a>, focus: Option<(&str, &str)>) -> Judg
                 location: instance.location.clone(),
             });
         }
-        let found: Vec<&'static DriverEntry> = providers
-            .iter()
-            .filter(|&&(i, _)| i == index)
-            .map(|&(_, entry)| entry)
-            .collect();
-        let packages = packages_of(&found);
-        let mut verdicts: Vec<CandidateVerdict> = found
-            .iter()
-            .map(|&entry| rules.judge(entry, packages.clone()))
-            .collect();
-        if found.is_empty() {
-            problems.push(no_driver(&binary(inputs), instance));
-        } else if verdicts.iter().any(|v| {
-            v.refusals()
+        // The providers of the selected name, judged; for the instance `why` asks about, every
+        // linked driver of the capability, those of the selected name among them.
+        let mut judged: Vec<CandidateVerdict> = if is_focus {
+            every_driver(inputs, &rules, names.capability)
+        } else {
+            let found: Vec<&'static DriverEntry> = providers
                 .iter()
-                .any(|r| matches!(r, Refusal::BuiltinClaimed { .. }))
-        }) {
+                .filter(|&&(i, _)| i == index)
+                .map(|&(_, entry)| entry)
+                .collect();
+            let packages = packages_of(&found);
+            found
+                .iter()
+                .map(|&entry| rules.judge(entry, packages.clone()))
+                .collect()
+        };
+        let mut of_name: Vec<&mut CandidateVerdict> = judged
+            .iter_mut()
+            .filter(|v| v.entry.name == names.driver)
+            .collect();
+        match of_name.as_mut_slice() {
+            [] => problems.push(no_driver(&binary(inputs), instance)),
             // Reported once by the scan, whichever instances select the name.
-        } else if found.len() > 1 {
-            problems.push(Problem::Conflict {
+            verdicts if verdicts.iter().any(|v| claimed(v)) => {}
+            [one] => planned.extend(plan_or_problems(names, spec, one, &mut problems)),
+            several => problems.push(Problem::Conflict {
                 capability: instance.capability.clone(),
                 name: instance.driver.clone(),
-                packages,
+                packages: packages_of(&several.iter().map(|v| v.entry).collect::<Vec<_>>()),
                 kind: ConflictKind::SelectedTwice,
-            });
-        } else if let Some(plan) = plan_or_problems(names, spec, &mut verdicts[0], &mut problems) {
-            planned.push(plan);
+            }),
         }
         if is_focus {
-            focused = Some(every_driver(
-                inputs,
-                names.capability,
-                names.instance,
-                Some(spec),
-            ));
+            focused = Some(Verdicts {
+                required_by: rules.required_by,
+                candidates: judged,
+            });
         }
     }
 
@@ -226,8 +228,9 @@ fn plan_or_problems<'a>(
     }
 }
 
-/// The verdicts on every linked driver of `capability` for `instance`.
-fn every_driver(
+/// The verdicts on an instance resolution does not judge (`INFRA` does not configure it, or
+/// its capability is unknown), for the report alone.
+fn report_only(
     inputs: &Inputs<'_>,
     capability: &str,
     instance: &str,
@@ -240,13 +243,26 @@ fn every_driver(
         instance,
         spec,
     );
+    let candidates = every_driver(inputs, &rules, capability);
+    Verdicts {
+        required_by: rules.required_by,
+        candidates,
+    }
+}
+
+/// The verdicts on every linked driver of `capability`, sorted by name, then package.
+fn every_driver(
+    inputs: &Inputs<'_>,
+    rules: &InstanceRules<'_>,
+    capability: &str,
+) -> Vec<CandidateVerdict> {
     let mut entries: Vec<&'static DriverEntry> = inputs
         .drivers
         .iter()
         .filter(|entry| entry.capability == capability)
         .collect();
     entries.sort_by_key(|entry| (entry.name, entry.package));
-    let candidates = entries
+    entries
         .iter()
         .map(|&entry| {
             let same_name: Vec<&'static DriverEntry> = entries
@@ -256,11 +272,15 @@ fn every_driver(
                 .collect();
             rules.judge(entry, packages_of(&same_name))
         })
-        .collect();
-    Verdicts {
-        required_by: rules.required_by,
-        candidates,
-    }
+        .collect()
+}
+
+/// Whether the candidate claims a built-in name it does not own.
+fn claimed(verdict: &CandidateVerdict) -> bool {
+    verdict
+        .refusals()
+        .iter()
+        .any(|r| matches!(r, Refusal::BuiltinClaimed { .. }))
 }
 
 /// The packages of `entries`, sorted.
