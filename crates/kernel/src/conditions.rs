@@ -2,9 +2,10 @@
 //! could serve it, which one is selected, and why each other one is not; for an instance a
 //! module requires and `INFRA` does not configure, which drivers would satisfy it.
 //!
-//! It is computed from what the dry run reads ([`Kernel::check`](crate::Kernel::check)): the
-//! configuration, the linked drivers and capability specs, and the linked module requirements.
-//! Nothing is built or started.
+//! It shows the verdicts of the resolution the dry run ([`Kernel::check`](crate::Kernel::check))
+//! makes, over the configuration, the linked drivers and capability specs, and the linked
+//! module requirements: each rule is judged there once, so the report and `check` cannot
+//! disagree, and this module only words the verdicts. Nothing is built or started.
 //!
 //! ```
 //! use sandloom_kernel::conditions::ConditionReport;

@@ -6,7 +6,7 @@ use sandloom_sdk_infra::Requirement;
 
 use crate::error::Problem;
 
-use super::{Inputs, PlannedInstance};
+use super::plan::{Inputs, PlannedInstance};
 
 /// SANDLOOM-B020 for each required instance `INFRA` does not configure, SANDLOOM-B024 for each
 /// required feature the selected instance's capability does not define.

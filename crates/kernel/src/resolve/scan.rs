@@ -7,7 +7,7 @@ use crate::known::{BUILTIN_DRIVERS, BUILTIN_OWNER, is_builtin};
 use crate::registry::{CapabilitySpec, DriverEntry};
 use crate::suggest::closest;
 
-use super::Inputs;
+use super::plan::Inputs;
 
 /// A provider of each instance's driver name, with the index of the instance in
 /// `InfraConfig::instances`.
