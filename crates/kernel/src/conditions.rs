@@ -407,12 +407,12 @@ fn candidate(verdict: &CandidateVerdict) -> Candidate {
         driver: entry.name,
         package: entry.package,
         contract_version: entry.contract_version.clone(),
-        supported_features: verdict.supported.clone(),
+        supported_features: verdict.supported.to_vec(),
         selected: verdict.verdict == Verdict::Selected,
         reasons: verdict
             .refusals()
             .iter()
-            .map(|refusal| why_not(refusal, &verdict.supported))
+            .map(|refusal| why_not(refusal, verdict.supported))
             .collect(),
     }
 }

@@ -54,7 +54,7 @@ pub(crate) enum Verdict {
 pub(crate) struct CandidateVerdict {
     pub(crate) entry: &'static DriverEntry,
     /// Every feature it may declare (for some options); empty when asking panicked.
-    pub(crate) supported: Vec<&'static str>,
+    pub(crate) supported: &'static [&'static str],
     /// The instance's options parsed, for the driver `INFRA` selects, when they parse;
     /// startup builds the driver with them.
     pub(crate) options: Option<ParsedOptions>,
@@ -128,11 +128,11 @@ impl<'a> InstanceRules<'a> {
     }
 
     /// The verdict on `entry`, one of the linked drivers of the capability; `same_name` are the
-    /// packages registering its name (itself included).
+    /// entries registering its name (itself included).
     pub(crate) fn judge(
         &self,
         entry: &'static DriverEntry,
-        same_name: Vec<String>,
+        same_name: &[&'static DriverEntry],
     ) -> CandidateVerdict {
         let mut refusals = Vec::new();
         let selected = self.configured.filter(|c| c.driver == entry.name);
@@ -143,7 +143,7 @@ impl<'a> InstanceRules<'a> {
         }
         if same_name.len() > 1 {
             refusals.push(Refusal::DuplicateProvider {
-                packages: same_name,
+                packages: packages_of(same_name),
             });
         }
         if is_builtin(self.capability, entry.name) && entry.package != BUILTIN_OWNER {
@@ -158,7 +158,7 @@ impl<'a> InstanceRules<'a> {
                     && WITHOUT_OPERATION_TRAIT.contains(&spec.name) =>
             {
                 refusals.push(Refusal::Unusable(UnusableReason::NoOperationTrait));
-                (Vec::new(), None)
+                (&[][..], None)
             }
             spec => self.judge_driver(spec, entry, selected, &mut refusals),
         };
@@ -187,7 +187,7 @@ impl<'a> InstanceRules<'a> {
         entry: &'static DriverEntry,
         selected: Option<&InstanceConfig>,
         refusals: &mut Vec<Refusal>,
-    ) -> (Vec<&'static str>, Option<ParsedOptions>) {
+    ) -> (&'static [&'static str], Option<ParsedOptions>) {
         if let Some(spec) = spec
             && !contract_compatible(&entry.contract_version, &spec.contract_version)
         {
@@ -205,16 +205,16 @@ impl<'a> InstanceRules<'a> {
             }
         });
         let supported = match call_driver("supported_features", entry.supported_features) {
-            Ok(supported) => supported.to_vec(),
+            Ok(supported) => supported,
             Err(reason) => {
                 refusals.push(Refusal::Unusable(reason));
-                return (Vec::new(), options);
+                return (&[], options);
             }
         };
         let declared = options.as_ref().map(|o| o.features.as_slice());
         if let Some(spec) = spec {
             refusals.extend(
-                undeclared_features(spec, &supported, declared)
+                undeclared_features(spec, supported, declared)
                     .into_iter()
                     .map(Refusal::Unusable),
             );
@@ -224,7 +224,7 @@ impl<'a> InstanceRules<'a> {
         let declared = match (selected, declared) {
             (Some(_), None) => return (supported, options),
             (Some(_), Some(declared)) => declared,
-            (None, _) => &supported,
+            (None, _) => supported,
         };
         for (module, features) in &self.required_by {
             for &feature in features {
@@ -246,4 +246,11 @@ impl<'a> InstanceRules<'a> {
 /// still the major: 0.2 and 0.1 are compatible, 1.x and 0.x are not.
 pub(crate) fn contract_compatible(driver: &Version, runtime: &Version) -> bool {
     driver.major == runtime.major
+}
+
+/// The packages of `entries`, sorted.
+pub(crate) fn packages_of(entries: &[&'static DriverEntry]) -> Vec<String> {
+    let mut packages: Vec<String> = entries.iter().map(|e| e.package.to_owned()).collect();
+    packages.sort();
+    packages
 }

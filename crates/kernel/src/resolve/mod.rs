@@ -23,7 +23,7 @@ use crate::config::order_by_location;
 use crate::diagnostics::{Binary, no_driver};
 use crate::error::{ConflictKind, Problem, UnusableReason};
 use crate::registry::{CapabilitySpec, DriverEntry};
-use judge::InstanceRules;
+use judge::{InstanceRules, packages_of};
 use requirements::check_requirements;
 use scan::{find_spec, scan};
 
@@ -107,25 +107,25 @@ fn judge_instances<'a>(inputs: &Inputs<'a>, focus: Option<(&str, &str)>) -> Judg
                 .filter(|&&(i, _)| i == index)
                 .map(|&(_, entry)| entry)
                 .collect();
-            let packages = packages_of(&found);
             found
                 .iter()
-                .map(|&entry| rules.judge(entry, packages.clone()))
+                .map(|&entry| rules.judge(entry, &found))
                 .collect()
         };
-        let mut of_name: Vec<&mut CandidateVerdict> = judged
-            .iter_mut()
-            .filter(|v| v.entry.name == names.driver)
-            .collect();
-        match of_name.as_mut_slice() {
-            [] => problems.push(no_driver(&binary(inputs), instance)),
+        let of_name = || judged.iter().filter(|v| v.entry.name == names.driver);
+        match of_name().count() {
+            0 => problems.push(no_driver(&binary(inputs), instance)),
             // Reported once by the scan, whichever instances select the name.
-            verdicts if verdicts.iter().any(|v| claimed(v)) => {}
-            [one] => planned.extend(plan_or_problems(names, spec, one, &mut problems)),
-            several => problems.push(Problem::Conflict {
+            _ if of_name().any(claimed) => {}
+            1 => {
+                if let Some(one) = judged.iter_mut().find(|v| v.entry.name == names.driver) {
+                    planned.extend(plan_or_problems(names, spec, one, &mut problems));
+                }
+            }
+            _ => problems.push(Problem::Conflict {
                 capability: instance.capability.clone(),
                 name: instance.driver.clone(),
-                packages: packages_of(&several.iter().map(|v| v.entry).collect::<Vec<_>>()),
+                packages: packages_of(&of_name().map(|v| v.entry).collect::<Vec<_>>()),
                 kind: ConflictKind::SelectedTwice,
             }),
         }
@@ -227,7 +227,7 @@ fn every_driver(
                 .copied()
                 .filter(|other| other.name == entry.name)
                 .collect();
-            rules.judge(entry, packages_of(&same_name))
+            rules.judge(entry, &same_name)
         })
         .collect()
 }
@@ -238,13 +238,6 @@ fn claimed(verdict: &CandidateVerdict) -> bool {
         .refusals()
         .iter()
         .any(|r| matches!(r, Refusal::BuiltinClaimed { .. }))
-}
-
-/// The packages of `entries`, sorted.
-fn packages_of(entries: &[&'static DriverEntry]) -> Vec<String> {
-    let mut packages: Vec<String> = entries.iter().map(|e| e.package.to_owned()).collect();
-    packages.sort();
-    packages
 }
 
 fn binary<'a>(inputs: &Inputs<'a>) -> Binary<'a> {
