@@ -84,11 +84,13 @@ pub(crate) struct InstanceRules<'a> {
 }
 
 impl<'a> InstanceRules<'a> {
+    /// The rules for `capability.instance`, which `INFRA` configures as `configured` (if it
+    /// does), under `config`, with the linked module `requirements`.
     pub(crate) fn new(
-        config: &'a InfraConfig,
+        config: &InfraConfig,
         requirements: &[Requirement],
-        capability: &'a str,
-        instance: &str,
+        (capability, instance): (&'a str, &str),
+        configured: Option<&'a InstanceConfig>,
         spec: Option<&'static CapabilitySpec>,
     ) -> Self {
         let mut required_by: Vec<(&'static str, Vec<&'static str>)> = Vec::new();
@@ -121,7 +123,7 @@ impl<'a> InstanceRules<'a> {
         Self {
             capability,
             spec,
-            configured: config.instance(capability, instance),
+            configured,
             required_by,
             experimental_refused,
         }
@@ -146,7 +148,7 @@ impl<'a> InstanceRules<'a> {
                 packages: packages_of(same_name),
             });
         }
-        if is_builtin(self.capability, entry.name) && entry.package != BUILTIN_OWNER {
+        if entry.package != BUILTIN_OWNER && is_builtin(self.capability, entry.name) {
             refusals.push(Refusal::BuiltinClaimed {
                 owner: BUILTIN_OWNER,
             });

@@ -73,6 +73,10 @@ fn judge_instances<'a>(inputs: &Inputs<'a>, focus: Option<(&str, &str)>) -> Judg
     let providers = scan(inputs, &mut problems);
     let mut planned = Vec::with_capacity(config.instances().size_hint().0);
     let mut focused = None;
+    // Buffers reused from instance to instance: resolution is measured per selected instance,
+    // and nearly all have one provider (`BENCHMARKS.md`).
+    let mut found: Vec<&'static DriverEntry> = Vec::new();
+    let mut judged: Vec<CandidateVerdict> = Vec::new();
 
     for (index, instance) in config.instances().enumerate() {
         let names = InstanceNames::of(instance);
@@ -86,8 +90,8 @@ fn judge_instances<'a>(inputs: &Inputs<'a>, focus: Option<(&str, &str)>) -> Judg
         let rules = InstanceRules::new(
             config,
             inputs.requirements,
-            names.capability,
-            names.instance,
+            (names.capability, names.instance),
+            Some(instance),
             Some(spec),
         );
         if rules.experimental_refused {
@@ -99,40 +103,43 @@ fn judge_instances<'a>(inputs: &Inputs<'a>, focus: Option<(&str, &str)>) -> Judg
         }
         // The providers of the selected name, judged; for the instance `why` asks about, every
         // linked driver of the capability, those of the selected name among them.
-        let mut judged: Vec<CandidateVerdict> = if is_focus {
-            every_driver(inputs, &rules, names.capability)
+        judged.clear();
+        if is_focus {
+            judged = every_driver(inputs, &rules, names.capability);
         } else {
-            let found: Vec<&'static DriverEntry> = providers
-                .iter()
-                .filter(|&&(i, _)| i == index)
-                .map(|&(_, entry)| entry)
-                .collect();
-            found
-                .iter()
-                .map(|&entry| rules.judge(entry, &found))
-                .collect()
+            found.clear();
+            found.extend(
+                providers
+                    .iter()
+                    .filter(|&&(i, _)| i == index)
+                    .map(|&(_, entry)| entry),
+            );
+            judged.extend(found.iter().map(|&entry| rules.judge(entry, &found)));
+        }
+        // The verdicts of the selected name: all of them, or for `why`'s instance those its
+        // sorting by name keeps together.
+        let of_name = if is_focus {
+            judged.partition_point(|v| v.entry.name < names.driver)
+                ..judged.partition_point(|v| v.entry.name <= names.driver)
+        } else {
+            0..judged.len()
         };
-        let of_name = || judged.iter().filter(|v| v.entry.name == names.driver);
-        match of_name().count() {
-            0 => problems.push(no_driver(&binary(inputs), instance)),
+        match &mut judged[of_name] {
+            [] => problems.push(no_driver(&binary(inputs), instance)),
             // Reported once by the scan, whichever instances select the name.
-            _ if of_name().any(claimed) => {}
-            1 => {
-                if let Some(one) = judged.iter_mut().find(|v| v.entry.name == names.driver) {
-                    planned.extend(plan_or_problems(names, spec, one, &mut problems));
-                }
-            }
-            _ => problems.push(Problem::Conflict {
+            verdicts if verdicts.iter().any(claimed) => {}
+            [one] => planned.extend(plan_or_problems(names, spec, one, &mut problems)),
+            several => problems.push(Problem::Conflict {
                 capability: instance.capability.clone(),
                 name: instance.driver.clone(),
-                packages: packages_of(&of_name().map(|v| v.entry).collect::<Vec<_>>()),
+                packages: packages_of(&several.iter().map(|v| v.entry).collect::<Vec<_>>()),
                 kind: ConflictKind::SelectedTwice,
             }),
         }
         if is_focus {
             focused = Some(Verdicts {
                 required_by: rules.required_by,
-                candidates: judged,
+                candidates: std::mem::take(&mut judged),
             });
         }
     }
@@ -153,18 +160,20 @@ fn plan_or_problems<'a>(
     problems: &mut Vec<Problem>,
 ) -> Option<PlannedInstance<'a>> {
     let entry = verdict.entry;
-    let declared = verdict
-        .options
-        .as_ref()
-        .map(|o| o.features.clone())
-        .unwrap_or_default();
+    let declared = || {
+        verdict
+            .options
+            .as_ref()
+            .map(|o| o.features.clone())
+            .unwrap_or_default()
+    };
     for refusal in verdict.refusals() {
         let reason = match refusal {
             Refusal::Unusable(reason) => reason.clone(),
             Refusal::MissingFeature { feature, module } => UnusableReason::MissingFeature {
                 feature: (*feature).to_owned(),
                 module,
-                declared: declared.clone(),
+                declared: declared(),
             },
             // Not a refusal of a lone provider of the selected name, or the instance's own.
             Refusal::OtherName { .. }
@@ -196,8 +205,8 @@ fn report_only(
     let rules = InstanceRules::new(
         inputs.config,
         inputs.requirements,
-        capability,
-        instance,
+        (capability, instance),
+        inputs.config.instance(capability, instance),
         spec,
     );
     let candidates = every_driver(inputs, &rules, capability);
