@@ -5,7 +5,7 @@ use std::io::Write;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 
-use crate::{InfraConfig, Location, Problem, UnusableReason};
+use crate::{InfraConfig, Location, Problem};
 
 /// `{"format_version": 1, "command": …}` followed by `fields`.
 pub(super) fn document(command: &str, fields: Value) -> Value {
@@ -68,46 +68,16 @@ pub(super) fn location(location: &Location) -> Value {
     }
 }
 
-/// Where in `INFRA` a problem is, as the kernel orders problems: its own location, else the
-/// configured instance it concerns; `None` for a problem with no place in `INFRA` (a module's
-/// requirement, a conflict between packages).
+/// Where in `INFRA` a problem is, as the kernel places and orders problems; with no readable
+/// configuration, only the place a problem carries itself.
 pub(super) fn problem_location<'a>(
     problem: &'a Problem,
     config: Option<&'a InfraConfig>,
 ) -> Option<&'a Location> {
-    let instance = |capability: &str, instance: &str| {
-        config
-            .and_then(|config| config.instance(capability, instance))
-            .map(|i| &i.location)
-    };
-    match problem {
-        Problem::Config { location, .. }
-        | Problem::NoDriver { location, .. }
-        | Problem::Experimental { location, .. }
-        | Problem::Unusable {
-            reason: UnusableReason::Options { location, .. },
-            ..
-        } => Some(location),
-        Problem::Unusable {
-            capability,
-            instance: name,
-            ..
-        }
-        | Problem::StopFailed {
-            capability,
-            instance: name,
-            ..
-        } => instance(capability, name),
-        Problem::Conflict {
-            capability, name, ..
-        } => config.and_then(|config| {
-            config
-                .instances()
-                .find(|i| &i.capability == capability && &i.driver == name)
-                .map(|i| &i.driver_location)
-        }),
-        _ => None,
-    }
+    config.map_or_else(
+        || problem.location(),
+        |config| config.problem_location(problem),
+    )
 }
 
 /// A problem: code, location (or `null`), description, action.

@@ -2,9 +2,10 @@
 //! could serve it, which one is selected, and why each other one is not; for an instance a
 //! module requires and `INFRA` does not configure, which drivers would satisfy it.
 //!
-//! It is computed from what the dry run reads ([`Kernel::check`](crate::Kernel::check)): the
-//! configuration, the linked drivers and capability specs, and the linked module requirements.
-//! Nothing is built or started.
+//! It shows the verdicts of the resolution the dry run ([`Kernel::check`](crate::Kernel::check))
+//! makes, over the configuration, the linked drivers and capability specs, and the linked
+//! module requirements: each rule is judged there once, so the report and `check` cannot
+//! disagree, and this module only words the verdicts. Nothing is built or started.
 //!
 //! ```
 //! use sandloom_kernel::conditions::ConditionReport;
@@ -21,19 +22,16 @@
 //! ```
 
 use std::fmt;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use sandloom_sdk_infra::linked_requirements;
 use semver::Version;
 
 use crate::codes;
 use crate::config::{EXPERIMENTAL_CAPABILITY_RISK, Environment, InfraConfig, Location};
-use crate::error::Problem;
-use crate::known::{BUILTIN_OWNER, is_builtin};
+use crate::error::{Problem, UnusableReason};
 use crate::link::LinkedDrivers;
 use crate::registry::{self, CapabilitySpec, DriverEntry, Stability};
-use crate::resolve::{Inputs, contract_compatible, resolve};
-use crate::specs::{KERNEL_PACKAGE, WITHOUT_OPERATION_TRAIT};
+use crate::resolve::{CandidateVerdict, Inputs, Refusal, Verdict, resolve_for_report};
 
 /// Why a linked driver does not serve the instance, or could not.
 ///
@@ -91,6 +89,24 @@ pub enum WhyNot {
     /// The capability is experimental, `environment` is `production`, and the risk
     /// `experimental_capability` is not accepted (SANDLOOM-B023).
     ExperimentalInProduction,
+    /// Asking the driver about itself (its features, its options) panicked (SANDLOOM-B022).
+    Panicked {
+        /// What it was asked: `supported_features` or `option parsing`.
+        phase: &'static str,
+        /// The panic message.
+        message: String,
+    },
+    /// The driver reports a feature it may not: not among its `supported_features`, or not a
+    /// feature of the capability at all (SANDLOOM-B022).
+    UndeclaredFeature {
+        /// The feature.
+        feature: &'static str,
+        /// Why it is refused.
+        why: String,
+    },
+    /// The driver's options type accepts keys it does not know, so a misspelt option would be
+    /// ignored (SANDLOOM-B022).
+    AcceptsUnknownOptions,
 }
 
 impl WhyNot {
@@ -108,14 +124,18 @@ impl WhyNot {
             Self::ContractMajor { .. }
             | Self::NoOperationTrait
             | Self::InvalidOptions { .. }
-            | Self::MissingFeature { .. } => Some(codes::UNUSABLE),
+            | Self::MissingFeature { .. }
+            | Self::Panicked { .. }
+            | Self::UndeclaredFeature { .. }
+            | Self::AcceptsUnknownOptions => Some(codes::UNUSABLE),
             Self::ExperimentalInProduction => Some(codes::EXPERIMENTAL),
         }
     }
 
     /// A stable lowercase name of the kind of reason, for tools (`other_name`,
     /// `duplicate_provider`, `builtin_claimed`, `contract_major`, `no_operation_trait`,
-    /// `invalid_options`, `missing_feature`, `experimental_in_production`).
+    /// `invalid_options`, `missing_feature`, `experimental_in_production`, `panicked`,
+    /// `undeclared_feature`, `accepts_unknown_options`).
     ///
     /// ```
     /// use sandloom_kernel::conditions::WhyNot;
@@ -131,6 +151,9 @@ impl WhyNot {
             Self::InvalidOptions { .. } => "invalid_options",
             Self::MissingFeature { .. } => "missing_feature",
             Self::ExperimentalInProduction => "experimental_in_production",
+            Self::Panicked { .. } => "panicked",
+            Self::UndeclaredFeature { .. } => "undeclared_feature",
+            Self::AcceptsUnknownOptions => "accepts_unknown_options",
         }
     }
 }
@@ -177,6 +200,14 @@ impl fmt::Display for WhyNot {
             Self::ExperimentalInProduction => write!(
                 f,
                 "the capability is experimental, and the environment is production without the accepted risk `{EXPERIMENTAL_CAPABILITY_RISK}`"
+            ),
+            Self::Panicked { phase, message } => write!(f, "it panicked during {phase}: {message}"),
+            Self::UndeclaredFeature { feature, why } => {
+                write!(f, "it reports feature `{feature}`, which {why}")
+            }
+            Self::AcceptsUnknownOptions => write!(
+                f,
+                "its options type accepts keys it does not know, so a misspelt option would be silently ignored"
             ),
         }
     }
@@ -300,79 +331,36 @@ impl ConditionReport {
         capability: &str,
         instance: &str,
     ) -> Self {
-        let requirements = linked_requirements();
-        let configured = config.instance(capability, instance);
-        let spec = specs.iter().find(|spec| spec.name == capability);
-        let mut required_by: Vec<RequiredBy> = Vec::new();
-        for requirement in requirements
-            .iter()
-            .filter(|r| r.capability() == capability && r.instance() == instance)
-        {
-            match required_by
-                .iter_mut()
-                .find(|r| r.module == requirement.module())
-            {
-                Some(known) => {
-                    for feature in requirement.features() {
-                        if !known.features.contains(feature) {
-                            known.features.push(feature);
-                        }
-                    }
-                }
-                None => required_by.push(RequiredBy {
-                    module: requirement.module(),
-                    features: requirement.features().to_vec(),
-                }),
-            }
-        }
-        required_by.sort_by_key(|r| r.module);
-
-        let experimental_refused = spec.is_some_and(|spec| {
-            spec.stability == Stability::Experimental
-                && config.environment() == Environment::Production
-                && !config.accepts(EXPERIMENTAL_CAPABILITY_RISK)
-        });
-        let mut entries: Vec<&'static DriverEntry> = drivers
-            .iter()
-            .filter(|entry| entry.capability == capability)
-            .collect();
-        entries.sort_by_key(|entry| (entry.name, entry.package));
-
-        let judge = Judge {
-            capability,
-            entries: &entries,
-            spec,
-            configured,
-            required_by: &required_by,
-            experimental_refused,
-        };
-        let candidates = entries.iter().map(|entry| judge.candidate(entry)).collect();
-
-        let problems = match resolve(&Inputs {
+        let inputs = Inputs {
             config,
             drivers,
             specs,
-            requirements,
+            requirements: linked_requirements(),
             linked,
-        }) {
-            Ok(_) => Vec::new(),
-            Err(problems) => problems
-                .into_iter()
-                .filter(|problem| concerns(problem, capability, instance, configured))
-                .collect(),
         };
-
+        let (problems, verdicts) = resolve_for_report(&inputs, capability, instance);
+        let configured = config.instance(capability, instance);
         Self {
             capability: capability.to_owned(),
             instance: instance.to_owned(),
             environment: config.environment(),
-            stability: spec.map(|spec| spec.stability),
+            stability: specs
+                .iter()
+                .find(|spec| spec.name == capability)
+                .map(|spec| spec.stability),
             configured: configured.map(|c| c.driver.clone()),
             location: configured.map(|c| c.location.clone()),
             left_out: configured.is_none() && config.is_left_out(capability, Some(instance)),
-            required_by,
-            candidates,
-            problems,
+            required_by: verdicts
+                .required_by
+                .into_iter()
+                .map(|(module, features)| RequiredBy { module, features })
+                .collect(),
+            candidates: verdicts.candidates.iter().map(candidate).collect(),
+            problems: problems
+                .into_iter()
+                .filter(|problem| concerns(problem, capability, instance, configured))
+                .collect(),
         }
     }
 
@@ -412,97 +400,65 @@ impl ConditionReport {
     }
 }
 
-/// What every candidate of one instance is judged against.
-struct Judge<'a> {
-    capability: &'a str,
-    entries: &'a [&'static DriverEntry],
-    spec: Option<&'static CapabilitySpec>,
-    configured: Option<&'a crate::config::InstanceConfig>,
-    required_by: &'a [RequiredBy],
-    experimental_refused: bool,
+/// A verdict of resolution, as the report shows it.
+fn candidate(verdict: &CandidateVerdict) -> Candidate {
+    let entry = verdict.entry;
+    Candidate {
+        driver: entry.name,
+        package: entry.package,
+        contract_version: entry.contract_version.clone(),
+        supported_features: verdict.supported.to_vec(),
+        selected: verdict.verdict == Verdict::Selected,
+        reasons: verdict
+            .refusals()
+            .iter()
+            .map(|refusal| why_not(refusal, verdict.supported))
+            .collect(),
+    }
 }
 
-impl Judge<'_> {
-    fn candidate(&self, entry: &'static DriverEntry) -> Candidate {
-        let Self {
-            capability,
-            entries,
-            spec,
-            configured,
-            required_by,
-            experimental_refused,
-        } = *self;
-        let mut reasons = Vec::new();
-        let is_configured = configured.is_some_and(|c| c.driver == entry.name);
-        if let Some(other) = configured.filter(|c| c.driver != entry.name) {
-            reasons.push(WhyNot::OtherName {
-                selected: other.driver.clone(),
-            });
-        }
-        let mut packages: Vec<String> = entries
-            .iter()
-            .filter(|other| other.name == entry.name)
-            .map(|other| other.package.to_owned())
-            .collect();
-        if packages.len() > 1 {
-            packages.sort();
-            reasons.push(WhyNot::DuplicateProvider { packages });
-        }
-        if is_builtin(capability, entry.name) && entry.package != BUILTIN_OWNER {
-            reasons.push(WhyNot::BuiltinClaimed {
-                owner: BUILTIN_OWNER,
-            });
-        }
-        if let Some(spec) = spec {
-            if !contract_compatible(&entry.contract_version, &spec.contract_version) {
-                reasons.push(WhyNot::ContractMajor {
-                    driver: entry.contract_version.clone(),
-                    runtime: spec.contract_version.clone(),
-                    defined_by: spec.package,
-                });
-            }
-            if spec.package == KERNEL_PACKAGE && WITHOUT_OPERATION_TRAIT.contains(&spec.name) {
-                reasons.push(WhyNot::NoOperationTrait);
-            }
-        }
-        let supported: Vec<&'static str> =
-            guarded(entry.supported_features).map_or_else(Vec::new, <[_]>::to_vec);
-        // The configured driver is judged with the instance's options; any other one by
-        // what it supports for some options.
-        let declared = match configured.filter(|_| is_configured) {
-            Some(configured) => match options_features(entry, &configured.options) {
-                Ok(features) => Some(features),
-                Err(message) => {
-                    reasons.push(WhyNot::InvalidOptions { message });
-                    None
-                }
+/// A refusal as the report words it; `supported` is what the driver supports for some options.
+fn why_not(refusal: &Refusal, supported: &[&'static str]) -> WhyNot {
+    match refusal {
+        Refusal::OtherName { selected } => WhyNot::OtherName {
+            selected: selected.clone(),
+        },
+        Refusal::DuplicateProvider { packages } => WhyNot::DuplicateProvider {
+            packages: packages.clone(),
+        },
+        Refusal::BuiltinClaimed { owner } => WhyNot::BuiltinClaimed { owner },
+        Refusal::MissingFeature { feature, module } => WhyNot::MissingFeature {
+            feature,
+            module,
+            with_other_options: supported.contains(feature),
+        },
+        Refusal::ExperimentalInProduction => WhyNot::ExperimentalInProduction,
+        Refusal::Unusable(reason) => match reason {
+            UnusableReason::ContractVersion {
+                driver,
+                runtime,
+                defined_by,
+            } => WhyNot::ContractMajor {
+                driver: driver.clone(),
+                runtime: runtime.clone(),
+                defined_by,
             },
-            None => Some(supported.clone()),
-        };
-        if let Some(declared) = declared {
-            for required in required_by {
-                for &feature in &required.features {
-                    if !declared.contains(&feature) {
-                        reasons.push(WhyNot::MissingFeature {
-                            feature,
-                            module: required.module,
-                            with_other_options: supported.contains(&feature),
-                        });
-                    }
-                }
-            }
-        }
-        if experimental_refused {
-            reasons.push(WhyNot::ExperimentalInProduction);
-        }
-        Candidate {
-            driver: entry.name,
-            package: entry.package,
-            contract_version: entry.contract_version.clone(),
-            supported_features: supported,
-            selected: is_configured && reasons.is_empty(),
-            reasons,
-        }
+            UnusableReason::NoOperationTrait => WhyNot::NoOperationTrait,
+            UnusableReason::Options { error, .. } => WhyNot::InvalidOptions {
+                message: error.to_string(),
+            },
+            UnusableReason::UndeclaredFeature { feature, why } => WhyNot::UndeclaredFeature {
+                feature,
+                why: why.clone(),
+            },
+            UnusableReason::AcceptsUnknownOptions => WhyNot::AcceptsUnknownOptions,
+            UnusableReason::Panicked { phase, message } => WhyNot::Panicked {
+                phase,
+                message: message.clone(),
+            },
+            // Resolution builds and starts nothing: no other reason is a verdict of it.
+            other => unreachable!("resolution refused a driver for {other:?}"),
+        },
     }
 }
 
@@ -542,26 +498,6 @@ fn concerns(
         Problem::InvalidRequirement { capability: c, .. } => c == capability,
         _ => false,
     }
-}
-
-/// The features a driver declares for these options, or why the options are refused.
-fn options_features(
-    entry: &DriverEntry,
-    options: &crate::options::RawOptions,
-) -> Result<Vec<&'static str>, String> {
-    match catch_unwind(AssertUnwindSafe(|| (entry.parse_options)(options))) {
-        Ok(Ok(parsed)) => Ok(parsed.features),
-        Ok(Err(error)) => Err(error.to_string()),
-        Err(payload) => Err(format!(
-            "parsing them panicked: {}",
-            crate::panic_message(payload.as_ref())
-        )),
-    }
-}
-
-/// Call driver code that may panic; a panic gives nothing.
-fn guarded<T>(call: fn() -> T) -> Option<T> {
-    catch_unwind(call).ok()
 }
 
 impl fmt::Display for ConditionReport {

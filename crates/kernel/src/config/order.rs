@@ -1,56 +1,67 @@
-//! Problems in the order of the `INFRA` they concern.
+//! Problems placed in the `INFRA` they concern, and ordered by that place.
 //!
 //! Here, not beside `Problem`: placing a problem needs the configuration (where each instance
 //! is configured), and problems must not depend on `config`.
 
 use super::{InfraConfig, Location};
-use crate::error::{ConflictKind, Problem, UnusableReason};
+use crate::error::{ConflictKind, Problem};
 
-/// Order `problems` by where they are configured: positions in a source by origin, line and
-/// column (a whole file before its positions), then override variables by name, then
-/// configuration given in code, then problems with no place in `INFRA`. The sort is stable, so
-/// problems at one place, and those with no place, keep the order they were found in.
-///
-/// A problem about an instance that carries no location of its own (a driver that failed to
-/// start, say) is placed where the instance is configured.
+impl InfraConfig {
+    /// Where in this `INFRA` `problem` is: its own [location](Problem::location), else where
+    /// the instance it concerns is configured (a driver that failed to start, a name two
+    /// packages provide); `None` for a problem with no place in `INFRA` (a module's
+    /// requirement, a conflict between packages no instance selects). The one way to place a
+    /// problem: `check` orders problems by it, and the command line shows it.
+    ///
+    /// ```
+    /// use sandloom_kernel::{InfraConfig, Kernel, Location};
+    ///
+    /// let config = InfraConfig::from_toml_str("[cache.default]\ndriver = \"memory\"", "infra.toml").unwrap();
+    /// // No driver crate is linked into this example: SANDLOOM-B020, at the driver's name.
+    /// let err = Kernel::new(config.clone(), sandloom_kernel::link_drivers!()).check().unwrap_err();
+    /// assert_eq!(config.problem_location(&err.problems()[0]), Some(&Location::at("infra.toml", 2, 1)));
+    /// ```
+    pub fn problem_location<'a>(&'a self, problem: &'a Problem) -> Option<&'a Location> {
+        if let Some(location) = problem.location() {
+            return Some(location);
+        }
+        match problem {
+            Problem::Unusable {
+                capability,
+                instance,
+                ..
+            }
+            | Problem::StopFailed {
+                capability,
+                instance,
+                ..
+            } => self.instance(capability, instance).map(|i| &i.location),
+            // A built-in name claimed, or a name two packages provide: where INFRA selects it.
+            Problem::Conflict {
+                capability,
+                name,
+                kind: ConflictKind::SelectedTwice | ConflictKind::BuiltinClaimed { .. },
+                ..
+            } => self
+                .instances()
+                .find(|i| &i.capability == capability && &i.driver == name)
+                .map(|i| &i.driver_location),
+            _ => None,
+        }
+    }
+}
+
+/// Order `problems` by where they are configured ([`InfraConfig::problem_location`]):
+/// positions in a source by origin, line and column (a whole file before its positions), then
+/// override variables by name, then configuration given in code, then problems with no place
+/// in `INFRA`. The sort is stable, so problems at one place, and those with no place, keep the
+/// order they were found in.
 pub(crate) fn order_by_location(problems: &mut [Problem], config: &InfraConfig) {
     problems.sort_by(|a, b| place(a, config).cmp(&place(b, config)));
 }
 
 fn place<'a>(problem: &'a Problem, config: &'a InfraConfig) -> (u8, &'a str, usize, usize) {
-    let instance_location = |capability: &str, instance: &str| {
-        config.instance(capability, instance).map(|i| &i.location)
-    };
-    let location = match problem {
-        Problem::Config { location, .. }
-        | Problem::NoDriver { location, .. }
-        | Problem::Experimental { location, .. }
-        | Problem::Unusable {
-            reason: UnusableReason::Options { location, .. },
-            ..
-        } => Some(location),
-        Problem::Unusable {
-            capability,
-            instance,
-            ..
-        }
-        | Problem::StopFailed {
-            capability,
-            instance,
-            ..
-        } => instance_location(capability, instance),
-        Problem::Conflict {
-            capability,
-            name,
-            kind: ConflictKind::SelectedTwice,
-            ..
-        } => config
-            .instances()
-            .find(|i| &i.capability == capability && &i.driver == name)
-            .map(|i| &i.driver_location),
-        _ => None,
-    };
-    match location {
+    match config.problem_location(problem) {
         Some(Location::Source {
             origin,
             line,

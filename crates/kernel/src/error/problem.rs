@@ -175,6 +175,32 @@ impl Problem {
         }
     }
 
+    /// Where in `INFRA` the problem was found, when it carries the place itself: a key, a
+    /// driver name, an instance's table, invalid options. A problem about an instance with no
+    /// place of its own (a driver that failed to start, say) is placed by
+    /// [`InfraConfig::problem_location`](crate::InfraConfig::problem_location), which knows
+    /// where each instance is configured.
+    ///
+    /// ```
+    /// use sandloom_kernel::{Location, Problem};
+    ///
+    /// let problem = Problem::config(Location::at("infra.toml", 4, 1), "unknown key `enviroment`", "fix it");
+    /// assert_eq!(problem.location(), Some(&Location::at("infra.toml", 4, 1)));
+    /// assert_eq!(Problem::NoRuntime.location(), None);
+    /// ```
+    pub fn location(&self) -> Option<&Location> {
+        match self {
+            Self::Config { location, .. }
+            | Self::NoDriver { location, .. }
+            | Self::Experimental { location, .. }
+            | Self::Unusable {
+                reason: UnusableReason::Options { location, .. },
+                ..
+            } => Some(location),
+            _ => None,
+        }
+    }
+
     /// What happened, with the names involved.
     ///
     /// ```

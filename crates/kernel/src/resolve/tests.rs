@@ -1,0 +1,493 @@
+//! Resolution's rules, each on hand-made entries and specs.
+
+use semver::Version;
+
+use super::{Inputs, Refusal, Verdict, contract_compatible, resolve, resolve_for_report};
+use crate::config::InfraConfig;
+use crate::error::{Problem, UnusableReason};
+use crate::link::LinkedDrivers;
+use crate::options::{OptionsError, RawOptions, accepts_unknown_keys};
+use crate::registry::{
+    BoxError, BuildContext, BuiltDriver, CapabilitySpec, DriverEntry, ParsedOptions, Stability,
+    capabilities,
+};
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct ProbeOptions {
+    capacity: Option<u64>,
+}
+
+fn no_features() -> &'static [&'static str] {
+    &[]
+}
+
+fn no_schema() -> Option<String> {
+    None
+}
+
+fn parse(raw: &RawOptions) -> Result<ParsedOptions, OptionsError> {
+    let options: ProbeOptions = raw.deserialize()?;
+    Ok(ParsedOptions {
+        value: Box::new(options),
+        features: Vec::new(),
+    })
+}
+
+fn build(_: ParsedOptions, _: &BuildContext<'_>) -> Result<BuiltDriver, BoxError> {
+    Err("resolution builds nothing".into())
+}
+
+/// A hand-made entry, as driverkit's `register_driver!` would make it.
+fn entry(
+    capability: &'static str,
+    name: &'static str,
+    package: &'static str,
+    version: &str,
+) -> DriverEntry {
+    DriverEntry {
+        capability,
+        name,
+        package,
+        contract_version: Version::parse(version).unwrap(),
+        supported_features: no_features,
+        parse_options: parse,
+        accepts_unknown_keys: accepts_unknown_keys::<ProbeOptions>,
+        options_schema: no_schema,
+        build,
+    }
+}
+
+fn spec(name: &'static str, package: &'static str, version: &str) -> CapabilitySpec {
+    CapabilitySpec {
+        name,
+        stability: Stability::Stable,
+        contract_version: Version::parse(version).unwrap(),
+        required_operations: &["query"],
+        features: &[],
+        package,
+    }
+}
+
+fn leak<T>(items: Vec<T>) -> &'static [T] {
+    Box::leak(items.into_boxed_slice())
+}
+
+/// Resolve `config` against `drivers` and the kernel's own specs plus `specs`.
+fn problems(
+    config: &InfraConfig,
+    drivers: Vec<DriverEntry>,
+    specs: Vec<CapabilitySpec>,
+    linked: &LinkedDrivers,
+) -> Vec<Problem> {
+    let specs: Vec<CapabilitySpec> = capabilities()
+        .iter()
+        .map(|s| CapabilitySpec {
+            name: s.name,
+            stability: s.stability,
+            contract_version: s.contract_version.clone(),
+            required_operations: s.required_operations,
+            features: s.features,
+            package: s.package,
+        })
+        .chain(specs)
+        .collect();
+    match resolve(&Inputs {
+        config,
+        drivers: leak(drivers),
+        specs: leak(specs),
+        requirements: &[],
+        linked,
+    }) {
+        Ok(_) => Vec::new(),
+        Err(problems) => problems,
+    }
+}
+
+fn config(text: &str) -> InfraConfig {
+    InfraConfig::from_toml_str(text, "infra.toml").unwrap()
+}
+
+#[test]
+fn only_another_major_is_refused() {
+    let v = |s: &str| Version::parse(s).unwrap();
+    for (driver, runtime) in [
+        ("1.0.0", "1.0.0"),
+        ("0.1.1", "0.1.0"),
+        ("0.1.0", "0.1.1"),
+        ("1.4.0", "1.3.0"),
+        ("1.0.0", "1.3.0"),
+        ("0.2.0", "0.1.0"),
+        ("0.1.0", "0.2.0"),
+    ] {
+        assert!(
+            contract_compatible(&v(driver), &v(runtime)),
+            "driver {driver} with contract {runtime} is the same major: accepted"
+        );
+    }
+    for (driver, runtime) in [
+        ("2.0.0", "1.3.0"),
+        ("1.3.0", "2.0.0"),
+        ("1.0.0", "0.9.0"),
+        ("0.9.0", "1.0.0"),
+    ] {
+        assert!(
+            !contract_compatible(&v(driver), &v(runtime)),
+            "driver {driver} with contract {runtime} is another major: refused"
+        );
+    }
+}
+
+#[test]
+fn minor_and_patch_differences_resolve() {
+    let config =
+        config("[fulltext.default]\ndriver = \"tantivy\"\n[cache.default]\ndriver = \"probe\"");
+    let found = problems(
+        &config,
+        vec![
+            entry("fulltext", "tantivy", "fulltext-tantivy", "0.1.1"),
+            entry("cache", "probe", "probe-cache", "1.4.0"),
+        ],
+        vec![spec("fulltext", "fulltext-contracts", "0.1.0")],
+        &crate::link_drivers!(),
+    );
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+fn contract_action(
+    driver_version: &str,
+    spec_package: &'static str,
+    capability: &'static str,
+) -> (String, String) {
+    let config = config(&format!("[{capability}.default]\ndriver = \"tantivy\""));
+    let specs = if capability == "cache" {
+        Vec::new()
+    } else {
+        vec![spec(capability, spec_package, "1.2.0")]
+    };
+    let found = problems(
+        &config,
+        vec![entry(
+            capability,
+            "tantivy",
+            "fulltext-tantivy",
+            driver_version,
+        )],
+        specs,
+        &crate::link_drivers!(),
+    );
+    let [problem] = found.as_slice() else {
+        panic!("{found:#?}")
+    };
+    assert!(
+        matches!(
+            problem,
+            Problem::Unusable {
+                reason: UnusableReason::ContractVersion { .. },
+                ..
+            }
+        ),
+        "{problem}"
+    );
+    (problem.description(), problem.action())
+}
+
+#[test]
+fn another_major_names_the_contract_package_and_whom_to_upgrade() {
+    // A third-party contract that is behind the driver: upgrade the contract package.
+    let (description, action) = contract_action("2.0.0", "fulltext-contracts", "fulltext");
+    assert!(
+        description.contains("defined by package `fulltext-contracts`"),
+        "{description}"
+    );
+    assert_eq!(
+        action,
+        "the contract is behind: upgrade `fulltext-contracts` (the package that defines `fulltext`) to a version with contract 2.x, or use a version of `fulltext-tantivy` written for contract 1.x"
+    );
+    assert!(!action.contains("Sandloom"), "{action}");
+
+    // A driver behind a third-party contract: upgrade the driver crate.
+    let (_, action) = contract_action("0.3.0", "fulltext-contracts", "fulltext");
+    assert_eq!(
+        action,
+        "the driver is behind: upgrade `fulltext-tantivy` to a version written for contract 1.x of `fulltext`, or use a version of `fulltext-contracts` (the package that defines `fulltext`) with contract 0.x"
+    );
+
+    // The kernel's own contract: upgrade Sandloom.
+    let (_, action) = contract_action("2.0.0", "sandloom-kernel", "cache");
+    assert_eq!(
+        action,
+        "the contract is behind: upgrade Sandloom (package `sandloom-kernel`, which defines `cache`) to a version with contract 2.x, or use a version of `fulltext-tantivy` written for contract 1.x"
+    );
+}
+
+#[test]
+fn a_misspelt_override_names_the_variable_to_rename() {
+    let action_for = |variable: &str, value: &str| {
+        let overridden = config("[cache.default]\ndriver = \"probe\"")
+            .with_overrides([(variable.to_owned(), value.to_owned())])
+            .unwrap();
+        let found = problems(
+            &overridden,
+            vec![entry("cache", "probe", "probe-cache", "1.0.0")],
+            vec![],
+            &crate::link_drivers!(),
+        );
+        let [problem] = found.as_slice() else {
+            panic!("{found:#?}")
+        };
+        problem.action()
+    };
+    assert_eq!(
+        action_for("SANDLOOM__CACHE__DEFAULT__CAPACTIY", "5"),
+        "rename the environment variable `SANDLOOM__CACHE__DEFAULT__CAPACTIY` to `SANDLOOM__CACHE__DEFAULT__CAPACITY`"
+    );
+    assert_eq!(
+        action_for("SANDLOOM__CACHE__DEFAULT__COLOUR", "5"),
+        "unset the environment variable `SANDLOOM__CACHE__DEFAULT__COLOUR`: the driver has no such option"
+    );
+    assert_eq!(
+        action_for("SANDLOOM__CACHE__DEFAULT__CAPACITY", "many"),
+        "fix the value of the environment variable `SANDLOOM__CACHE__DEFAULT__CAPACITY`, or unset it"
+    );
+}
+
+/// An application's manifest, as `link_drivers!` embeds it.
+const SHOP: &str = r#"
+    [package]
+    name = "shop"
+
+    [dependencies]
+    sandloom = "0.1"
+    fulltext-tantivy = "1"
+    acme-drivers = "1"
+    serde = { version = "1", features = ["derive"] }
+    tokio = "1"
+
+    [target.'cfg(unix)'.dependencies]
+    maps-tools = "1"
+
+    [dev-dependencies]
+    mail = { package = "acme-mail", version = "1" }
+"#;
+
+fn no_driver(text: &str, linked: &[&'static str]) -> Problem {
+    let linked = LinkedDrivers::__new(leak(linked.to_vec()), SHOP, "shop");
+    let found = problems(
+        &config(text),
+        vec![],
+        vec![
+            spec("fulltext", "fulltext-contracts", "1.0.0"),
+            spec("geo", "geo-contracts", "1.0.0"),
+        ],
+        &linked,
+    );
+    let [problem @ Problem::NoDriver { .. }] = found.as_slice() else {
+        panic!("{found:#?}")
+    };
+    problem.clone()
+}
+
+#[test]
+fn an_unknown_driver_names_the_unlinked_dependencies_that_may_provide_it() {
+    // None is named like `osm` or `routing`: every unlinked dependency that may hold a
+    // driver is a candidate (not sandloom, not serde or tokio), under the name code uses.
+    let problem = no_driver("[geo.routing]\ndriver = \"osm\"", &[]);
+    let Problem::NoDriver { candidates, .. } = &problem else {
+        unreachable!()
+    };
+    assert_eq!(
+        candidates,
+        &["acme_drivers", "fulltext_tantivy", "mail", "maps_tools"]
+    );
+    assert!(
+        problem.description().ends_with(
+            "Dependencies of this application that are not named in `link_drivers!`, so not linked into the binary, and may provide it: `acme_drivers`, `fulltext_tantivy`, `mail`, `maps_tools`"
+        ),
+        "{problem}"
+    );
+    assert_eq!(
+        problem.action(),
+        "name the crate that provides `geo.osm` in the application's `sandloom::link_drivers!(…)` call: of its dependencies, the 4 listed above are not named there and may provide it (for example `sandloom::link_drivers!(…, acme_drivers)`); if none does, add the crate that provides it with `cargo add` and name it there too"
+    );
+
+    // A crate named in `link_drivers!` is linked: no candidate.
+    let problem = no_driver("[geo.routing]\ndriver = \"osm\"", &["acme_drivers", "mail"]);
+    let Problem::NoDriver { candidates, .. } = &problem else {
+        unreachable!()
+    };
+    assert_eq!(candidates, &["fulltext_tantivy", "maps_tools"]);
+    assert!(
+        problem.action().contains(
+            "of its dependencies, `fulltext_tantivy`, `maps_tools` are not named there and may provide it"
+        ),
+        "{problem}"
+    );
+
+    // A dependency named like the capability or the driver is the one named.
+    let problem = no_driver("[fulltext.default]\ndriver = \"elastic\"", &[]);
+    let Problem::NoDriver { candidates, .. } = &problem else {
+        unreachable!()
+    };
+    assert_eq!(candidates, &["fulltext_tantivy"]);
+    assert_eq!(
+        problem.action(),
+        "name the crate that provides `fulltext.elastic` in the application's `sandloom::link_drivers!(…)` call: of its dependencies, `fulltext_tantivy` is not named there and may provide it (for example `sandloom::link_drivers!(…, fulltext_tantivy)`); if none does, add the crate that provides it with `cargo add` and name it there too"
+    );
+}
+
+#[test]
+fn a_driver_for_a_capability_without_an_operation_trait_is_refused() {
+    for capability in ["graph_store", "workflow", "search", "secrets"] {
+        let configured = config(&format!("[{capability}.default]\ndriver = \"rogue\""));
+        let found = problems(
+            &configured,
+            vec![entry(capability, "rogue", "rogue-driver", "0.1.0")],
+            vec![],
+            &crate::link_drivers!(),
+        );
+        let [problem] = found.as_slice() else {
+            panic!("{found:#?}")
+        };
+        assert_eq!(problem.code(), "SANDLOOM-B022");
+        assert!(
+            matches!(
+                problem,
+                Problem::Unusable {
+                    reason: UnusableReason::NoOperationTrait,
+                    ..
+                }
+            ),
+            "{problem}"
+        );
+        assert!(
+            problem.description().ends_with(&format!(
+                "cannot be used: capability `{capability}` is defined by Sandloom but has no operation trait yet, so no driver can serve it: modules have no way to call it, and its operations cannot be checked"
+            )),
+            "{problem}"
+        );
+        assert!(
+            problem
+                .action()
+                .starts_with(&format!("remove `[{capability}.default]` from INFRA")),
+            "{problem}"
+        );
+    }
+}
+
+#[test]
+fn every_problem_is_reported_at_once_ordered_by_location() {
+    let text = "environment = \"production\"\n\
+                [lock.default]\n\
+                driver = \"memory\"\n\
+                [cache.default]\n\
+                driver = \"probe\"\n\
+                capacity = 18446744073709551616\n\
+                [cache.other]\n\
+                driver = \"probe\"\n\
+                capacty = 3\n\
+                [notifier.default]\n\
+                level = \"info\"\n";
+    let found = problems(
+        &config(text),
+        vec![entry("cache", "probe", "probe-cache", "1.0.0")],
+        vec![],
+        &crate::link_drivers!(),
+    );
+    let summary: Vec<(&str, String)> = found
+        .iter()
+        .map(|p| {
+            let description = p.description();
+            let at = description
+                .split_once("(at ")
+                .and_then(|(_, rest)| rest.split(')').next())
+                .unwrap_or_default()
+                .to_owned();
+            (p.code(), at)
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("SANDLOOM-B023", "infra.toml:2:7".to_owned()),
+            ("SANDLOOM-B020", "infra.toml:3:1".to_owned()),
+            ("SANDLOOM-B010", "infra.toml:6:12".to_owned()),
+            ("SANDLOOM-B022", String::new()),
+            ("SANDLOOM-B010", "infra.toml:10:11".to_owned()),
+        ],
+        "{found:#?}"
+    );
+    assert!(
+        found[3]
+            .description()
+            .contains("invalid options at infra.toml:9:1"),
+        "{}",
+        found[3]
+    );
+}
+
+/// The verdicts `why` shows for `lock.default` under `text`, with a lone probe driver of `lock`,
+/// and the problems `check` reports.
+fn lock_verdicts(text: &str) -> (Vec<&'static str>, Vec<Verdict>) {
+    let config = config(text);
+    let specs: Vec<CapabilitySpec> = capabilities()
+        .iter()
+        .map(|s| CapabilitySpec {
+            name: s.name,
+            stability: s.stability,
+            contract_version: s.contract_version.clone(),
+            required_operations: s.required_operations,
+            features: s.features,
+            package: s.package,
+        })
+        .collect();
+    let lock = specs.iter().find(|s| s.name == "lock").unwrap();
+    let version = lock.contract_version.to_string();
+    let drivers = leak(vec![entry("lock", "probe", "probe-lock", &version)]);
+    let linked = crate::link_drivers!();
+    let inputs = Inputs {
+        config: &config,
+        drivers,
+        specs: leak(specs),
+        requirements: &[],
+        linked: &linked,
+    };
+    let (problems, verdicts) = resolve_for_report(&inputs, "lock", "default");
+    let checked: Vec<&str> = match resolve(&inputs) {
+        Ok(_) => Vec::new(),
+        Err(problems) => problems.iter().map(Problem::code).collect(),
+    };
+    assert_eq!(
+        checked,
+        problems.iter().map(Problem::code).collect::<Vec<_>>(),
+        "the report's problems are check's"
+    );
+    let verdicts = verdicts.candidates.into_iter().map(|c| c.verdict).collect();
+    (checked, verdicts)
+}
+
+#[test]
+fn the_experimental_rule_is_one_verdict_for_check_and_why() {
+    let production = "environment = \"production\"\n";
+    let lock = "[lock.default]\ndriver = \"probe\"\n";
+
+    let (problems, verdicts) = lock_verdicts(&format!("{production}{lock}"));
+    assert_eq!(problems, ["SANDLOOM-B023"]);
+    assert_eq!(
+        verdicts,
+        [Verdict::Refused(vec![Refusal::ExperimentalInProduction])]
+    );
+
+    let accepted = "accepted_risks = [\"experimental_capability\"]\n";
+    let (problems, verdicts) = lock_verdicts(&format!("{production}{accepted}{lock}"));
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(verdicts, [Verdict::Selected]);
+
+    // `accepted_risks` cannot be read: it is reported (B010), and whether the risk is accepted
+    // is unknown, so neither check nor why refuses the instance for it on top.
+    let unreadable = "accepted_risks = \"experimental_capability\"\n";
+    let (problems, verdicts) = lock_verdicts(&format!("{production}{unreadable}{lock}"));
+    assert_eq!(problems, ["SANDLOOM-B010"]);
+    assert_eq!(verdicts, [Verdict::Selected]);
+}
