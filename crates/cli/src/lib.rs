@@ -90,7 +90,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use sandloom_kernel::{InfraConfig, LinkedDrivers, StartupError};
 // `json.rs` names these as `crate::…`: imported here once, so that file reads as it did in the
 // root crate (and merges with edits made to it there); drop what it stops naming.
-use sandloom_kernel::{Location, Problem, UnusableReason};
+use sandloom_kernel::{Location, Problem};
 
 #[cfg(doc)]
 use sandloom_kernel::Kernel;

@@ -18,7 +18,7 @@ use sandloom::{InfraConfig, Kernel, LinkedDrivers, Problem};
 requires!(CACHE, "sessions", features = [cache::TTL]);
 
 fn linked() -> LinkedDrivers {
-    // Every driver crate of the root package's tests but the impostor (which claims the
+    // Every driver crate of the integration tests but the impostor (which claims the
     // built-in names, so that every instance of `cache.memory` would be a conflict): two
     // providers of `cache.fixture`, the faulty drivers, the experimental `lock.fixture`, a
     // third-party capability and its driver, and the example console notifier.
@@ -154,9 +154,12 @@ fn fixtures() -> Vec<(String, String)> {
         }
     }
     // This file's own cases are in `INLINE`.
-    for path in files(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests"), "rs")
-        .into_iter()
-        .filter(|path| !path.ends_with(file!().rsplit('/').next().unwrap()))
+    for path in files(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests"),
+        "rs",
+    )
+    .into_iter()
+    .filter(|path| !path.ends_with(file!().rsplit('/').next().unwrap()))
     {
         let source = std::fs::read_to_string(&path).unwrap();
         for (n, text) in infra_literals(&source).into_iter().enumerate() {

@@ -60,7 +60,9 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
             let instance = AssertUnwindSafe(self.instance(scratch.path(), namespace))
                 .catch_unwind()
                 .await
-                .map_err(|payload| fail(format!("the driver panicked: {}", panic_message(&*payload))))?
+                .map_err(|payload| {
+                    fail(format!("the driver panicked: {}", panic_message(&*payload)))
+                })?
                 .map_err(fail)?;
             let outcome = tokio::time::timeout(
                 OBLIGATION_TIME_LIMIT,
