@@ -58,8 +58,8 @@ pub struct KitRequest {
     pub max_attempts: u32,
     /// Point the options at an address where nothing answers (say, port 1 of `127.0.0.1`),
     /// keeping every secret: set only for the second instance of the secrets obligation
-    /// (see [`Kit::secrets`]), which checks the errors of a start that cannot connect. A driver
-    /// without a server ignores it.
+    /// (see [`Kit::secrets`](crate::Kit::secrets)), which checks the errors of a start that
+    /// cannot connect. A driver without a server ignores it.
     pub unreachable: bool,
 }
 
