@@ -75,6 +75,8 @@ macro_rules! builtin_contract {
         crate::__gate! {
             [
                 #[doc = concat!("A `", $name, "` driver behind its feature gate.")]
+                // What `ProvidedBy::Gate` names; never written by a driver author.
+                #[doc(hidden)]
                 pub struct $gate for $marker
             ] {
                 name: $name, stability: $stability, version: ($major, $minor, $patch),
