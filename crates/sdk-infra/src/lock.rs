@@ -190,7 +190,7 @@ macro_rules! __lock_contract {
                     /// when it is still held when `timeout` has passed.
                     ///
                     /// The wait does not poll the backend: the driver wakes when the lock is released
-                    /// (Redis pub/sub, PostgreSQL `LISTEN`/`NOTIFY`, a notification in process) or when
+                    /// (Redis pub/sub, Postgres `LISTEN`/`NOTIFY`, a notification in process) or when
                     /// the holder's lease ends, and tries again. A zero `timeout` is one `acquire`. Woken
                     /// waiters race as `acquire`s do: at most one gets the lease.
                     ///
