@@ -120,6 +120,49 @@ impl Lease {
             expires_at,
         }
     }
+
+    /// The same grant (name, token, fence) with a new expiry: what a driver's
+    /// [`refresh`](Lock::refresh) answers.
+    ///
+    /// ```
+    /// use std::time::{Duration, SystemTime};
+    /// use sandloom_sdk_infra::lock::Lease;
+    ///
+    /// let lease = Lease::new("job", "t1", 3, SystemTime::now());
+    /// let later = SystemTime::now() + Duration::from_secs(30);
+    /// let refreshed = lease.refreshed(later);
+    /// assert_eq!((refreshed.token.as_str(), refreshed.fence), ("t1", 3));
+    /// assert_eq!(refreshed.expires_at, later);
+    /// ```
+    #[must_use]
+    pub fn refreshed(&self, expires_at: SystemTime) -> Self {
+        Self {
+            expires_at,
+            ..self.clone()
+        }
+    }
+
+    /// The `Conflict` a driver answers when this lease is no longer its holder's: expired,
+    /// released, or taken over.
+    ///
+    /// ```
+    /// use std::time::SystemTime;
+    /// use sandloom_sdk_infra::ErrorKind;
+    /// use sandloom_sdk_infra::lock::Lease;
+    ///
+    /// let lease = Lease::new("job", "t1", 3, SystemTime::now());
+    /// assert_eq!(lease.lost().kind(), ErrorKind::Conflict);
+    /// ```
+    #[must_use]
+    pub fn lost(&self) -> crate::InfraError {
+        crate::InfraError::conflict(
+            NAME,
+            format!(
+                "the lease on {:?} has expired, was released, or is held by another holder",
+                self.name
+            ),
+        )
+    }
 }
 
 /// The `lock` contract, declared once: what the operation trait, the kernel's spec and

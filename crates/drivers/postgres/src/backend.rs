@@ -12,6 +12,7 @@ use tokio_postgres::NoTls;
 
 use crate::address::Target;
 use crate::errors;
+use crate::schema::{Layout, migrate};
 
 /// One driver's pool of connections to its server, through its lifecycle.
 pub(crate) struct Backend {
@@ -135,8 +136,44 @@ impl Backend {
         }
     }
 
-    /// `start`'s first connection, within the connect timeout, for its migration.
-    pub(crate) async fn first_connection(&self) -> Result<Object, DriverError> {
+    /// `start`'s work: the first connection, within the connect timeout, and `layout`'s table
+    /// created or migrated under the crate's migration lock within the operation timeout.
+    pub(crate) async fn start(&self, layout: &Layout<'_>) -> Result<(), DriverError> {
+        let target = self.target.redacted();
+        let mut client = self.first_connection().await?;
+        let found = tokio::time::timeout(
+            self.operation_timeout,
+            migrate(&mut client, target, layout),
+        )
+        .await
+        .map_err(|_| {
+            DriverError::new(format!(
+                "creating or migrating {} at {target} took longer than {} ms (`operation_timeout_ms`); another process may hold the migration lock",
+                layout.table,
+                self.operation_timeout.as_millis()
+            ))
+        })??;
+        let latest = layout.migrations.len();
+        if usize::try_from(found).is_ok_and(|found| found < latest) {
+            tracing::info!(
+                server = target,
+                table = layout.table,
+                from = found,
+                to = latest,
+                "{} created or migrated its table",
+                layout.driver
+            );
+        }
+        tracing::debug!(
+            server = target,
+            table = layout.table,
+            "{} started",
+            layout.driver
+        );
+        Ok(())
+    }
+
+    async fn first_connection(&self) -> Result<Object, DriverError> {
         let target = self.target.redacted();
         if self.is_stopped() {
             return Err(DriverError::new("the driver has been stopped"));

@@ -17,7 +17,7 @@ use tokio_postgres::Row;
 
 use crate::backend::Backend;
 use crate::options::PostgresTaskQueueOptions;
-use crate::schema::{SCHEMA_VERSION, Statements};
+use crate::schema::Statements;
 
 /// Longest delay, `retry_after` or lease the driver stores: a hundred years, the contract's
 /// least for "as long as possible" (longer ones, `Duration::MAX`, are held this long), and far
@@ -439,36 +439,8 @@ impl Driver for PostgresTaskQueue {
     }
 
     async fn start(&self) -> Result<(), DriverError> {
-        let target = self.backend.target().redacted();
-        let mut client = self.backend.first_connection().await?;
-        let found = tokio::time::timeout(
-            self.backend.operation_timeout(),
-            self.sql.migrate(&mut client, target),
-        )
-        .await
-        .map_err(|_| {
-            DriverError::new(format!(
-                "creating or migrating {} at {target} took longer than {} ms (`operation_timeout_ms`); another process may hold the migration lock",
-                self.sql.table(),
-                self.backend.operation_timeout().as_millis()
-            ))
-        })??;
-        if found < SCHEMA_VERSION {
-            tracing::info!(
-                server = target,
-                table = self.sql.table(),
-                from = found,
-                to = SCHEMA_VERSION,
-                "taskqueue.postgres created or migrated its table"
-            );
-        }
-        tracing::debug!(
-            server = target,
-            table = self.sql.table(),
-            namespace = self.namespace,
-            "taskqueue.postgres started"
-        );
-        Ok(())
+        let migrations = self.sql.migrations();
+        self.backend.start(&self.sql.layout(&migrations)).await
     }
 
     async fn stop(&self) -> Result<(), DriverError> {

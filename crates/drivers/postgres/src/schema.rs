@@ -313,28 +313,23 @@ impl Statements {
         &self.names.table
     }
 
-    /// Create or migrate the table, under the migration lock so concurrent starts are safe.
-    /// Returns the version found before migrating (0 for a new table).
-    pub(crate) async fn migrate(
-        &self,
-        client: &mut Object,
-        target: &str,
-    ) -> Result<i32, DriverError> {
+    /// The task table's migrations.
+    pub(crate) fn migrations(&self) -> [String; SCHEMA_VERSION as usize] {
+        migrations(&self.names)
+    }
+
+    /// The task table as [`migrate`] creates and checks it.
+    pub(crate) fn layout<'a>(&'a self, migrations: &'a [String]) -> Layout<'a> {
         let names = &self.names;
-        migrate(
-            client,
-            target,
-            &Layout {
-                driver: "taskqueue.postgres",
-                schema: names.schema.as_deref(),
-                table: &names.table,
-                versions: &names.versions,
-                migrations: &migrations(names),
-                columns: "id, namespace, queue, payload, attempts, available_at, receipt, dead_at, \
-                          dedupe_key, acked_at",
-            },
-        )
-        .await
+        Layout {
+            driver: "taskqueue.postgres",
+            schema: names.schema.as_deref(),
+            table: &names.table,
+            versions: &names.versions,
+            migrations,
+            columns: "id, namespace, queue, payload, attempts, available_at, receipt, dead_at, \
+                      dedupe_key, acked_at",
+        }
     }
 }
 

@@ -20,7 +20,6 @@ use tokio_postgres::{AsyncMessage, NoTls};
 use crate::backend::Backend;
 use crate::errors;
 use crate::provider::millis;
-use crate::schema::migrate;
 
 pub use options::PostgresLockOptions;
 use sql::LockSql;
@@ -321,20 +320,9 @@ impl Lock for PostgresLock {
             })
             .await?;
         if refreshed != 1 {
-            return Err(InfraError::conflict(
-                NAME,
-                format!(
-                    "the lease on {:?} has expired or is held by another holder",
-                    lease.name
-                ),
-            ));
+            return Err(lease.lost());
         }
-        Ok(Lease::new(
-            lease.name.clone(),
-            lease.token.clone(),
-            lease.fence,
-            expires_at(ms),
-        ))
+        Ok(lease.refreshed(expires_at(ms)))
     }
 }
 
@@ -370,28 +358,8 @@ impl Driver for PostgresLock {
     }
 
     async fn start(&self) -> Result<(), DriverError> {
-        let target = self.backend.target().redacted();
-        let mut client = self.backend.first_connection().await?;
         let migrations = self.sql.migrations();
-        let layout = self.sql.layout(&migrations);
-        tokio::time::timeout(
-            self.backend.operation_timeout(),
-            migrate(&mut client, target, &layout),
-        )
-        .await
-        .map_err(|_| {
-            DriverError::new(format!(
-                "creating {} at {target} took longer than {} ms (`operation_timeout_ms`); another process may hold the migration lock",
-                self.sql.table(),
-                self.backend.operation_timeout().as_millis()
-            ))
-        })??;
-        tracing::debug!(
-            server = target,
-            table = self.sql.table(),
-            "lock.postgres started"
-        );
-        Ok(())
+        self.backend.start(&self.sql.layout(&migrations)).await
     }
 
     async fn stop(&self) -> Result<(), DriverError> {

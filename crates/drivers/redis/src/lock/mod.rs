@@ -279,20 +279,9 @@ impl Lock for RedisLock {
             .await
             .map_err(|err| errors::operation(NAME, "refresh", err))?;
         if refreshed != 1 {
-            return Err(InfraError::conflict(
-                NAME,
-                format!(
-                    "the lease on {:?} has expired or is held by another holder",
-                    lease.name
-                ),
-            ));
+            return Err(lease.lost());
         }
-        Ok(Lease::new(
-            lease.name.clone(),
-            lease.token.clone(),
-            lease.fence,
-            expires_at(ttl),
-        ))
+        Ok(lease.refreshed(expires_at(ttl)))
     }
 }
 
