@@ -72,6 +72,24 @@ enum Flaw {
     /// `release` checks the token, then deletes whatever the name holds by then: an expired
     /// holder's release deletes the lease of whoever took the lock over in between.
     ReleaseChecksThenDeletes,
+    /// Fences are the wall clock's milliseconds: two grants within one millisecond share one.
+    FenceFromClockMillis,
+    /// The fence counter lives beside the lease, so a release resets it: grants start at 1.
+    FenceRestartsAfterRelease,
+    /// A takeover of an expired lease keeps that lease's fence.
+    TakeoverKeepsFence,
+    /// `refresh` mints a new fence.
+    RefreshBumpsFence,
+    /// `acquire_wait` answers `None` at once instead of waiting for its timeout.
+    WaitGivesUpAtOnce,
+    /// `acquire_wait` waits twice its timeout.
+    WaitOverstaysItsTimeout,
+    /// `acquire_wait` does not wake on a release, only at the holder's end or its timeout.
+    WaitSleepsThroughRelease,
+    /// `acquire_wait` woken by a release takes the lock without checking it is still free.
+    WaitTakesWithoutCheck,
+    /// `acquire_wait` does not check whether the driver was stopped.
+    WaitWorksAfterStop,
 }
 
 /// The longest lease the reference holds: 1,000 years (a longer ttl is held this long).
@@ -94,6 +112,7 @@ impl std::fmt::Debug for Reference {
 
 struct Held {
     token: String,
+    fence: u64,
     until: Instant,
 }
 
@@ -101,6 +120,10 @@ struct Reference {
     flaw: Flaw,
     held: Mutex<HashMap<String, Held>>,
     issued: AtomicU64,
+    /// The last fence minted.
+    fence: AtomicU64,
+    /// Woken by every release.
+    released: tokio::sync::Notify,
     stopped: AtomicBool,
 }
 
@@ -170,7 +193,21 @@ impl Reference {
         }
     }
 
-    fn lease(&self, name: &str, token: String, ttl: Duration) -> Lease {
+    /// The fence of a new grant of `key`, whose table entry (if any) is `previous`.
+    fn mint(&self, previous: Option<&Held>) -> u64 {
+        match (self.flaw, previous) {
+            (Flaw::FenceFromClockMillis, _) => SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map_or(0, |elapsed| elapsed.as_millis() as u64),
+            (Flaw::FenceRestartsAfterRelease, previous) => {
+                previous.map_or(1, |held| held.fence + 1)
+            }
+            (Flaw::TakeoverKeepsFence, Some(held)) => held.fence,
+            _ => self.fence.fetch_add(1, Ordering::Relaxed) + 1,
+        }
+    }
+
+    fn lease(&self, name: &str, token: String, fence: u64, ttl: Duration) -> Lease {
         let expires_at = match self.flaw {
             Flaw::ExpiryNotSet => SystemTime::UNIX_EPOCH,
             Flaw::ExpiryReportedLate => SystemTime::now() + ttl + Duration::from_secs(2),
@@ -179,7 +216,7 @@ impl Reference {
             }
             _ => SystemTime::now() + self.held_for(ttl),
         };
-        Lease::new(name, token, expires_at)
+        Lease::new(name, token, fence, expires_at)
     }
 
     fn is_held(&self, key: &str) -> bool {
@@ -195,8 +232,9 @@ impl Lock for Reference {
         let key = self.key(name)?;
         self.check_ttl(ttl)?;
         let token = self.token(name);
-        let held = Held {
+        let mut held = Held {
             token: token.clone(),
+            fence: 0,
             until: Instant::now()
                 + match self.flaw {
                     Flaw::LeaseOutlivesTtl => ttl * 3,
@@ -212,8 +250,11 @@ impl Lock for Reference {
         {
             // Check, then set, on the way of an expired lease only.
             tokio::task::yield_now().await;
-            self.table().insert(key, held);
-            return Ok(Some(self.lease(name, token, ttl)));
+            let mut table = self.table();
+            held.fence = self.mint(table.get(&key));
+            let fence = held.fence;
+            table.insert(key, held);
+            return Ok(Some(self.lease(name, token, fence, ttl)));
         }
         if self.flaw == Flaw::TwoHolders {
             // Check, then set: another acquirer slips in between.
@@ -221,8 +262,11 @@ impl Lock for Reference {
                 return Ok(None);
             }
             tokio::task::yield_now().await;
-            self.table().insert(key, held);
-            return Ok(Some(self.lease(name, token, ttl)));
+            let mut table = self.table();
+            held.fence = self.mint(table.get(&key));
+            let fence = held.fence;
+            table.insert(key, held);
+            return Ok(Some(self.lease(name, token, fence, ttl)));
         }
         let mut table = self.table();
         let occupied = table.get(&key).is_some_and(|held| {
@@ -241,8 +285,67 @@ impl Lock for Reference {
             }
             return Ok(None);
         }
+        held.fence = self.mint(table.get(&key));
+        let fence = held.fence;
         table.insert(key, held);
-        Ok(Some(self.lease(name, token, ttl)))
+        Ok(Some(self.lease(name, token, fence, ttl)))
+    }
+
+    async fn acquire_wait(
+        &self,
+        name: &str,
+        ttl: Duration,
+        timeout: Duration,
+    ) -> InfraResult<Option<Lease>> {
+        if self.flaw == Flaw::WaitWorksAfterStop && self.stopped.load(Ordering::Acquire) {
+            // Waits on a table nobody will release anything in again.
+            tokio::time::sleep(timeout.min(Duration::from_millis(10))).await;
+            return Ok(None);
+        }
+        let timeout = match self.flaw {
+            Flaw::WaitGivesUpAtOnce => Duration::ZERO,
+            Flaw::WaitOverstaysItsTimeout => timeout * 2,
+            _ => timeout,
+        };
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut woken = false;
+        loop {
+            let released = self.released.notified();
+            tokio::pin!(released);
+            released.as_mut().enable();
+            if woken && self.flaw == Flaw::WaitTakesWithoutCheck {
+                let key = self.key(name)?;
+                let token = self.token(name);
+                let fence = self.mint(None);
+                let until = Instant::now() + self.held_for(ttl);
+                self.table().insert(
+                    key,
+                    Held {
+                        token: token.clone(),
+                        fence,
+                        until,
+                    },
+                );
+                return Ok(Some(self.lease(name, token, fence, ttl)));
+            }
+            if let Some(lease) = self.acquire(name, ttl).await? {
+                return Ok(Some(lease));
+            }
+            let key = self.key(name)?;
+            let holder_end = self.table().get(&key).map(|held| held.until.into());
+            if tokio::time::Instant::now() >= deadline {
+                return Ok(None);
+            }
+            let wake = holder_end.map_or(deadline, |end: tokio::time::Instant| end.min(deadline));
+            if self.flaw == Flaw::WaitSleepsThroughRelease {
+                tokio::time::sleep_until(wake).await;
+                continue;
+            }
+            tokio::select! {
+                () = released => woken = true,
+                () = tokio::time::sleep_until(wake) => {}
+            }
+        }
     }
 
     async fn release(&self, lease: &Lease) -> InfraResult<bool> {
@@ -254,6 +357,7 @@ impl Lock for Reference {
             };
             tokio::task::yield_now().await;
             self.table().remove(&key);
+            self.released.notify_waiters();
             return Ok(valid);
         }
         let mut table = self.table();
@@ -271,6 +375,8 @@ impl Lock for Reference {
         if self.flaw != Flaw::ReleaseDoesNotFree {
             table.remove(&key);
         }
+        drop(table);
+        self.released.notify_waiters();
         Ok(valid)
     }
 
@@ -292,14 +398,16 @@ impl Lock for Reference {
             };
             tokio::task::yield_now().await;
             let until = Instant::now() + self.held_for(ttl);
+            let fence = held.fence;
             self.table().insert(
                 key,
                 Held {
                     token: held.token,
+                    fence,
                     until,
                 },
             );
-            return Ok(self.lease(&lease.name, lease.token.clone(), ttl));
+            return Ok(self.lease(&lease.name, lease.token.clone(), fence, ttl));
         }
         let mut table = self.table();
         let Some(held) = table.get_mut(&key) else {
@@ -326,6 +434,7 @@ impl Lock for Reference {
                 return Ok(Lease::new(
                     lease.name.clone(),
                     lease.token.clone(),
+                    held.fence,
                     expires_at,
                 ));
             }
@@ -333,11 +442,17 @@ impl Lock for Reference {
                 let token = self.token(&lease.name);
                 held.token.clone_from(&token);
                 held.until = until;
-                return Ok(self.lease(&lease.name, token, ttl));
+                return Ok(self.lease(&lease.name, token, held.fence, ttl));
+            }
+            Flaw::RefreshBumpsFence => {
+                held.until = until;
+                held.fence = self.fence.fetch_add(1, Ordering::Relaxed) + 1;
+                return Ok(self.lease(&lease.name, lease.token.clone(), held.fence, ttl));
             }
             _ => held.until = until,
         }
-        Ok(self.lease(&lease.name, lease.token.clone(), ttl))
+        let fence = held.fence;
+        Ok(self.lease(&lease.name, lease.token.clone(), fence, ttl))
     }
 }
 
@@ -361,6 +476,8 @@ impl Driver for Reference {
             flaw,
             held: Mutex::new(HashMap::new()),
             issued: AtomicU64::new(0),
+            fence: AtomicU64::new(0),
+            released: tokio::sync::Notify::new(),
             stopped: AtomicBool::new(false),
         })
     }
@@ -372,7 +489,7 @@ impl Driver for Reference {
 }
 
 impl LockProvider for Reference {
-    const CONTRACT_VERSION: Version = Version::new(0, 1, 0);
+    const CONTRACT_VERSION: Version = Version::new(0, 2, 0);
 }
 
 fn kit(flaw: Flaw) -> LockConformance<Reference> {
@@ -508,6 +625,43 @@ const CASES: &[(Flaw, &str)] = &[
     (
         Flaw::ReleaseChecksThenDeletes,
         "concurrent_contenders_leave_one_holder",
+    ),
+    (
+        Flaw::FenceFromClockMillis,
+        "fences_strictly_increase_with_every_grant",
+    ),
+    (
+        Flaw::FenceRestartsAfterRelease,
+        "fences_strictly_increase_with_every_grant",
+    ),
+    (
+        Flaw::TakeoverKeepsFence,
+        "fences_strictly_increase_with_every_grant",
+    ),
+    (
+        Flaw::TakeoverKeepsFence,
+        "a_paused_holder_finds_its_lease_lost_and_its_fence_stale",
+    ),
+    (
+        Flaw::RefreshBumpsFence,
+        "fences_strictly_increase_with_every_grant",
+    ),
+    (Flaw::WaitGivesUpAtOnce, "acquire_wait_respects_its_timeout"),
+    (
+        Flaw::WaitOverstaysItsTimeout,
+        "acquire_wait_respects_its_timeout",
+    ),
+    (
+        Flaw::WaitSleepsThroughRelease,
+        "acquire_wait_wakes_when_the_lock_is_released_or_expires",
+    ),
+    (
+        Flaw::WaitTakesWithoutCheck,
+        "acquire_wait_wakes_when_the_lock_is_released_or_expires",
+    ),
+    (
+        Flaw::WaitWorksAfterStop,
+        "operations_after_stop_fail_with_stopped",
     ),
 ];
 

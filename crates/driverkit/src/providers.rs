@@ -257,6 +257,7 @@ provider_module!(
     /// # #[async_trait]
     /// # impl Lock for MyLock {
     /// #     async fn acquire(&self, _: &str, _: Duration) -> InfraResult<Option<Lease>> { unimplemented!() }
+    /// #     async fn acquire_wait(&self, _: &str, _: Duration, _: Duration) -> InfraResult<Option<Lease>> { unimplemented!() }
     /// #     async fn release(&self, _: &Lease) -> InfraResult<bool> { unimplemented!() }
     /// #     async fn refresh(&self, _: &Lease, _: Duration) -> InfraResult<Lease> { unimplemented!() }
     /// # }
@@ -268,10 +269,10 @@ provider_module!(
     /// # }
     ///
     /// impl LockProvider for MyLock {
-    ///     const CONTRACT_VERSION: Version = Version::new(0, 1, 0);
+    ///     const CONTRACT_VERSION: Version = Version::new(0, 2, 0);
     /// }
     ///
-    /// assert_eq!(<MyLock as LockProvider>::CONTRACT_VERSION, Version::new(0, 1, 0));
+    /// assert_eq!(<MyLock as LockProvider>::CONTRACT_VERSION, Version::new(0, 2, 0));
     /// assert_eq!(lock::NAME, "lock");
     /// assert_eq!(lock::FEATURES, [] as [&str; 0]);
     /// ```

@@ -160,10 +160,18 @@ impl TaskQueueProvider for Pinned {
     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
 }
 
-// lock 0.1 (experimental)
+// lock 0.2 (experimental)
 #[async_trait]
 impl Lock for Pinned {
     async fn acquire(&self, _name: &str, _ttl: Duration) -> InfraResult<Option<Lease>> {
+        nothing()
+    }
+    async fn acquire_wait(
+        &self,
+        _name: &str,
+        _ttl: Duration,
+        _timeout: Duration,
+    ) -> InfraResult<Option<Lease>> {
         nothing()
     }
     async fn release(&self, _lease: &Lease) -> InfraResult<bool> {
@@ -174,7 +182,7 @@ impl Lock for Pinned {
     }
 }
 impl LockProvider for Pinned {
-    const CONTRACT_VERSION: Version = Version::new(0, 1, 0);
+    const CONTRACT_VERSION: Version = Version::new(0, 2, 0);
 }
 
 #[test]

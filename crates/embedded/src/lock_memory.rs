@@ -1,4 +1,4 @@
-//! `lock.memory`: expiring leases inside the process (experimental capability).
+//! `lock.memory`: expiring, fenced leases inside the process (experimental capability).
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
@@ -10,6 +10,8 @@ use sandloom_driverkit::lock::{Lease, Lock, LockProvider, NAME};
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
 use sandloom_driverkit::{Driver, DriverError, Health, NoOptions, Version, async_trait};
 
+use tokio::sync::Notify;
+
 use crate::serving::Serving;
 
 /// Expired leases are swept from the table after this many acquisitions.
@@ -18,6 +20,7 @@ const SWEEP_EVERY: u64 = 1024;
 #[derive(Debug)]
 struct Held {
     token: String,
+    fence: u64,
     /// Monotonic expiry: what decides. `Lease::expires_at` is the wall-clock view of it.
     until: Instant,
 }
@@ -27,7 +30,11 @@ struct Held {
 /// At most one holder per name until its lease expires; expiry is measured on the monotonic
 /// clock, so a wall-clock jump neither frees nor prolongs a lease. A ttl longer than 1,000 years
 /// (`Duration::MAX` included) is held 1,000 years. Tokens are unique per driver instance and
-/// carry a per-instance random part. No optional features; options: none.
+/// carry a per-instance random part. Fences come from one counter per driver instance, taken
+/// under the table's lock with the grant, so they grow across every name (strictly, per name
+/// too); the store is the process, so they start again with it. `acquire_wait` sleeps on a
+/// notification each `release` sends, or until the holder's lease ends. No optional features;
+/// options: none.
 ///
 /// ```
 /// use std::time::Duration;
@@ -37,19 +44,33 @@ struct Held {
 ///
 /// #[tokio::main(flavor = "current_thread")]
 /// async fn main() {
+///     let ttl = Duration::from_secs(30);
 ///     let lock = MemoryLock::from_options(NoOptions {}).unwrap();
-///     let lease = lock.acquire("nightly", Duration::from_secs(30)).await.unwrap().unwrap();
-///     assert!(lock.acquire("nightly", Duration::from_secs(30)).await.unwrap().is_none());
+///     let lease = lock.acquire("nightly", ttl).await.unwrap().unwrap();
+///     assert!(lock.acquire("nightly", ttl).await.unwrap().is_none());
+///     let waited = lock.acquire_wait("nightly", ttl, Duration::from_millis(10)).await.unwrap();
+///     assert!(waited.is_none(), "still held after 10 ms");
 ///     assert!(lock.release(&lease).await.unwrap());
-///     assert!(lock.acquire("nightly", Duration::from_secs(30)).await.unwrap().is_some());
+///     let next = lock.acquire("nightly", ttl).await.unwrap().unwrap();
+///     assert!(next.fence > lease.fence);
 /// }
 /// ```
 #[derive(Debug)]
 pub struct MemoryLock {
-    held: Mutex<HashMap<String, Held>>,
+    held: Mutex<Table>,
     issued: AtomicU64,
     salt: u64,
+    /// Woken by every `release` and by `stop`: what `acquire_wait` sleeps on.
+    released: Notify,
     serving: Serving,
+}
+
+/// The leases, and the last fence minted: one lock guards both, so a fence is minted with
+/// its grant and no later grant can get a smaller one.
+#[derive(Debug, Default)]
+struct Table {
+    leases: HashMap<String, Held>,
+    fence: u64,
 }
 
 /// The longest lease held: 1,000 years. A longer `ttl` (`Duration::MAX` included) is held this
@@ -90,11 +111,42 @@ fn check_name(name: &str) -> InfraResult<()> {
 }
 
 impl MemoryLock {
-    fn table(&self) -> MutexGuard<'_, HashMap<String, Held>> {
+    fn table(&self) -> MutexGuard<'_, Table> {
         // No code path panics while holding the lock; recover anyway rather than propagate.
         self.held
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The lease of `name` for `ttl` when the lock is free; else when its holder's lease ends.
+    fn try_acquire(&self, name: &str, ttl: Duration) -> InfraResult<Result<Lease, Instant>> {
+        self.serving.check(NAME)?;
+        check_name(name)?;
+        let (until, expires_at) = deadline(ttl)?;
+        let token = self.new_token();
+        let now = Instant::now();
+        let mut table = self.table();
+        if let Some(held) = table.leases.get(name).filter(|held| held.until > now) {
+            return Ok(Err(held.until));
+        }
+        if self
+            .issued
+            .load(Ordering::Relaxed)
+            .is_multiple_of(SWEEP_EVERY)
+        {
+            table.leases.retain(|_, held| held.until > now);
+        }
+        table.fence += 1;
+        let fence = table.fence;
+        table.leases.insert(
+            name.to_owned(),
+            Held {
+                token: token.clone(),
+                fence,
+                until,
+            },
+        );
+        Ok(Ok(Lease::new(name, token, fence, expires_at)))
     }
 
     fn new_token(&self) -> String {
@@ -106,30 +158,36 @@ impl MemoryLock {
 #[async_trait]
 impl Lock for MemoryLock {
     async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
-        self.serving.check(NAME)?;
-        check_name(name)?;
-        let (until, expires_at) = deadline(ttl)?;
-        let token = self.new_token();
-        let now = Instant::now();
-        let mut table = self.table();
-        if table.get(name).is_some_and(|held| held.until > now) {
-            return Ok(None);
+        Ok(self.try_acquire(name, ttl)?.ok())
+    }
+
+    async fn acquire_wait(
+        &self,
+        name: &str,
+        ttl: Duration,
+        timeout: Duration,
+    ) -> InfraResult<Option<Lease>> {
+        let deadline = Instant::now().checked_add(timeout);
+        loop {
+            // Registered before trying, so a release between the try and the wait still wakes.
+            let released = self.released.notified();
+            tokio::pin!(released);
+            released.as_mut().enable();
+            let holder_until = match self.try_acquire(name, ttl)? {
+                Ok(lease) => return Ok(Some(lease)),
+                Err(until) => until,
+            };
+            let now = Instant::now();
+            if deadline.is_some_and(|deadline| deadline <= now) {
+                return Ok(None);
+            }
+            // Wake at the holder's end, the deadline, or a release, whichever comes first.
+            let wake = deadline.map_or(holder_until, |deadline| deadline.min(holder_until));
+            tokio::select! {
+                () = released => {}
+                () = tokio::time::sleep_until(wake.into()) => {}
+            }
         }
-        if self
-            .issued
-            .load(Ordering::Relaxed)
-            .is_multiple_of(SWEEP_EVERY)
-        {
-            table.retain(|_, held| held.until > now);
-        }
-        table.insert(
-            name.to_owned(),
-            Held {
-                token: token.clone(),
-                until,
-            },
-        );
-        Ok(Some(Lease::new(name, token, expires_at)))
     }
 
     async fn release(&self, lease: &Lease) -> InfraResult<bool> {
@@ -137,10 +195,12 @@ impl Lock for MemoryLock {
         check_name(&lease.name)?;
         let now = Instant::now();
         let mut table = self.table();
-        match table.get(&lease.name) {
+        match table.leases.get(&lease.name) {
             Some(held) if held.token == lease.token => {
                 let valid = held.until > now;
-                table.remove(&lease.name);
+                table.leases.remove(&lease.name);
+                drop(table);
+                self.released.notify_waiters();
                 Ok(valid)
             }
             _ => Ok(false),
@@ -153,7 +213,7 @@ impl Lock for MemoryLock {
         let (until, expires_at) = deadline(ttl)?;
         let now = Instant::now();
         let mut table = self.table();
-        match table.get_mut(&lease.name) {
+        match table.leases.get_mut(&lease.name) {
             Some(held) if held.token == lease.token => {
                 // Its own lease, ended: a refresh must not revive it.
                 if held.until <= now {
@@ -166,6 +226,7 @@ impl Lock for MemoryLock {
                 Ok(Lease::new(
                     lease.name.clone(),
                     lease.token.clone(),
+                    held.fence,
                     expires_at,
                 ))
             }
@@ -187,16 +248,19 @@ impl Driver for MemoryLock {
 
     fn from_options(_options: NoOptions) -> Result<Self, DriverError> {
         Ok(Self {
-            held: Mutex::new(HashMap::new()),
+            held: Mutex::new(Table::default()),
             issued: AtomicU64::new(0),
             salt: RandomState::new().hash_one(SystemTime::now()),
+            released: Notify::new(),
             serving: Serving::default(),
         })
     }
 
     async fn stop(&self) -> Result<(), DriverError> {
         self.serving.stop();
-        self.table().clear();
+        self.table().leases.clear();
+        // Waiters wake and find the driver stopped.
+        self.released.notify_waiters();
         Ok(())
     }
 
@@ -206,7 +270,7 @@ impl Driver for MemoryLock {
 }
 
 impl LockProvider for MemoryLock {
-    const CONTRACT_VERSION: Version = Version::new(0, 1, 0);
+    const CONTRACT_VERSION: Version = Version::new(0, 2, 0);
 }
 
 #[cfg(test)]
@@ -306,7 +370,7 @@ mod tests {
         let lease = lock.acquire("a", TTL).await.unwrap().unwrap();
         let err = lock.refresh(&lease, Duration::ZERO).await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidInput);
-        let forged = Lease::new("a", "forged", SystemTime::now());
+        let forged = Lease::new("a", "forged", lease.fence, SystemTime::now());
         assert_eq!(
             lock.refresh(&forged, TTL).await.unwrap_err().kind(),
             ErrorKind::Conflict
@@ -344,6 +408,54 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn fences_grow_with_every_grant_and_refresh_keeps_them() {
+        let lock = lock();
+        let first = lock.acquire("job", TTL).await.unwrap().unwrap();
+        let other = lock.acquire("other", TTL).await.unwrap().unwrap();
+        assert!(other.fence > first.fence);
+        let refreshed = lock.refresh(&first, TTL).await.unwrap();
+        assert_eq!(refreshed.fence, first.fence);
+        assert!(lock.release(&first).await.unwrap());
+        let second = lock.acquire("job", TTL).await.unwrap().unwrap();
+        assert!(second.fence > other.fence);
+    }
+
+    #[tokio::test]
+    async fn a_waiter_wakes_on_release_and_gives_up_at_its_timeout() {
+        let lock = Arc::new(lock());
+        let held = lock.acquire("job", TTL).await.unwrap().unwrap();
+        let started = Instant::now();
+        let none = lock
+            .acquire_wait("job", TTL, Duration::from_millis(50))
+            .await
+            .unwrap();
+        assert!(none.is_none());
+        assert!(started.elapsed() >= Duration::from_millis(50));
+        let waiter = {
+            let lock = Arc::clone(&lock);
+            tokio::spawn(async move { lock.acquire_wait("job", TTL, Duration::MAX).await })
+        };
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(lock.release(&held).await.unwrap());
+        let got = waiter.await.unwrap().unwrap().unwrap();
+        assert!(got.fence > held.fence);
+    }
+
+    #[tokio::test]
+    async fn stop_wakes_a_waiter_with_stopped() {
+        let lock = Arc::new(lock());
+        lock.acquire("job", TTL).await.unwrap().unwrap();
+        let waiter = {
+            let lock = Arc::clone(&lock);
+            tokio::spawn(async move { lock.acquire_wait("job", TTL, Duration::MAX).await })
+        };
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        lock.stop().await.unwrap();
+        let err = waiter.await.unwrap().unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Stopped);
+    }
+
+    #[tokio::test]
     async fn stop_makes_every_operation_stopped() {
         let lock = lock();
         let lease = lock.acquire("a", TTL).await.unwrap().unwrap();
@@ -351,6 +463,10 @@ mod tests {
         assert!(!lock.health().await.is_healthy());
         assert_eq!(
             lock.acquire("a", TTL).await.unwrap_err().kind(),
+            ErrorKind::Stopped
+        );
+        assert_eq!(
+            lock.acquire_wait("a", TTL, TTL).await.unwrap_err().kind(),
             ErrorKind::Stopped
         );
         assert_eq!(

@@ -50,6 +50,8 @@ pub const KNOWN_PROVIDERS: &[(&str, &str, &str)] = &[
     ("cache", "memory", BUILTIN_OWNER),
     ("cache", "redis", "sandloom-driver-redis"),
     ("lock", "memory", BUILTIN_OWNER),
+    ("lock", "postgres", "sandloom-driver-postgres"),
+    ("lock", "redis", "sandloom-driver-redis"),
     ("notifier", "log", BUILTIN_OWNER),
     ("notifier", "memory", BUILTIN_OWNER),
     ("notifier", "smtp", "sandloom-driver-smtp"),

@@ -1,10 +1,59 @@
-//! The experimental `lock` capability: named, expiring mutual-exclusion leases.
+//! The experimental `lock` capability: named, expiring, **fenced** mutual-exclusion leases.
 //!
 //! Experimental: configuring it in the `production` environment needs the accepted risk
 //! `experimental_capability` (SANDLOOM-B023), and its contract may change in a minor release.
 //!
-//! Required operations: [`acquire`](Lock::acquire), [`release`](Lock::release),
-//! [`refresh`](Lock::refresh). No optional features yet.
+//! Required operations: [`acquire`](Lock::acquire), [`acquire_wait`](Lock::acquire_wait),
+//! [`release`](Lock::release), [`refresh`](Lock::refresh). No optional features.
+//!
+//! ## Fences
+//!
+//! A lease alone cannot make a lock safe: a holder that pauses (a GC, a stalled VM, a slow
+//! network) past its ttl loses the lock to another holder, then wakes up and writes anyway.
+//! Every [`Lease`] therefore carries a **fence**: a number the store mints atomically with the
+//! grant, strictly greater than the fence of every lease granted before it for that name on that
+//! store (across restarts of the application, and of the backend where the backend keeps its
+//! data). [`refresh`](Lock::refresh) keeps the fence. Hand the fence to the resource the lock
+//! protects, and have the resource refuse a write whose fence is not greater than the last one
+//! it accepted: a paused holder's late write is then refused, whatever the clocks did.
+//!
+//! Fences are **required of every driver**, not an optional feature: the lock is meant to be
+//! safe by construction, and a lock a module cannot rely on for correctness would need every
+//! caller to check a feature first. A backend that cannot mint fences cannot offer `lock`.
+//! Expiry is judged by the store's clock, never by a caller's copy of
+//! [`expires_at`](Lease::expires_at).
+//!
+//! ```
+//! use std::time::Duration;
+//! use sandloom_sdk_infra::lock::Lock;
+//! use sandloom_sdk_infra::InfraResult;
+//!
+//! /// The protected resource: a row that accepts a write only with a newer fence, as in
+//! /// `UPDATE report SET body = $1, fence = $2 WHERE id = 1 AND fence < $2`.
+//! struct Report { fence: u64, body: String }
+//!
+//! impl Report {
+//!     fn write(&mut self, fence: u64, body: &str) -> bool {
+//!         if fence <= self.fence {
+//!             return false; // a stale holder: refused
+//!         }
+//!         self.fence = fence;
+//!         self.body = body.to_owned();
+//!         true
+//!     }
+//! }
+//!
+//! async fn publish(lock: &dyn Lock, report: &mut Report) -> InfraResult<bool> {
+//!     let Some(lease) = lock.acquire("report", Duration::from_secs(30)).await? else {
+//!         return Ok(false);
+//!     };
+//!     // However long this task pauses here, a write with an older fence than one already
+//!     // accepted is refused by the resource itself.
+//!     let written = report.write(lease.fence, "nightly figures");
+//!     lock.release(&lease).await?;
+//!     Ok(written)
+//! }
+//! ```
 //!
 //! ```
 //! use sandloom_sdk_infra::lock::{FEATURES, NAME, REQUIRED_OPERATIONS};
@@ -12,7 +61,7 @@
 //!
 //! assert_eq!(NAME, LOCK.name());
 //! assert!(FEATURES.is_empty());
-//! assert_eq!(REQUIRED_OPERATIONS, ["acquire", "release", "refresh"]);
+//! assert_eq!(REQUIRED_OPERATIONS, ["acquire", "acquire_wait", "release", "refresh"]);
 //! ```
 
 use std::time::SystemTime;
@@ -21,17 +70,19 @@ use std::time::SystemTime;
 /// [module example](self).
 pub const NAME: &str = "lock";
 
-/// Proof of holding the lock `name` until `expires_at`.
+/// Proof of holding the lock `name` until `expires_at`, with the grant's `fence`.
 ///
 /// Drivers build leases; modules keep them to [`release`](Lock::release) or
-/// [`refresh`](Lock::refresh) the lock.
+/// [`refresh`](Lock::refresh) the lock, and hand [`fence`](Lease::fence) to the resource the
+/// lock protects (see the [module example](self)).
 ///
 /// ```
 /// use std::time::{Duration, SystemTime};
 /// use sandloom_sdk_infra::lock::Lease;
 ///
-/// let lease = Lease::new("nightly-report", "t-1", SystemTime::now() + Duration::from_secs(30));
+/// let lease = Lease::new("nightly-report", "t-1", 7, SystemTime::now() + Duration::from_secs(30));
 /// assert_eq!(lease.name, "nightly-report");
+/// assert_eq!(lease.fence, 7);
 /// assert!(lease.expires_at > SystemTime::now(), "still held");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,6 +92,9 @@ pub struct Lease {
     pub name: String,
     /// Opaque token of this holder; another holder's token never matches.
     pub token: String,
+    /// The grant's fencing token: minted by the store with the grant, strictly greater than the
+    /// fence of every lease granted before it for this name on this store; kept by `refresh`.
+    pub fence: u64,
     /// After this instant another caller may acquire the lock.
     pub expires_at: SystemTime,
 }
@@ -50,15 +104,64 @@ impl Lease {
     ///
     /// ```
     /// use std::time::{Duration, SystemTime};
-    /// let l = sandloom_sdk_infra::lock::Lease::new("job", "t1", SystemTime::now() + Duration::from_secs(5));
-    /// assert_eq!(l.name, "job");
+    /// let l = sandloom_sdk_infra::lock::Lease::new("job", "t1", 1, SystemTime::now() + Duration::from_secs(5));
+    /// assert_eq!((l.name.as_str(), l.fence), ("job", 1));
     /// ```
-    pub fn new(name: impl Into<String>, token: impl Into<String>, expires_at: SystemTime) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        token: impl Into<String>,
+        fence: u64,
+        expires_at: SystemTime,
+    ) -> Self {
         Self {
             name: name.into(),
             token: token.into(),
+            fence,
             expires_at,
         }
+    }
+
+    /// The same grant (name, token, fence) with a new expiry: what a driver's
+    /// [`refresh`](Lock::refresh) answers.
+    ///
+    /// ```
+    /// use std::time::{Duration, SystemTime};
+    /// use sandloom_sdk_infra::lock::Lease;
+    ///
+    /// let lease = Lease::new("job", "t1", 3, SystemTime::now());
+    /// let later = SystemTime::now() + Duration::from_secs(30);
+    /// let refreshed = lease.refreshed(later);
+    /// assert_eq!((refreshed.token.as_str(), refreshed.fence), ("t1", 3));
+    /// assert_eq!(refreshed.expires_at, later);
+    /// ```
+    #[must_use]
+    pub fn refreshed(&self, expires_at: SystemTime) -> Self {
+        Self {
+            expires_at,
+            ..self.clone()
+        }
+    }
+
+    /// The `Conflict` a driver answers when this lease is no longer its holder's: expired,
+    /// released, or taken over.
+    ///
+    /// ```
+    /// use std::time::SystemTime;
+    /// use sandloom_sdk_infra::ErrorKind;
+    /// use sandloom_sdk_infra::lock::Lease;
+    ///
+    /// let lease = Lease::new("job", "t1", 3, SystemTime::now());
+    /// assert_eq!(lease.lost().kind(), ErrorKind::Conflict);
+    /// ```
+    #[must_use]
+    pub fn lost(&self) -> crate::InfraError {
+        crate::InfraError::conflict(
+            NAME,
+            format!(
+                "the lease on {:?} has expired, was released, or is held by another holder",
+                self.name
+            ),
+        )
     }
 }
 
@@ -72,7 +175,7 @@ macro_rules! __lock_contract {
             callback: [$($callback)*], context: [$($context)*],
             name: "lock",
             stability: Experimental,
-            version: (0, 1, 0),
+            version: (0, 2, 0),
             features: [],
             trait: {
                 /// Named leases: at most one holder per name at a time, until its lease expires.
@@ -80,7 +183,8 @@ macro_rules! __lock_contract {
                 /// Names are compared byte for byte: names that differ only in case, by a leading or trailing
                 /// space, by a prefix or suffix, or as NFC vs NFD forms of the same text are distinct locks.
                 /// Every operation is atomic across callers: however many acquire a free, released or expired
-                /// lock at once, at most one gets a lease.
+                /// lock at once, at most one gets a lease. Every lease granted carries a fence strictly
+                /// greater than every earlier grant's for its name (see the [module docs](self)).
                 ///
                 /// Any nonzero `ttl` is accepted, by [`acquire`](Lock::acquire) and
                 /// [`refresh`](Lock::refresh) alike. A `ttl` shorter than the backend's resolution is rounded up
@@ -125,6 +229,29 @@ macro_rules! __lock_contract {
                     /// `InvalidInput` for an empty name or a zero `ttl`; `Unavailable` when the backend fails.
                     async fn acquire(&self, name: &str, ttl: ::std::time::Duration) -> $crate::InfraResult<Option<$crate::lock::Lease>>;
 
+                    /// Take the lock `name` for `ttl`, waiting up to `timeout` for it to be free; `None`
+                    /// when it is still held when `timeout` has passed.
+                    ///
+                    /// The wait does not poll the backend: the driver wakes when the lock is released
+                    /// (Redis pub/sub, Postgres `LISTEN`/`NOTIFY`, a notification in process) or when
+                    /// the holder's lease ends, and tries again. A zero `timeout` is one `acquire`. Woken
+                    /// waiters race as `acquire`s do: at most one gets the lease.
+                    ///
+                    /// ```
+                    /// use std::time::Duration;
+                    /// use sandloom_sdk_infra::lock::{Lease, Lock};
+                    /// use sandloom_sdk_infra::InfraResult;
+                    ///
+                    /// /// Wait up to 5 s for the migration lock; `None` when another instance keeps it.
+                    /// async fn migrate_lock(lock: &dyn Lock) -> InfraResult<Option<Lease>> {
+                    ///     lock.acquire_wait("migrations", Duration::from_secs(60), Duration::from_secs(5)).await
+                    /// }
+                    /// ```
+                    ///
+                    /// # Errors
+                    /// As `acquire`.
+                    async fn acquire_wait(&self, name: &str, ttl: ::std::time::Duration, timeout: ::std::time::Duration) -> $crate::InfraResult<Option<$crate::lock::Lease>>;
+
                     /// Give the lock back; `false` when the lease had already expired or been taken over.
                     ///
                     /// ```
@@ -146,8 +273,8 @@ macro_rules! __lock_contract {
                     /// Extend a lease still held to `ttl` from now.
                     ///
                     /// The new expiry is `ttl` from now whatever was left, so a `ttl` shorter than the rest of
-                    /// the lease shortens it (as Redis `PEXPIRE` does). The answered lease keeps the name and
-                    /// the token: the lease value from before the refresh still releases and refreshes the
+                    /// the lease shortens it (as Redis `PEXPIRE` does). The answered lease keeps the name, the
+                    /// token and the fence: the lease value from before the refresh still releases and refreshes the
                     /// lock. Several refreshes of one valid lease at once all succeed and leave its holder the
                     /// one holder.
                     ///

@@ -86,6 +86,7 @@ pub(super) async fn an_expired_lease_can_neither_be_released_nor_refreshed<T: Lo
         let forged = Lease::new(
             name,
             short.token,
+            short.fence,
             SystemTime::now() + Duration::from_hours(1),
         );
         let what = "a 300 ms lease's token in a value claiming an hour";

@@ -151,17 +151,32 @@ pub(super) async fn a_foreign_or_stale_token_can_neither_release_nor_refresh<T: 
     expect_held(lock, "kit-stale", "a stale token must not free it").await?;
     // Another lock's token, presented for this lock.
     let other = acquire_free(lock, "kit-other", LONG).await?;
-    let foreign = Lease::new("kit-stale", other.token.clone(), holder.expires_at);
+    let foreign = Lease::new(
+        "kit-stale",
+        other.token.clone(),
+        other.fence,
+        holder.expires_at,
+    );
     expect_release(lock, &foreign, false, "the token is another lock's").await?;
     expect_refresh_conflict(lock, &foreign, "the token is another lock's").await?;
     expect_held(lock, "kit-stale", "a foreign token must not free it").await?;
     expect_held(lock, "kit-other", "its token was used on another lock").await?;
     // This lock's token, presented for another lock.
-    let swapped = Lease::new("kit-other", holder.token.clone(), other.expires_at);
+    let swapped = Lease::new(
+        "kit-other",
+        holder.token.clone(),
+        holder.fence,
+        other.expires_at,
+    );
     expect_release(lock, &swapped, false, "the token is another lock's").await?;
     expect_held(lock, "kit-other", "a foreign token must not free it").await?;
     // A lock nobody holds.
-    let unheld = Lease::new("kit-never-held", holder.token.clone(), holder.expires_at);
+    let unheld = Lease::new(
+        "kit-never-held",
+        holder.token.clone(),
+        holder.fence,
+        holder.expires_at,
+    );
     expect_release(lock, &unheld, false, "nobody holds that lock").await?;
     expect_refresh_conflict(lock, &unheld, "nobody holds that lock").await?;
     expect_release(lock, &holder, true, "the holder keeps its lock").await?;

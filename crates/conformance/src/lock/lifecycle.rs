@@ -25,6 +25,11 @@ pub(super) async fn operations_after_stop_fail_with_stopped<T: LockProvider>(
         &lock.acquire("kit-stop-2", LONG).await,
     )?;
     expect_kind(
+        "acquire_wait after stop",
+        ErrorKind::Stopped,
+        &lock.acquire_wait("kit-stop-3", LONG, LONG).await,
+    )?;
+    expect_kind(
         "release after stop",
         ErrorKind::Stopped,
         &lock.release(&lease).await,
@@ -42,11 +47,11 @@ pub(super) async fn secrets_never_show<T: LockProvider>(
 ) -> Result<(), String> {
     i.secrets_never_show(|lock| {
         Box::pin(async move {
-            let unheld = Lease::new("kit-secrets", "kit-token", SystemTime::now() + LONG);
+            let unheld = Lease::new("kit-secrets", "kit-token", 1, SystemTime::now() + LONG);
             vec![
                 lock.acquire("", LONG).await.err(),
                 lock.acquire("kit-secrets", Duration::ZERO).await.err(),
-                lock.release(&Lease::new("", "kit-token", SystemTime::now()))
+                lock.release(&Lease::new("", "kit-token", 1, SystemTime::now()))
                     .await
                     .err(),
                 lock.refresh(&unheld, LONG).await.err(),

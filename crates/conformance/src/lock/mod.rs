@@ -1,4 +1,4 @@
-//! The experimental `lock` kit: [`LockConformance`].
+//! The experimental `lock` kit: [`LockConformance`], for the fenced contract 0.2.
 //!
 //! A kit can run single obligations directly, here on a deliberately flawed stand-in driver.
 //! In a driver crate's tests, run them all with [`lock_conformance!`](crate::lock_conformance)
@@ -16,11 +16,14 @@
 //! # #[async_trait]
 //! # impl Lock for PushoverLock {
 //! #     async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
-//! #         Ok(Some(Lease::new(name, "token", SystemTime::now() + ttl)))
+//! #         Ok(Some(Lease::new(name, "token", 1, SystemTime::now() + ttl)))
+//! #     }
+//! #     async fn acquire_wait(&self, name: &str, ttl: Duration, _: Duration) -> InfraResult<Option<Lease>> {
+//! #         self.acquire(name, ttl).await
 //! #     }
 //! #     async fn release(&self, _: &Lease) -> InfraResult<bool> { Ok(true) }
 //! #     async fn refresh(&self, lease: &Lease, ttl: Duration) -> InfraResult<Lease> {
-//! #         Ok(Lease::new(lease.name.clone(), lease.token.clone(), SystemTime::now() + ttl))
+//! #         Ok(Lease::new(lease.name.clone(), lease.token.clone(), lease.fence, SystemTime::now() + ttl))
 //! #     }
 //! # }
 //! # impl Driver for PushoverLock {
@@ -29,7 +32,7 @@
 //! #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(PushoverLock) }
 //! # }
 //! # impl LockProvider for PushoverLock {
-//! #     const CONTRACT_VERSION: Version = Version::new(0, 1, 0);
+//! #     const CONTRACT_VERSION: Version = Version::new(0, 2, 0);
 //! # }
 //!
 //! // `PushoverLock` (hidden) grants every `acquire`, even of a held lock.
@@ -47,6 +50,7 @@ use sandloom_driverkit::lock::LockProvider;
 
 mod concurrency;
 mod expiry;
+mod fences;
 mod leases;
 mod lifecycle;
 mod names;
@@ -58,6 +62,11 @@ use expiry::{
     an_expired_lease_can_be_taken_over, an_expired_lease_can_neither_be_released_nor_refreshed,
     lease_ttl_extremes_are_accepted, refresh_sets_the_lease_to_ttl_from_now_and_keeps_the_token,
     sub_second_leases_are_exact,
+};
+use fences::{
+    a_paused_holder_finds_its_lease_lost_and_its_fence_stale, acquire_wait_respects_its_timeout,
+    acquire_wait_wakes_when_the_lock_is_released_or_expires,
+    fences_strictly_increase_with_every_grant,
 };
 use leases::{
     a_foreign_or_stale_token_can_neither_release_nor_refresh, a_held_lock_cannot_be_acquired,
@@ -141,11 +150,14 @@ impl<T: LockProvider> Kit<T, LockSettings> {
     /// # #[async_trait]
     /// # impl Lock for PushoverLock {
     /// #     async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
-    /// #         Ok(Some(Lease::new(name, "token", SystemTime::now() + ttl)))
+    /// #         Ok(Some(Lease::new(name, "token", 1, SystemTime::now() + ttl)))
+    /// #     }
+    /// #     async fn acquire_wait(&self, name: &str, ttl: Duration, _: Duration) -> InfraResult<Option<Lease>> {
+    /// #         self.acquire(name, ttl).await
     /// #     }
     /// #     async fn release(&self, _: &Lease) -> InfraResult<bool> { Ok(true) }
     /// #     async fn refresh(&self, lease: &Lease, ttl: Duration) -> InfraResult<Lease> {
-    /// #         Ok(Lease::new(lease.name.clone(), lease.token.clone(), SystemTime::now() + ttl))
+    /// #         Ok(Lease::new(lease.name.clone(), lease.token.clone(), lease.fence, SystemTime::now() + ttl))
     /// #     }
     /// # }
     /// # impl Driver for PushoverLock {
@@ -154,7 +166,7 @@ impl<T: LockProvider> Kit<T, LockSettings> {
     /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(PushoverLock) }
     /// # }
     /// # impl LockProvider for PushoverLock {
-    /// #     const CONTRACT_VERSION: Version = Version::new(0, 1, 0);
+    /// #     const CONTRACT_VERSION: Version = Version::new(0, 2, 0);
     /// # }
     ///
     /// let kit = LockConformance::<PushoverLock>::new(|request: &KitRequest| {
@@ -213,11 +225,14 @@ crate::define_kit! {
     /// # #[async_trait]
     /// # impl Lock for PushoverLock {
     /// #     async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
-    /// #         Ok(Some(Lease::new(name, "token", SystemTime::now() + ttl)))
+    /// #         Ok(Some(Lease::new(name, "token", 1, SystemTime::now() + ttl)))
+    /// #     }
+    /// #     async fn acquire_wait(&self, name: &str, ttl: Duration, _: Duration) -> InfraResult<Option<Lease>> {
+    /// #         self.acquire(name, ttl).await
     /// #     }
     /// #     async fn release(&self, _: &Lease) -> InfraResult<bool> { Ok(true) }
     /// #     async fn refresh(&self, lease: &Lease, ttl: Duration) -> InfraResult<Lease> {
-    /// #         Ok(Lease::new(lease.name.clone(), lease.token.clone(), SystemTime::now() + ttl))
+    /// #         Ok(Lease::new(lease.name.clone(), lease.token.clone(), lease.fence, SystemTime::now() + ttl))
     /// #     }
     /// # }
     /// # impl Driver for PushoverLock {
@@ -226,7 +241,7 @@ crate::define_kit! {
     /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(PushoverLock) }
     /// # }
     /// # impl LockProvider for PushoverLock {
-    /// #     const CONTRACT_VERSION: Version = Version::new(0, 1, 0);
+    /// #     const CONTRACT_VERSION: Version = Version::new(0, 2, 0);
     /// # }
     /// # pub type MyLock = PushoverLock;
     ///
@@ -294,8 +309,25 @@ crate::define_kit! {
     ///   lock is then held by it or free; racing an expired holder's `release` (which answers
     ///   `false`), exactly one, which keeps the lock; 16 concurrent refreshes of one valid lease
     ///   all succeed with its token and leave it the one holder.
-    /// - `operations_after_stop_fail_with_stopped`: after `stop`, `acquire`, `release` and
-    ///   `refresh` answer `Stopped`.
+    /// - `fences_strictly_increase_with_every_grant`: 21 grants of one lock in quick
+    ///   succession, released in between and with another lock's grants among them, each carry
+    ///   a fence greater than the one before; `refresh` keeps the fence; a takeover after expiry
+    ///   and the one winner of each of 4 rounds of 16 tasks × 4 concurrent acquires carry a
+    ///   greater fence than the lease before them.
+    /// - `a_paused_holder_finds_its_lease_lost_and_its_fence_stale`: a holder stalled past its
+    ///   300 ms ttl finds the lock granted to a newer holder with a greater fence; its `refresh`
+    ///   answers `Conflict` and its `release` `false`, and the newer holder keeps the lock and
+    ///   its fence.
+    /// - `acquire_wait_respects_its_timeout`: `acquire_wait` of a free lock answers a lease at
+    ///   once; of a held lock, `None` no sooner than its timeout (0, 300 and 600 ms) and within
+    ///   the declared tolerance after it, the holder keeping the lock; a zero ttl or an empty
+    ///   name is `InvalidInput`.
+    /// - `acquire_wait_wakes_when_the_lock_is_released_or_expires`: of 4 waiters (1.5 s timeout)
+    ///   on a held lock, exactly one gets it within the declared tolerance of its release, with
+    ///   a greater fence; a waiter on a lock whose 600 ms lease ends gets it within the declared
+    ///   tolerance of that end.
+    /// - `operations_after_stop_fail_with_stopped`: after `stop`, `acquire`, `acquire_wait`,
+    ///   `release` and `refresh` answer `Stopped`.
     /// - `secrets_never_show`: with secrets declared
     ///   ([`Kit::secrets`](crate::Kit::secrets)), none shows in the options' `Debug`,
     ///   the driver's `Debug`, or the `Display` or `Debug` of the errors of the contract's
@@ -306,7 +338,7 @@ crate::define_kit! {
     /// ```
     /// use sandloom_conformance::lock::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 18);
+    /// assert_eq!(OBLIGATIONS.len(), 22);
     /// assert_eq!(OBLIGATIONS[0], "acquire_grants_a_lease_naming_the_lock");
     /// assert_eq!(OBLIGATIONS.last(), Some(&"secrets_never_show"));
     /// ```
@@ -327,6 +359,10 @@ crate::define_kit! {
         sub_second_leases_are_exact,
         refresh_sets_the_lease_to_ttl_from_now_and_keeps_the_token,
         concurrent_contenders_leave_one_holder,
+        fences_strictly_increase_with_every_grant,
+        a_paused_holder_finds_its_lease_lost_and_its_fence_stale,
+        acquire_wait_respects_its_timeout,
+        acquire_wait_wakes_when_the_lock_is_released_or_expires,
         operations_after_stop_fail_with_stopped,
         secrets_never_show,
     ];

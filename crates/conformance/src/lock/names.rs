@@ -38,7 +38,7 @@ pub(super) async fn empty_name_or_zero_ttl_is_invalid_input<T: LockProvider>(
         "a refused zero-ttl refresh must not end it",
     )
     .await?;
-    let nameless = Lease::new("", lease.token.clone(), lease.expires_at);
+    let nameless = Lease::new("", lease.token.clone(), lease.fence, lease.expires_at);
     expect_kind(
         "release of a lease on \"\"",
         ErrorKind::InvalidInput,

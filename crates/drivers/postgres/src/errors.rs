@@ -5,7 +5,6 @@ use std::time::Duration;
 
 use deadpool_postgres::{PoolError, TimeoutType};
 use sandloom_driverkit::sdk::{ErrorKind, InfraError};
-use sandloom_driverkit::taskqueue::NAME;
 use sandloom_driverkit::{DriverError, error_chain};
 
 fn sqlstate(err: &tokio_postgres::Error) -> Option<&str> {
@@ -57,10 +56,15 @@ pub(crate) fn is_broken(err: &tokio_postgres::Error) -> bool {
 }
 
 /// `what` failed at `target` with a client error.
-pub(crate) fn client(what: &str, target: &str, err: tokio_postgres::Error) -> InfraError {
+pub(crate) fn client(
+    capability: &'static str,
+    what: &str,
+    target: &str,
+    err: tokio_postgres::Error,
+) -> InfraError {
     InfraError::new(
         kind_of(&err),
-        NAME,
+        capability,
         format!("{what} failed at {target}: {}", error_chain(&err)),
     )
     .with_source(err)
@@ -69,6 +73,7 @@ pub(crate) fn client(what: &str, target: &str, err: tokio_postgres::Error) -> In
 /// Taking a connection from the pool for `what` failed; `connect` and `wait` are the budgets
 /// for opening a connection and for waiting on a free one.
 pub(crate) fn pool(
+    capability: &'static str,
     what: &str,
     target: &str,
     err: PoolError,
@@ -76,11 +81,11 @@ pub(crate) fn pool(
     wait: Duration,
 ) -> InfraError {
     match err {
-        PoolError::Backend(err) => client(what, target, err),
-        PoolError::Closed => InfraError::stopped(NAME),
+        PoolError::Backend(err) => client(capability, what, target, err),
+        PoolError::Closed => InfraError::stopped(capability),
         PoolError::Timeout(TimeoutType::Wait) => InfraError::new(
             ErrorKind::Timeout,
-            NAME,
+            capability,
             format!(
                 "{what} failed at {target}: no free connection within {} ms (`operation_timeout_ms`; raise `pool_size`?)",
                 wait.as_millis()
@@ -88,7 +93,7 @@ pub(crate) fn pool(
         ),
         PoolError::Timeout(_) => InfraError::new(
             ErrorKind::Timeout,
-            NAME,
+            capability,
             format!(
                 "{what} failed: cannot connect to {target} within {} ms (`connect_timeout_ms`)",
                 connect.as_millis()
@@ -96,7 +101,7 @@ pub(crate) fn pool(
         ),
         other => InfraError::new(
             ErrorKind::Backend,
-            NAME,
+            capability,
             format!("{what} failed at {target}: {}", error_chain(&other)),
         ),
     }
@@ -122,10 +127,15 @@ pub(crate) fn connect(target: &str, err: PoolError, budget: Duration) -> DriverE
 }
 
 /// `what` did not finish within `budget`.
-pub(crate) fn timeout(what: &str, target: &str, budget: Duration) -> InfraError {
+pub(crate) fn timeout(
+    capability: &'static str,
+    what: &str,
+    target: &str,
+    budget: Duration,
+) -> InfraError {
     InfraError::new(
         ErrorKind::Timeout,
-        NAME,
+        capability,
         format!(
             "{what} failed at {target}: no answer within {} ms (`operation_timeout_ms`)",
             budget.as_millis()
@@ -141,6 +151,7 @@ mod tests {
     fn pool_closed_is_stopped_and_waiting_is_timeout() {
         let budget = Duration::from_millis(5);
         let closed = pool(
+            "taskqueue",
             "enqueue",
             "postgres://u@h:1/d",
             PoolError::Closed,
@@ -149,6 +160,7 @@ mod tests {
         );
         assert_eq!(closed.kind(), ErrorKind::Stopped);
         let waited = pool(
+            "taskqueue",
             "enqueue",
             "postgres://u@h:1/d",
             PoolError::Timeout(TimeoutType::Wait),
@@ -158,6 +170,7 @@ mod tests {
         assert_eq!(waited.kind(), ErrorKind::Timeout);
         assert!(waited.message().contains("pool_size"));
         let created = pool(
+            "taskqueue",
             "enqueue",
             "postgres://u@h:1/d",
             PoolError::Timeout(TimeoutType::Create),

@@ -1,6 +1,8 @@
-//! Sandloom driver `taskqueue.postgres`: a durable
+//! Sandloom drivers `taskqueue.postgres`, a durable
 //! [`TaskQueue`](sandloom_driverkit::taskqueue::TaskQueue) on PostgreSQL (tokio-postgres with a
-//! deadpool connection pool, `FOR UPDATE SKIP LOCKED`).
+//! deadpool connection pool, `FOR UPDATE SKIP LOCKED`), and `lock.postgres`, a fenced
+//! [`Lock`](sandloom_driverkit::lock::Lock) on a lease table ([`PostgresLock`], experimental
+//! capability). Both share the crate's pool, lifecycle and migration lock.
 //!
 //! Link it in the application with `sandloom::link_drivers!(sandloom_driver_postgres)` and
 //! select it in `INFRA`:
@@ -37,12 +39,16 @@
 //! ```
 
 mod address;
+mod backend;
 mod errors;
+mod lock;
 mod options;
 mod provider;
 mod schema;
 
+pub use lock::{PostgresLock, PostgresLockOptions};
 pub use options::PostgresTaskQueueOptions;
 pub use provider::PostgresTaskQueue;
 
 sandloom_driverkit::register_driver!(taskqueue, "postgres", PostgresTaskQueue);
+sandloom_driverkit::register_driver!(lock, "postgres", PostgresLock);

@@ -193,7 +193,7 @@ impl PostgresTaskQueueOptions {
 
 /// A lowercase SQL identifier: it is put into statements quoted, but refusing everything else
 /// keeps names predictable in `psql` and impossible to use for injection.
-fn check_identifier(option: &str, value: &str, max: usize) -> Result<(), DriverError> {
+pub(crate) fn check_identifier(option: &str, value: &str, max: usize) -> Result<(), DriverError> {
     let mut chars = value.chars();
     let valid = chars
         .next()

@@ -2,10 +2,8 @@
 
 use std::fmt;
 use std::pin::pin;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
 use sandloom_driverkit::taskqueue::{
@@ -15,13 +13,11 @@ use sandloom_driverkit::taskqueue::{
 use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait, error_chain};
 use tokio::sync::Notify;
 use tokio::time::Instant;
-use tokio_postgres::NoTls;
 use tokio_postgres::Row;
 
-use crate::address::Target;
-use crate::errors;
+use crate::backend::Backend;
 use crate::options::PostgresTaskQueueOptions;
-use crate::schema::{SCHEMA_VERSION, Statements};
+use crate::schema::Statements;
 
 /// Longest delay, `retry_after` or lease the driver stores: a hundred years, the contract's
 /// least for "as long as possible" (longer ones, `Duration::MAX`, are held this long), and far
@@ -90,17 +86,13 @@ const MAX_QUEUE_LEN: usize = 1024;
 /// }
 /// ```
 pub struct PostgresTaskQueue {
-    target: Target,
+    backend: Backend,
     namespace: String,
     visibility_ms: i64,
     max_attempts: i32,
-    connect_timeout: Duration,
-    operation_timeout: Duration,
     poll_interval: Duration,
     dedupe_window_ms: i64,
     sql: Statements,
-    pool: Pool,
-    stopped: AtomicBool,
     /// Wakes this instance's waiting `reserve`s when it enqueues, nacks or stops.
     wake: Notify,
 }
@@ -108,13 +100,13 @@ pub struct PostgresTaskQueue {
 impl fmt::Debug for PostgresTaskQueue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PostgresTaskQueue")
-            .field("server", &self.target.redacted())
+            .field("server", &self.backend.target().redacted())
             .field("table", &self.sql.table())
             .field("namespace", &self.namespace)
             .field("visibility_ms", &self.visibility_ms)
             .field("max_attempts", &self.max_attempts)
-            .field("pool", &self.pool.status())
-            .field("stopped", &self.stopped.load(Ordering::Relaxed))
+            .field("pool", &self.backend.status())
+            .field("stopped", &self.backend.is_stopped())
             .finish_non_exhaustive()
     }
 }
@@ -137,7 +129,7 @@ fn check_queue(queue: &str) -> InfraResult<()> {
 
 /// Milliseconds for SQL: rounded up (a nonzero duration never becomes 0, a task never comes
 /// early), capped at [`FAR_FUTURE_MS`].
-fn millis(duration: Duration) -> i64 {
+pub(crate) fn millis(duration: Duration) -> i64 {
     let whole = duration.as_millis();
     let rounded = if duration.subsec_nanos().is_multiple_of(1_000_000) {
         whole
@@ -183,45 +175,16 @@ fn attempts(value: i32) -> u32 {
 
 impl PostgresTaskQueue {
     fn running(&self) -> InfraResult<()> {
-        if self.stopped.load(Ordering::Acquire) {
-            Err(InfraError::stopped(NAME))
-        } else {
-            Ok(())
-        }
+        self.backend.running()
     }
 
-    /// Run `op` on a pooled connection within the operation timeout. A connection that broke or
-    /// timed out leaves the pool instead of going back to it: after a server restart or a cut
-    /// network, the next operation opens a fresh one.
+    /// Run `op` on a pooled connection within the operation timeout (see [`Backend::run`]).
     async fn run<T>(
         &self,
         what: &str,
-        op: impl AsyncFnOnce(&Object) -> Result<T, tokio_postgres::Error>,
+        op: impl AsyncFnOnce(&deadpool_postgres::Object) -> Result<T, tokio_postgres::Error>,
     ) -> InfraResult<T> {
-        self.running()?;
-        let target = self.target.redacted();
-        let client = self.pool.get().await.map_err(|err| {
-            errors::pool(
-                what,
-                target,
-                err,
-                self.connect_timeout,
-                self.operation_timeout,
-            )
-        })?;
-        match tokio::time::timeout(self.operation_timeout, op(&client)).await {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(err)) => {
-                if errors::is_broken(&err) {
-                    drop(Object::take(client));
-                }
-                Err(errors::client(what, target, err))
-            }
-            Err(_) => {
-                drop(Object::take(client));
-                Err(errors::timeout(what, target, self.operation_timeout))
-            }
-        }
+        self.backend.run(what, op).await
     }
 
     /// How long until the next task of `queue` becomes ready (`None`: no task will).
@@ -456,31 +419,13 @@ impl Driver for PostgresTaskQueue {
 
     fn from_options(options: PostgresTaskQueueOptions) -> Result<Self, DriverError> {
         let target = options.check()?;
-        let connect_timeout = options.connect_timeout();
-        let operation_timeout = options.operation_timeout();
-        let manager = Manager::from_config(
-            target.config(connect_timeout),
-            NoTls,
-            ManagerConfig {
-                // A broken connection is taken out of the pool by `run` on its first error, so
-                // a test query on every checkout would only cost a round trip.
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        // Builds the pool only: connections open on first use, in `start`.
-        let pool = Pool::builder(manager)
-            .max_size(options.pool_size)
-            .runtime(Runtime::Tokio1)
-            .wait_timeout(Some(operation_timeout))
-            .create_timeout(Some(connect_timeout))
-            .recycle_timeout(Some(connect_timeout))
-            .build()
-            .map_err(|err| {
-                DriverError::new(format!(
-                    "cannot build the connection pool: {}",
-                    error_chain(&err)
-                ))
-            })?;
+        let backend = Backend::new(
+            NAME,
+            target,
+            options.pool_size,
+            options.connect_timeout(),
+            options.operation_timeout(),
+        )?;
         Ok(Self {
             sql: Statements::new(options.schema.as_deref(), &options.table),
             namespace: options.namespace.clone(),
@@ -488,79 +433,25 @@ impl Driver for PostgresTaskQueue {
             max_attempts: i32::try_from(options.max_attempts).unwrap_or(i32::MAX),
             poll_interval: options.poll_interval(),
             dedupe_window_ms: millis(options.dedupe_window()),
-            connect_timeout,
-            operation_timeout,
-            target,
-            pool,
-            stopped: AtomicBool::new(false),
+            backend,
             wake: Notify::new(),
         })
     }
 
     async fn start(&self) -> Result<(), DriverError> {
-        let target = self.target.redacted();
-        if self.stopped.load(Ordering::Acquire) {
-            return Err(DriverError::new("the driver has been stopped"));
-        }
-        let mut client = match tokio::time::timeout(self.connect_timeout, self.pool.get()).await {
-            Ok(Ok(client)) => client,
-            Ok(Err(err)) => return Err(errors::connect(target, err, self.connect_timeout)),
-            Err(_) => {
-                return Err(errors::connect(
-                    target,
-                    deadpool_postgres::PoolError::Timeout(deadpool_postgres::TimeoutType::Create),
-                    self.connect_timeout,
-                ));
-            }
-        };
-        let found = tokio::time::timeout(
-            self.operation_timeout,
-            self.sql.migrate(&mut client, target),
-        )
-        .await
-        .map_err(|_| {
-            DriverError::new(format!(
-                "creating or migrating {} at {target} took longer than {} ms (`operation_timeout_ms`); another process may hold the migration lock",
-                self.sql.table(),
-                self.operation_timeout.as_millis()
-            ))
-        })??;
-        if found < SCHEMA_VERSION {
-            tracing::info!(
-                server = target,
-                table = self.sql.table(),
-                from = found,
-                to = SCHEMA_VERSION,
-                "taskqueue.postgres created or migrated its table"
-            );
-        }
-        tracing::debug!(
-            server = target,
-            table = self.sql.table(),
-            namespace = self.namespace,
-            "taskqueue.postgres started"
-        );
-        Ok(())
+        let migrations = self.sql.migrations();
+        self.backend.start(&self.sql.layout(&migrations)).await
     }
 
     async fn stop(&self) -> Result<(), DriverError> {
-        self.stopped.store(true, Ordering::Release);
+        self.backend.stop();
         // Waiting `reserve`s wake, see the driver stopped, and answer `Stopped`.
         self.wake.notify_waiters();
-        self.pool.close();
         Ok(())
     }
 
     async fn health(&self) -> Health {
-        let probe = self
-            .run("health check", async |client| {
-                client.simple_query("SELECT 1").await.map(drop)
-            })
-            .await;
-        match probe {
-            Ok(()) => Health::Healthy,
-            Err(err) => Health::Unhealthy(err.to_string()),
-        }
+        self.backend.health().await
     }
 }
 

@@ -154,7 +154,7 @@ pub(crate) struct Statements {
 
 /// The statement on one line: it is the key of the per-connection statement cache, hashed on
 /// every operation, and shows better in `pg_stat_activity`.
-fn compact(sql: &str) -> String {
+pub(crate) fn compact(sql: &str) -> String {
     sql.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
@@ -313,108 +313,140 @@ impl Statements {
         &self.names.table
     }
 
-    /// Create or migrate the table, under an advisory lock so concurrent starts are safe.
-    /// Returns the version found before migrating (0 for a new table).
-    pub(crate) async fn migrate(
-        &self,
-        client: &mut Object,
-        target: &str,
-    ) -> Result<i32, DriverError> {
-        // The cause goes in the source, which the kernel prints after the message.
-        let fail = |what: &str, err: tokio_postgres::Error| {
-            DriverError::new(format!("{what} failed at {target}")).with_source(err)
-        };
-        let server: i32 = client
-            .query_one("SELECT current_setting('server_version_num')::integer", &[])
-            .await
-            .and_then(|row| row.try_get(0))
-            .map_err(|err| fail("reading the server version", err))?;
-        if server < MIN_SERVER_VERSION {
-            return Err(DriverError::new(format!(
-                "{target} runs PostgreSQL {}.{}; taskqueue.postgres needs 13 or later",
-                server / 10_000,
-                server % 10_000 / 100
-            )));
-        }
-        let transaction = client
-            .transaction()
-            .await
-            .map_err(|err| fail("beginning the migration", err))?;
-        transaction
-            .execute(
-                "SELECT pg_advisory_xact_lock($1::bigint)",
-                &[&MIGRATION_LOCK],
-            )
-            .await
-            .map_err(|err| fail("taking the migration lock", err))?;
-        let Names {
-            schema, versions, ..
-        } = &self.names;
-        let create_schema = schema
-            .as_ref()
-            .map(|schema| format!("CREATE SCHEMA IF NOT EXISTS {schema};"))
-            .unwrap_or_default();
-        let setup = format!(
-            "{create_schema}
-             CREATE TABLE IF NOT EXISTS {versions} (
-                 version integer PRIMARY KEY,
-                 applied_at timestamptz NOT NULL DEFAULT now()
-             );"
-        );
-        transaction
-            .batch_execute(&setup)
-            .await
-            .map_err(|err| fail("creating the schema version table", err))?;
-        let found: i32 = transaction
-            .query_one(
-                &format!("SELECT coalesce(max(version), 0) FROM {versions}"),
-                &[],
-            )
-            .await
-            .and_then(|row| row.try_get(0))
-            .map_err(|err| fail("reading the schema version", err))?;
-        if found > SCHEMA_VERSION {
-            return Err(DriverError::new(format!(
-                "table {} at {target} has schema version {found}, written by a newer taskqueue.postgres; this one knows versions up to {SCHEMA_VERSION}",
-                self.names.table
-            )));
-        }
-        for (version, migration) in (1..).zip(migrations(&self.names)) {
-            if version <= found {
-                continue;
-            }
-            let what = format!("migrating {} to schema version {version}", self.names.table);
-            transaction
-                .batch_execute(&migration)
-                .await
-                .map_err(|err| fail(&what, err))?;
-            transaction
-                .execute(
-                    &format!("INSERT INTO {versions} (version) VALUES ($1::integer)"),
-                    &[&version],
-                )
-                .await
-                .map_err(|err| fail(&what, err))?;
-        }
-        // A table of that name that is not ours shows here rather than on the first enqueue.
-        transaction
-            .execute(
-                &format!(
-                    "SELECT id, namespace, queue, payload, attempts, available_at, receipt, dead_at,
-                         dedupe_key, acked_at
-                     FROM {} LIMIT 0",
-                    self.names.table
-                ),
-                &[],
-            )
-            .await
-            .map_err(|err| fail(&format!("checking the layout of {}", self.names.table), err))?;
-        transaction
-            .commit()
-            .await
-            .map_err(|err| fail("committing the migration", err))?;
-        Ok(found)
+    /// The task table's migrations.
+    pub(crate) fn migrations(&self) -> [String; SCHEMA_VERSION as usize] {
+        migrations(&self.names)
     }
+
+    /// The task table as [`migrate`] creates and checks it.
+    pub(crate) fn layout<'a>(&'a self, migrations: &'a [String]) -> Layout<'a> {
+        let names = &self.names;
+        Layout {
+            driver: "taskqueue.postgres",
+            schema: names.schema.as_deref(),
+            table: &names.table,
+            versions: &names.versions,
+            migrations,
+            columns: "id, namespace, queue, payload, attempts, available_at, receipt, dead_at, \
+                      dedupe_key, acked_at",
+        }
+    }
+}
+
+/// One driver's table, as [`migrate`] creates and checks it.
+pub(crate) struct Layout<'a> {
+    /// The driver, as messages name it.
+    pub(crate) driver: &'a str,
+    /// The quoted schema, created when missing.
+    pub(crate) schema: Option<&'a str>,
+    /// The quoted, qualified table.
+    pub(crate) table: &'a str,
+    /// The quoted, qualified table recording applied migrations.
+    pub(crate) versions: &'a str,
+    /// Migration `n` (1-based) brings the layout from version `n - 1` to `n`.
+    pub(crate) migrations: &'a [String],
+    /// Every column the driver reads, checked once migrated.
+    pub(crate) columns: &'a str,
+}
+
+/// Create or migrate `layout`'s table, in one transaction under an advisory lock every driver
+/// of the crate takes, so concurrent starts (of any of them) migrate one at a time. Returns the
+/// version found before migrating (0 for a new table).
+pub(crate) async fn migrate(
+    client: &mut Object,
+    target: &str,
+    layout: &Layout<'_>,
+) -> Result<i32, DriverError> {
+    let Layout {
+        driver,
+        schema,
+        table,
+        versions,
+        migrations,
+        columns,
+    } = layout;
+    let latest = i32::try_from(migrations.len()).unwrap_or(i32::MAX);
+    // The cause goes in the source, which the kernel prints after the message.
+    let fail = |what: &str, err: tokio_postgres::Error| {
+        DriverError::new(format!("{what} failed at {target}")).with_source(err)
+    };
+    let server: i32 = client
+        .query_one("SELECT current_setting('server_version_num')::integer", &[])
+        .await
+        .and_then(|row| row.try_get(0))
+        .map_err(|err| fail("reading the server version", err))?;
+    if server < MIN_SERVER_VERSION {
+        return Err(DriverError::new(format!(
+            "{target} runs PostgreSQL {}.{}; {driver} needs 13 or later",
+            server / 10_000,
+            server % 10_000 / 100
+        )));
+    }
+    let transaction = client
+        .transaction()
+        .await
+        .map_err(|err| fail("beginning the migration", err))?;
+    transaction
+        .execute(
+            "SELECT pg_advisory_xact_lock($1::bigint)",
+            &[&MIGRATION_LOCK],
+        )
+        .await
+        .map_err(|err| fail("taking the migration lock", err))?;
+    let create_schema = schema
+        .map(|schema| format!("CREATE SCHEMA IF NOT EXISTS {schema};"))
+        .unwrap_or_default();
+    let setup = format!(
+        "{create_schema}
+         CREATE TABLE IF NOT EXISTS {versions} (
+             version integer PRIMARY KEY,
+             applied_at timestamptz NOT NULL DEFAULT now()
+         );"
+    );
+    transaction
+        .batch_execute(&setup)
+        .await
+        .map_err(|err| fail("creating the schema version table", err))?;
+    let found: i32 = transaction
+        .query_one(
+            &format!("SELECT coalesce(max(version), 0) FROM {versions}"),
+            &[],
+        )
+        .await
+        .and_then(|row| row.try_get(0))
+        .map_err(|err| fail("reading the schema version", err))?;
+    if found > latest {
+        return Err(DriverError::new(format!(
+            "table {table} at {target} has schema version {found}, written by a newer {driver}; this one knows versions up to {latest}"
+        )));
+    }
+    for (version, migration) in (1..).zip(migrations.iter()) {
+        if version <= found {
+            continue;
+        }
+        let what = format!("migrating {table} to schema version {version}");
+        transaction
+            .batch_execute(migration)
+            .await
+            .map_err(|err| fail(&what, err))?;
+        transaction
+            .execute(
+                &format!("INSERT INTO {versions} (version) VALUES ($1::integer)"),
+                &[&version],
+            )
+            .await
+            .map_err(|err| fail(&what, err))?;
+    }
+    // A table of that name that is not ours shows here rather than on the first operation.
+    transaction
+        .execute(&format!("SELECT {columns} FROM {table} LIMIT 0"), &[])
+        .await
+        .map_err(|err| fail(&format!("checking the layout of {table}"), err))?;
+    transaction
+        .commit()
+        .await
+        .map_err(|err| fail("committing the migration", err))?;
+    Ok(found)
 }
 
 #[cfg(test)]

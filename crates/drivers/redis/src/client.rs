@@ -1,4 +1,4 @@
-//! Building the `redis` client and its connection manager from the options.
+//! Building the `redis` client and its connection manager from the server options.
 
 use std::path::Path;
 
@@ -6,12 +6,12 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Client, ConnectionAddr, ConnectionInfo, TlsCertificates};
 use sandloom_driverkit::DriverError;
 
-use crate::RedisCacheOptions;
+use crate::connection::Endpoint;
 
 /// A client for `info`, trusting the PEM authorities of `tls_ca_file` for `rediss://` when set.
 /// Reads the file: call from `start`, not from `from_options`.
 pub(crate) async fn client(
-    options: &RedisCacheOptions,
+    options: &Endpoint,
     info: ConnectionInfo,
 ) -> Result<Client, DriverError> {
     let address = options.url.redacted();
@@ -62,7 +62,7 @@ fn install_crypto_provider() {
 /// No retries inside one (re)connection: while the server is down, each call fails at once
 /// with `Unavailable` (or `Timeout` after `connect_timeout_ms`) instead of waiting through a
 /// backoff, and the next call tries again. One attempt at a time is shared by every caller.
-pub(crate) fn manager_config(options: &RedisCacheOptions) -> ConnectionManagerConfig {
+pub(crate) fn manager_config(options: &Endpoint) -> ConnectionManagerConfig {
     ConnectionManagerConfig::new()
         .set_connection_timeout(Some(options.connect_timeout()))
         .set_response_timeout(Some(options.response_timeout()))

@@ -1,10 +1,10 @@
-//! Redis client errors as the cache contract's [`InfraError`] kinds.
+//! Redis client errors as the contracts' [`InfraError`] kinds.
 
 use redis::{RedisError, ServerErrorKind};
 use sandloom_driverkit::cache::NAME;
 use sandloom_driverkit::sdk::{ErrorKind, InfraError};
 
-/// What kind of failure `err` is for any cache operation.
+/// What kind of failure `err` is for any operation.
 ///
 /// Lost, refused or broken connections are `Unavailable` (the connection manager reconnects on
 /// the next call); a command or connection attempt that ran out of time is `Timeout`; a server
@@ -31,10 +31,14 @@ pub(crate) fn kind_of(err: &RedisError) -> ErrorKind {
     }
 }
 
-/// `operation` failed with `err`.
-pub(crate) fn operation(operation: &'static str, err: RedisError) -> InfraError {
+/// `operation` of the `capability` failed with `err`.
+pub(crate) fn operation(
+    capability: &'static str,
+    operation: &'static str,
+    err: RedisError,
+) -> InfraError {
     let kind = kind_of(&err);
-    InfraError::new(kind, NAME, format!("redis {operation} failed: {err}")).with_source(err)
+    InfraError::new(kind, capability, format!("redis {operation} failed: {err}")).with_source(err)
 }
 
 /// `increment` of `key` failed with `err`: a value that is not a counter is `Conflict`.
@@ -52,7 +56,7 @@ pub(crate) fn increment(key: &str, delta: i64, err: RedisError) -> InfraError {
         return InfraError::conflict(NAME, format!("cannot increment {key:?} by {delta}: {err}"))
             .with_source(err);
     }
-    operation("increment", err)
+    operation(NAME, "increment", err)
 }
 
 #[cfg(test)]
@@ -75,7 +79,7 @@ mod tests {
     fn client_errors_are_backend() {
         let err = RedisError::from((redis::ErrorKind::AuthenticationFailed, "auth failed"));
         assert_eq!(kind_of(&err), ErrorKind::Backend);
-        let err = operation("get", err);
+        let err = operation(NAME, "get", err);
         assert_eq!(err.kind(), ErrorKind::Backend);
         assert!(err.message().starts_with("redis get failed"), "{err}");
     }

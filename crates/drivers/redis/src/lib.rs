@@ -1,5 +1,7 @@
-//! Sandloom driver `cache.redis`: a [`Cache`](sandloom_driverkit::cache::Cache) on Redis,
-//! through the `redis` crate's connection manager, with TLS for `rediss://` URLs.
+//! Sandloom drivers `cache.redis`, a [`Cache`](sandloom_driverkit::cache::Cache) on Redis, and
+//! `lock.redis`, a fenced [`Lock`](sandloom_driverkit::lock::Lock) ([`RedisLock`], experimental
+//! capability), through the `redis` crate's connection manager, with TLS for `rediss://` URLs.
+//! The lock's keys, scripts, and what its fences survive: [`RedisLock`] and the crate README.
 //!
 //! ## Using it
 //!
@@ -69,11 +71,15 @@
 
 mod address;
 mod client;
+mod connection;
 mod errors;
+mod lock;
 mod options;
 mod provider;
 
+pub use lock::{RedisLock, RedisLockOptions};
 pub use options::RedisCacheOptions;
 pub use provider::RedisCache;
 
 sandloom_driverkit::register_driver!(cache, "redis", RedisCache);
+sandloom_driverkit::register_driver!(lock, "redis", RedisLock);

@@ -1,13 +1,12 @@
 //! The options of `cache.redis`, their defaults and their checks.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
-use redis::{ConnectionAddr, ConnectionInfo};
+use redis::ConnectionInfo;
 use sandloom_driverkit::{DriverError, SecretUrl};
 use serde::Deserialize;
 
-use crate::address;
+use crate::connection::Endpoint;
 
 /// The server `url` when none is configured.
 const DEFAULT_URL: &str = "redis://127.0.0.1:6379";
@@ -84,12 +83,6 @@ impl Default for RedisCacheOptions {
 impl RedisCacheOptions {
     /// Every check of the options; the connection info of `url` when they pass.
     pub(crate) fn check(&self) -> Result<ConnectionInfo, DriverError> {
-        if self.connect_timeout_ms == 0 {
-            return Err(DriverError::new("`connect_timeout_ms` must be at least 1"));
-        }
-        if self.response_timeout_ms == 0 {
-            return Err(DriverError::new("`response_timeout_ms` must be at least 1"));
-        }
         if self.default_ttl_ms == Some(0) {
             return Err(DriverError::new(
                 "`default_ttl_ms` must be at least 1 when set",
@@ -100,30 +93,17 @@ impl RedisCacheOptions {
                 "`prefix` must not be empty when set (leave it out to store keys as given)",
             ));
         }
-        let info = address::connection_info(&self.url)?;
-        let tls = matches!(info.addr(), ConnectionAddr::TcpTls { .. });
-        if self.tls_ca_file.is_some() && !tls {
-            return Err(DriverError::new(format!(
-                "`tls_ca_file` needs a `rediss://` url, not {}",
-                self.url
-            )));
-        }
-        if self
-            .tls_ca_file
-            .as_ref()
-            .is_some_and(|path| path.as_os_str().is_empty())
-        {
-            return Err(DriverError::new("`tls_ca_file` must not be empty when set"));
-        }
-        Ok(info)
+        self.endpoint().check()
     }
 
-    pub(crate) fn connect_timeout(&self) -> Duration {
-        Duration::from_millis(self.connect_timeout_ms)
-    }
-
-    pub(crate) fn response_timeout(&self) -> Duration {
-        Duration::from_millis(self.response_timeout_ms)
+    /// The server options, shared with the crate's other drivers.
+    pub(crate) fn endpoint(&self) -> Endpoint {
+        Endpoint {
+            url: self.url.clone(),
+            connect_timeout_ms: self.connect_timeout_ms,
+            response_timeout_ms: self.response_timeout_ms,
+            tls_ca_file: self.tls_ca_file.clone(),
+        }
     }
 }
 

@@ -1,32 +1,22 @@
-//! `cache.redis`: the [`Cache`] operations, the lifecycle and the provider declaration.
+//! `cache.redis`: the [`Cache`] operations and the provider declaration (the lifecycle is the
+//! crate's shared [`Connection`]).
 
 use std::borrow::Cow;
 use std::fmt;
-use std::sync::{PoisonError, RwLock};
 use std::time::Duration;
 
-use redis::ConnectionInfo;
 use redis::aio::ConnectionManager;
 use sandloom_driverkit::cache::{BULK, Cache, CacheProvider, INCREMENT, NAME, TTL};
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
 use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
 
-use crate::{RedisCacheOptions, client, errors};
+use crate::connection::Connection;
+use crate::{RedisCacheOptions, errors};
 
 /// The longest expiry handed to Redis, in milliseconds (about 146 million years); a longer
 /// `ttl` is stored without expiry, since Redis refuses expiry times past `i64` milliseconds.
 const MAX_TTL_MS: u64 = i64::MAX as u64 / 2;
-
-/// Where the driver is in its lifecycle.
-enum State {
-    /// Built, not started: operations answer `Unavailable`.
-    Idle,
-    /// Started: operations share the manager's multiplexed connection.
-    Running(ConnectionManager),
-    /// Stopped for good: operations answer `Stopped`.
-    Stopped,
-}
 
 /// The `cache.redis` driver: a [`Cache`] on a Redis server (or Valkey, or anything that speaks
 /// the same commands), through the `redis` crate's connection manager.
@@ -58,34 +48,25 @@ enum State {
 /// ```
 pub struct RedisCache {
     options: RedisCacheOptions,
-    /// The parsed `url`: holds the password, so it is never shown.
-    info: ConnectionInfo,
-    /// `url` with its secrets redacted: what errors and logs name.
-    address: String,
+    connection: Connection,
     /// `"{prefix}:"`, prepended to every key, when a prefix is configured.
     key_prefix: Option<String>,
-    state: RwLock<State>,
 }
 
 impl fmt::Debug for RedisCache {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let state = match *self.state.read().unwrap_or_else(PoisonError::into_inner) {
-            State::Idle => "idle",
-            State::Running(_) => "running",
-            State::Stopped => "stopped",
-        };
         f.debug_struct("RedisCache")
-            .field("address", &self.address)
+            .field("address", &self.connection.address())
             .field("prefix", &self.options.prefix)
             .field("default_ttl_ms", &self.options.default_ttl_ms)
-            .field("state", &state)
+            .field("state", &self.connection.state_name())
             .finish_non_exhaustive()
     }
 }
 
 /// `ttl` in whole milliseconds, rounded up so a sub-millisecond ttl still expires; `None` when
 /// it is longer than Redis can represent (stored without expiry).
-fn ttl_ms(ttl: Duration) -> Option<u64> {
+pub(crate) fn ttl_ms(ttl: Duration) -> Option<u64> {
     let ms = ttl.as_nanos().div_ceil(1_000_000);
     u64::try_from(ms).ok().filter(|&ms| ms <= MAX_TTL_MS)
 }
@@ -103,14 +84,7 @@ fn set_command(key: &str, value: &[u8], ttl_ms: Option<u64>) -> redis::Cmd {
 impl RedisCache {
     /// The shared connection, or why there is none.
     fn connection(&self) -> InfraResult<ConnectionManager> {
-        match &*self.state.read().unwrap_or_else(PoisonError::into_inner) {
-            State::Running(manager) => Ok(manager.clone()),
-            State::Stopped => Err(InfraError::stopped(NAME)),
-            State::Idle => Err(InfraError::unavailable(
-                NAME,
-                "the driver has not been started",
-            )),
-        }
+        self.connection.manager()
     }
 
     /// The Redis key of `key`: refused when empty, prefixed when a prefix is configured.
@@ -134,27 +108,6 @@ impl RedisCache {
     fn default_ttl_ms(&self) -> Option<u64> {
         self.options.default_ttl_ms
     }
-
-    fn start_error(&self, err: redis::RedisError) -> DriverError {
-        DriverError::new(format!(
-            "cannot connect to Redis at {}: {err}",
-            self.address
-        ))
-        .with_source(err)
-    }
-
-    /// Connect and check the server answers.
-    async fn connect(&self) -> Result<ConnectionManager, DriverError> {
-        let client = client::client(&self.options, self.info.clone()).await?;
-        let mut manager = client::connect(client, client::manager_config(&self.options))
-            .await
-            .map_err(|err| self.start_error(err))?;
-        redis::cmd("PING")
-            .query_async::<()>(&mut manager)
-            .await
-            .map_err(|err| self.start_error(err))?;
-        Ok(manager)
-    }
 }
 
 #[async_trait]
@@ -166,7 +119,7 @@ impl Cache for RedisCache {
             .arg(&*key)
             .query_async(&mut connection)
             .await
-            .map_err(|err| errors::operation("GET", err))
+            .map_err(|err| errors::operation(NAME, "GET", err))
     }
 
     async fn set(&self, key: &str, value: Bytes) -> InfraResult<()> {
@@ -175,7 +128,7 @@ impl Cache for RedisCache {
         set_command(&key, &value, self.default_ttl_ms())
             .query_async(&mut connection)
             .await
-            .map_err(|err| errors::operation("SET", err))
+            .map_err(|err| errors::operation(NAME, "SET", err))
     }
 
     async fn delete(&self, key: &str) -> InfraResult<bool> {
@@ -185,7 +138,7 @@ impl Cache for RedisCache {
             .arg(&*key)
             .query_async(&mut connection)
             .await
-            .map_err(|err| errors::operation("DEL", err))?;
+            .map_err(|err| errors::operation(NAME, "DEL", err))?;
         Ok(removed > 0)
     }
 
@@ -198,7 +151,7 @@ impl Cache for RedisCache {
         set_command(&key, &value, ttl_ms(ttl))
             .query_async(&mut connection)
             .await
-            .map_err(|err| errors::operation("SET", err))
+            .map_err(|err| errors::operation(NAME, "SET", err))
     }
 
     async fn increment(&self, key: &str, delta: i64) -> InfraResult<i64> {
@@ -243,7 +196,7 @@ impl Cache for RedisCache {
             .arg(&keys[..])
             .query_async(&mut connection)
             .await
-            .map_err(|err| errors::operation("MGET", err))
+            .map_err(|err| errors::operation(NAME, "MGET", err))
     }
 
     async fn set_many(&self, entries: &[(&str, Bytes)]) -> InfraResult<()> {
@@ -263,7 +216,7 @@ impl Cache for RedisCache {
                 }
                 cmd.query_async(&mut connection)
                     .await
-                    .map_err(|err| errors::operation("MSET", err))
+                    .map_err(|err| errors::operation(NAME, "MSET", err))
             }
             // MSET cannot give an expiry: one `SET … PX` per entry, in one round trip.
             Some(ms) => {
@@ -273,7 +226,7 @@ impl Cache for RedisCache {
                 }
                 pipe.query_async(&mut connection)
                     .await
-                    .map_err(|err| errors::operation("SET (pipelined)", err))
+                    .map_err(|err| errors::operation(NAME, "SET (pipelined)", err))
             }
         }
     }
@@ -288,7 +241,7 @@ impl Cache for RedisCache {
             .arg(&keys[..])
             .query_async(&mut connection)
             .await
-            .map_err(|err| errors::operation("DEL", err))
+            .map_err(|err| errors::operation(NAME, "DEL", err))
     }
 }
 
@@ -307,71 +260,23 @@ impl Driver for RedisCache {
     fn from_options(options: RedisCacheOptions) -> Result<Self, DriverError> {
         let info = options.check()?;
         Ok(Self {
-            address: options.url.redacted(),
+            connection: Connection::new("cache.redis", NAME, options.endpoint(), info),
             key_prefix: options.prefix.as_ref().map(|prefix| format!("{prefix}:")),
-            info,
             options,
-            state: RwLock::new(State::Idle),
         })
     }
 
     async fn start(&self) -> Result<(), DriverError> {
-        match *self.state.read().unwrap_or_else(PoisonError::into_inner) {
-            State::Idle => {}
-            State::Running(_) => return Ok(()),
-            State::Stopped => {
-                return Err(DriverError::new(
-                    "cache.redis was stopped; a stopped driver does not start again",
-                ));
-            }
-        }
-        let limit = self.options.connect_timeout();
-        let manager = tokio::time::timeout(limit, self.connect())
-            .await
-            .map_err(|_| {
-                DriverError::new(format!(
-                    "Redis at {} did not answer PING within {} ms (`connect_timeout_ms`)",
-                    self.address, self.options.connect_timeout_ms
-                ))
-            })??;
-        let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
-        match *state {
-            State::Idle => *state = State::Running(manager),
-            State::Running(_) => {} // a concurrent start won; this connection closes on drop
-            State::Stopped => {
-                return Err(DriverError::new(
-                    "cache.redis was stopped while it was starting",
-                ));
-            }
-        }
-        drop(state);
-        tracing::info!(address = %self.address, "cache.redis connected");
-        Ok(())
+        self.connection.start().await
     }
 
     async fn stop(&self) -> Result<(), DriverError> {
-        let previous = std::mem::replace(
-            &mut *self.state.write().unwrap_or_else(PoisonError::into_inner),
-            State::Stopped,
-        );
-        // Dropping the last handle closes the connection; calls still in flight hold their own
-        // handle and finish first.
-        if let State::Running(manager) = previous {
-            drop(manager);
-            tracing::info!(address = %self.address, "cache.redis stopped");
-        }
+        self.connection.stop();
         Ok(())
     }
 
     async fn health(&self) -> Health {
-        let mut connection = match self.connection() {
-            Ok(connection) => connection,
-            Err(err) => return Health::Unhealthy(err.to_string()),
-        };
-        match redis::cmd("PING").query_async::<()>(&mut connection).await {
-            Ok(()) => Health::Healthy,
-            Err(err) => Health::Unhealthy(format!("PING to {} failed: {err}", self.address)),
-        }
+        self.connection.health().await
     }
 }
 
