@@ -259,7 +259,9 @@ enum Program {
 
 impl InfraCommand {
     /// Run the command with the drivers `linked` by the application, writing the result to
-    /// `out` and bad-input errors to `err`.
+    /// `out` and bad-input errors to `err`. It blocks until done, and is safe inside a Tokio
+    /// runtime too (`health` then runs on a thread of its own); an async caller had better
+    /// `.await` [`execute_async`](Self::execute_async).
     ///
     /// ```
     /// use clap::Parser;
@@ -436,7 +438,8 @@ fn openable(path: &Path, named_by: &str) -> Result<(), Failure> {
 
 /// Run `PROGRAM infra …` from the process's arguments, with the drivers `linked` by the
 /// application, printing to standard output and standard error. Returns the exit status
-/// (see the [module docs](self)).
+/// (see the [module docs](self)). It blocks; an async `main` had better `.await`
+/// [`run_async`].
 ///
 /// ```no_run
 /// fn main() -> std::process::ExitCode {
