@@ -20,20 +20,77 @@ enum Outcome {
     },
 }
 
-pub(super) fn run(
-    loaded: Loaded,
-    linked: LinkedDrivers,
+/// What `health` found: `INFRA` (when it could be read) and how the run ended.
+pub(super) struct Checked {
+    config: Option<InfraConfig>,
+    outcome: Outcome,
+}
+
+/// Start, check and stop on a runtime of its own, blocking the caller until it is done.
+pub(super) fn check_blocking(loaded: Loaded, linked: LinkedDrivers) -> Result<Checked, Failure> {
+    match loaded {
+        Loaded::Config(config) => {
+            let outcome = if tokio::runtime::Handle::try_current().is_ok() {
+                // Inside a runtime (an application under `#[tokio::main]`), a second runtime
+                // may not block this thread (Tokio panics: "Cannot start a runtime from within
+                // a runtime"), and `block_in_place` panics on a current-thread runtime. A
+                // thread of our own with its own runtime works under either flavor; this
+                // thread waits for it (`execute_async` is the way not to block it).
+                let own = config.clone();
+                std::thread::scope(|scope| {
+                    let thread = std::thread::Builder::new()
+                        .name("sandloom-infra-health".to_owned())
+                        .spawn_scoped(scope, move || on_own_runtime(own, linked))
+                        .map_err(|error| {
+                            Failure::Runtime(format!(
+                                "cannot start a thread for the check: {error}"
+                            ))
+                        })?;
+                    thread
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })?
+            } else {
+                on_own_runtime(config.clone(), linked)?
+            };
+            Ok(Checked {
+                config: Some(config),
+                outcome,
+            })
+        }
+        Loaded::Unreadable(error) => Ok(unreadable(error)),
+    }
+}
+
+/// Start, check and stop on the caller's runtime.
+pub(super) async fn check_async(loaded: Loaded, linked: LinkedDrivers) -> Checked {
+    match loaded {
+        Loaded::Config(config) => {
+            let outcome = check_once(config.clone(), linked).await;
+            Checked {
+                config: Some(config),
+                outcome,
+            }
+        }
+        Loaded::Unreadable(error) => unreadable(error),
+    }
+}
+
+fn unreadable(error: StartupError) -> Checked {
+    Checked {
+        config: None,
+        outcome: Outcome::NotStarted(error),
+    }
+}
+
+/// Print what `health` found; the status is 0 only when ready and stopped cleanly.
+pub(super) fn report(
+    checked: &Checked,
     format: Format,
     out: &mut dyn Write,
 ) -> Result<Status, Failure> {
-    let (config, outcome) = match loaded {
-        Loaded::Config(config) => {
-            let outcome = check_once(config.clone(), linked)?;
-            (Some(config), outcome)
-        }
-        Loaded::Unreadable(error) => (None, Outcome::NotStarted(error)),
-    };
-    let status = match &outcome {
+    let Checked { config, outcome } = checked;
+    let status = match outcome {
         Outcome::Checked {
             report,
             shutdown: Ok(()),
@@ -41,27 +98,29 @@ pub(super) fn run(
         _ => Status::Problems,
     };
     match format {
-        Format::Text => text(&outcome, out)?,
-        Format::Json => doc::write(out, &document(&outcome, config.as_ref()))?,
+        Format::Text => text(outcome, out)?,
+        Format::Json => doc::write(out, &document(outcome, config.as_ref()))?,
     }
     Ok(status)
 }
 
-fn check_once(config: InfraConfig, linked: LinkedDrivers) -> Result<Outcome, Failure> {
+fn on_own_runtime(config: InfraConfig, linked: LinkedDrivers) -> Result<Outcome, Failure> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|error| Failure::Runtime(format!("cannot start the async runtime: {error}")))?;
-    Ok(runtime.block_on(async move {
-        match Kernel::new(config, linked).start().await {
-            Err(error) => Outcome::NotStarted(error),
-            Ok(running) => {
-                let report = running.readiness().await;
-                let shutdown = running.shutdown().await;
-                Outcome::Checked { report, shutdown }
-            }
+    Ok(runtime.block_on(check_once(config, linked)))
+}
+
+async fn check_once(config: InfraConfig, linked: LinkedDrivers) -> Outcome {
+    match Kernel::new(config, linked).start().await {
+        Err(error) => Outcome::NotStarted(error),
+        Ok(running) => {
+            let report = running.readiness().await;
+            let shutdown = running.shutdown().await;
+            Outcome::Checked { report, shutdown }
         }
-    }))
+    }
 }
 
 fn text(outcome: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {

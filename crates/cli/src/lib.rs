@@ -27,9 +27,9 @@
 //!
 //! | status | meaning |
 //! |---|---|
-//! | 0 | ok: `check` found no problem, `health` is ready (or degraded: it still serves), `why`'s instance has no problem |
-//! | 1 | the infrastructure has problems: `check` found some (a file that is not TOML or not UTF-8 included: that is `INFRA` being checked), `health` is not ready or could not start, `why`'s instance has problems |
-//! | 2 | bad input: an unknown subcommand or option (clap's usage error), an unknown code, a malformed `CAPABILITY.INSTANCE` or an unknown capability, an `--infra` file (or `SANDLOOM_INFRA`) that does not exist or cannot be opened |
+//! | 0 | ok: `check` found no problem, `health` is ready (or degraded: it still serves), `why`'s instance has no problem (a driver is selected for it, or, unconfigured, one could serve it) |
+//! | 1 | the infrastructure has problems: `check` found some (a file that is not TOML or not UTF-8 included: that is `INFRA` being checked), `health` is not ready or could not start, `why`'s instance has problems (`check` reports some about it, or no linked driver serves it or could: `selected: none`) |
+//! | 2 | bad input: an unknown subcommand or option (clap's usage error), an unknown code, a malformed `CAPABILITY.INSTANCE`, an unknown capability or an instance name `check` refuses (SANDLOOM-B010), an `--infra` file (or `SANDLOOM_INFRA`) that does not exist or cannot be opened |
 //!
 //! Results go to standard output; bad-input errors, in text, to standard error. Nothing panics
 //! on any input.
@@ -48,6 +48,35 @@
 //!     std::process::ExitCode::SUCCESS
 //! }
 //! ```
+//!
+//! ### In an async application
+//!
+//! The command line is safe in any program. [`run`], [`run_from`], [`execute`] and
+//! [`InfraCommand::execute`] block; called inside a Tokio runtime (under `#[tokio::main]`, of
+//! either flavor), `infra health` runs on a thread of its own with its own runtime, and the
+//! caller's thread waits for it. An async `main` had better `.await` [`run_async`] or
+//! [`InfraCommand::execute_async`], which run `health` on the caller's runtime and block
+//! nothing:
+//!
+//! ```no_run
+//! #[tokio::main]
+//! async fn main() -> std::process::ExitCode {
+//!     let linked = sandloom_kernel::link_drivers!(/* sandloom_embedded, my_driver_crate */);
+//!     if std::env::args_os().nth(1).is_some_and(|arg| arg == "infra") {
+//!         return sandloom_cli::run_async(linked).await;
+//!     }
+//!     // ... the application itself ...
+//!     std::process::ExitCode::SUCCESS
+//! }
+//! ```
+//!
+//! | caller | call |
+//! |---|---|
+//! | a plain `fn main` | [`run`], or [`InfraCommand::execute`] with its own parser |
+//! | an `async fn main` (`#[tokio::main]`) | [`run_async`], or [`InfraCommand::execute_async`] |
+//! | tests, or output shown elsewhere | [`execute`] (writers of its own) |
+//!
+//! ### With the application's own parser
 //!
 //! An application with its own `clap` parser embeds [`InfraCommand`] as a subcommand:
 //!
@@ -230,7 +259,9 @@ enum Program {
 
 impl InfraCommand {
     /// Run the command with the drivers `linked` by the application, writing the result to
-    /// `out` and bad-input errors to `err`.
+    /// `out` and bad-input errors to `err`. It blocks until done, and is safe inside a Tokio
+    /// runtime too (`health` then runs on a thread of its own); an async caller had better
+    /// `.await` [`execute_async`](Self::execute_async).
     ///
     /// ```
     /// use clap::Parser;
@@ -252,7 +283,62 @@ impl InfraCommand {
         out: &mut dyn Write,
         err: &mut dyn Write,
     ) -> Status {
+        finish(self.execute_blocking(linked, out), err)
+    }
+
+    /// [`execute`](Self::execute) for async callers: `health` starts and stops the
+    /// infrastructure on the caller's runtime, which must have timers enabled (`#[tokio::main]`
+    /// does; without them the answer is SANDLOOM-B001, exit 1). The other subcommands do not
+    /// wait on anything. The future is `Send`, so it may be spawned.
+    ///
+    /// ```
+    /// use clap::Parser;
+    ///
+    /// #[derive(Parser)]
+    /// enum App {
+    ///     /// Inspect the infrastructure.
+    ///     Infra(sandloom_cli::InfraCommand),
+    /// }
+    ///
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     let App::Infra(command) = App::parse_from(["app", "infra", "health"]);
+    ///     let mut out = Vec::new();
+    ///     let status = command
+    ///         .execute_async(sandloom_kernel::link_drivers!(), &mut out, &mut std::io::sink())
+    ///         .await;
+    ///     // No driver crate is linked into this example, so the embedded defaults cannot start.
+    ///     assert_eq!(status, sandloom_cli::Status::Problems);
+    ///     assert!(String::from_utf8(out).unwrap().starts_with("not started:"));
+    /// }
+    /// # main();
+    /// ```
+    pub async fn execute_async(
+        &self,
+        linked: LinkedDrivers,
+        out: &mut (dyn Write + Send),
+        err: &mut (dyn Write + Send),
+    ) -> Status {
         let result = match &self.action {
+            InfraAction::Health => match self.config() {
+                Ok(config) => {
+                    let checked = health::check_async(config, linked).await;
+                    health::report(&checked, self.format, out)
+                }
+                Err(failure) => Err(failure),
+            },
+            _ => self.execute_blocking(linked, out),
+        };
+        finish(result, err)
+    }
+
+    /// Every subcommand, `health` on a runtime of its own (see `health::check_blocking`).
+    fn execute_blocking(
+        &self,
+        linked: LinkedDrivers,
+        out: &mut dyn Write,
+    ) -> Result<Status, Failure> {
+        match &self.action {
             InfraAction::Check => self
                 .config()
                 .and_then(|config| check::run(config, linked, self.format, out)),
@@ -264,23 +350,8 @@ impl InfraCommand {
                 .and_then(|config| why::run(&config, linked, target, self.format, out)),
             InfraAction::Health => self
                 .config()
-                .and_then(|config| health::run(config, linked, self.format, out)),
-        };
-        match result {
-            Ok(status) => status,
-            Err(Failure::BadInput(message)) => {
-                let _ = writeln!(err, "error: {message}");
-                Status::BadInput
-            }
-            Err(Failure::Runtime(message)) => {
-                let _ = writeln!(err, "error: {message}");
-                Status::Problems
-            }
-            Err(Failure::Output(error)) => {
-                // Standard output closed (a pipe to `head`): nothing more can be said there.
-                let _ = writeln!(err, "error: cannot write the output: {error}");
-                Status::Problems
-            }
+                .and_then(|config| health::check_blocking(config, linked))
+                .and_then(|checked| health::report(&checked, self.format, out)),
         }
     }
 
@@ -318,7 +389,8 @@ enum Loaded {
 enum Failure {
     /// Exit 2, with this message.
     BadInput(String),
-    /// The command could not run here (no async runtime): exit 1, with this message.
+    /// The command could not run here (no thread or async runtime to be had): exit 1, with
+    /// this message.
     Runtime(String),
     /// Writing the result failed.
     Output(std::io::Error),
@@ -327,6 +399,26 @@ enum Failure {
 impl From<std::io::Error> for Failure {
     fn from(error: std::io::Error) -> Self {
         Self::Output(error)
+    }
+}
+
+/// The status of a result, its error (if any) written to `err`.
+fn finish(result: Result<Status, Failure>, err: &mut dyn Write) -> Status {
+    match result {
+        Ok(status) => status,
+        Err(Failure::BadInput(message)) => {
+            let _ = writeln!(err, "error: {message}");
+            Status::BadInput
+        }
+        Err(Failure::Runtime(message)) => {
+            let _ = writeln!(err, "error: {message}");
+            Status::Problems
+        }
+        Err(Failure::Output(error)) => {
+            // Standard output closed (a pipe to `head`): nothing more can be said there.
+            let _ = writeln!(err, "error: cannot write the output: {error}");
+            Status::Problems
+        }
     }
 }
 
@@ -346,7 +438,8 @@ fn openable(path: &Path, named_by: &str) -> Result<(), Failure> {
 
 /// Run `PROGRAM infra …` from the process's arguments, with the drivers `linked` by the
 /// application, printing to standard output and standard error. Returns the exit status
-/// (see the [module docs](self)).
+/// (see the [module docs](self)). It blocks; an async `main` had better `.await`
+/// [`run_async`].
 ///
 /// ```no_run
 /// fn main() -> std::process::ExitCode {
@@ -396,20 +489,48 @@ where
 {
     match Program::try_parse_from(args) {
         Ok(Program::Infra(command)) => command.execute(linked, out, err),
-        Err(error) => {
-            // `--help` and `--version` are answers, not errors.
-            let status = if error.use_stderr() {
-                Status::BadInput
-            } else {
-                Status::Ok
-            };
-            let text = error.render().to_string();
-            let _ = if error.use_stderr() {
-                write!(err, "{text}")
-            } else {
-                write!(out, "{text}")
-            };
-            status
-        }
+        Err(error) => parse_error(&error, out, err),
     }
+}
+
+/// [`run`] for an async `main`: reads the process's arguments, prints to standard output and
+/// standard error, and runs `health` on the caller's runtime (see
+/// [`InfraCommand::execute_async`]). [`run`] works there too, but blocks the runtime's thread
+/// while `health` runs.
+///
+/// ```no_run
+/// #[tokio::main]
+/// async fn main() -> std::process::ExitCode {
+///     let linked = sandloom_kernel::link_drivers!(/* sandloom_embedded, my_driver_crate */);
+///     if std::env::args_os().nth(1).is_some_and(|arg| arg == "infra") {
+///         return sandloom_cli::run_async(linked).await;
+///     }
+///     // ... the application itself ...
+///     std::process::ExitCode::SUCCESS
+/// }
+/// ```
+pub async fn run_async(linked: LinkedDrivers) -> ExitCode {
+    let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
+    match Program::try_parse_from(std::env::args_os()) {
+        Ok(Program::Infra(command)) => command.execute_async(linked, &mut out, &mut err).await,
+        Err(error) => parse_error(&error, &mut out, &mut err),
+    }
+    .into()
+}
+
+/// clap's answer to arguments it could not take: usage errors, and `--help`.
+fn parse_error(error: &clap::Error, out: &mut dyn Write, err: &mut dyn Write) -> Status {
+    // `--help` and `--version` are answers, not errors.
+    let status = if error.use_stderr() {
+        Status::BadInput
+    } else {
+        Status::Ok
+    };
+    let text = error.render().to_string();
+    let _ = if error.use_stderr() {
+        write!(err, "{text}")
+    } else {
+        write!(out, "{text}")
+    };
+    status
 }

@@ -33,6 +33,13 @@ pub(super) fn run(
             known.join(", ")
         )));
     }
+    // `check` refuses such a table (SANDLOOM-B010): no INFRA can configure the instance, so
+    // asking about it is a mistake in the question, not an answer "could serve it".
+    sandloom_kernel::config::check_instance_name(instance).map_err(|rule| {
+        Failure::BadInput(format!(
+            "{rule}: INFRA cannot have `[{capability}.{instance}]` (`infra check` refuses it with SANDLOOM-B010)"
+        ))
+    })?;
     let config = match loaded {
         Loaded::Config(config) => config,
         Loaded::Unreadable(error) => {
@@ -62,11 +69,22 @@ pub(super) fn run(
         Format::Text => write!(out, "{report}")?,
         Format::Json => doc::write(out, &document(&report, config))?,
     }
-    Ok(if report.problems.is_empty() {
+    Ok(status(&report))
+}
+
+/// 0 when the instance has no problem: `check` reports none about it, and a driver serves it
+/// (the selected one) or, unconfigured, could. Otherwise 1, whatever refused every candidate:
+/// `selected: none` is never a success.
+fn status(report: &ConditionReport) -> Status {
+    let served = report.selected().is_some()
+        || (report.configured.is_none()
+            && !report.left_out
+            && report.satisfying().next().is_some());
+    if report.problems.is_empty() && served {
         Status::Ok
     } else {
         Status::Problems
-    })
+    }
 }
 
 fn reason(reason: &WhyNot) -> Value {

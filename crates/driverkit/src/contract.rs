@@ -36,7 +36,8 @@ use crate::{Driver, Version};
 pub trait Contract: 'static {
     /// The name used in `INFRA` (`cache`).
     const NAME: &'static str;
-    /// The contract's current version. A driver must target the same major.
+    /// The contract's current version. A driver must target the same major (the leftmost
+    /// non-zero component: 0.1 and 0.2 are two majors).
     const VERSION: Version;
     /// Every optional feature a driver of this contract may declare.
     const FEATURES: &'static [&'static str];
@@ -146,20 +147,96 @@ pub const fn is_reserved(name: &str) -> bool {
     false
 }
 
-/// `driver` when it has the contract's major; a compile error otherwise (evaluated when
+/// `driver` when it runs on `contract` (the same major, the leftmost non-zero component, as the
+/// kernel judges it: [`contract_compatible`](sandloom_kernel::registry::contract_compatible));
+/// a compile error naming the contract and both versions otherwise (evaluated when
 /// `register_driver!` reads [`ProvidedBy::DRIVER_CONTRACT`]).
 #[doc(hidden)]
 #[must_use]
-pub const fn checked_contract(driver: Version, contract: Version) -> Version {
-    let same_major = driver.major == contract.major;
+pub const fn checked_contract(name: &str, driver: Version, contract: Version) -> Version {
+    if !sandloom_kernel::registry::contract_compatible(&driver, &contract) {
+        let message = ConstMessage::new()
+            .push("the driver's CONTRACT_VERSION is ")
+            .version(&driver)
+            .push(", and the contract `")
+            .push(name)
+            .push("` it is compiled against is ")
+            .version(&contract)
+            .push(
+                ": another major (the major is the leftmost non-zero component, as Cargo reads \
+                 it: 0.1 and 0.2 differ, 1.2 and 1.9 do not). Implement the contract's current \
+                 major, and write its version there",
+            );
+        panic!("{}", message.as_str());
+    }
     // `Version` owns (empty) pre-release and build strings, which a const fn may not drop.
     std::mem::forget(contract);
-    assert!(
-        same_major,
-        "the driver's CONTRACT_VERSION has another major than the contract it is compiled \
-         against: implement the contract's current major, and write its version there"
-    );
     driver
+}
+
+/// A message built in a `const fn`: there, `panic!` takes a `&str` but no other argument, so
+/// numbers are written out by hand. Longer messages are cut at the capacity.
+struct ConstMessage {
+    bytes: [u8; 512],
+    len: usize,
+}
+
+impl ConstMessage {
+    const fn new() -> Self {
+        Self {
+            bytes: [0; 512],
+            len: 0,
+        }
+    }
+
+    const fn push(mut self, text: &str) -> Self {
+        let text = text.as_bytes();
+        let mut i = 0;
+        while i < text.len() && self.len < self.bytes.len() {
+            self.bytes[self.len] = text[i];
+            self.len += 1;
+            i += 1;
+        }
+        self
+    }
+
+    const fn number(mut self, mut n: u64) -> Self {
+        let mut digits = [0u8; 20];
+        let mut count = 0;
+        loop {
+            digits[count] = b'0' + (n % 10) as u8;
+            count += 1;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        while count > 0 && self.len < self.bytes.len() {
+            count -= 1;
+            self.bytes[self.len] = digits[count];
+            self.len += 1;
+        }
+        self
+    }
+
+    const fn version(self, version: &Version) -> Self {
+        self.number(version.major)
+            .push(".")
+            .number(version.minor)
+            .push(".")
+            .number(version.patch)
+    }
+
+    const fn as_str(&self) -> &str {
+        match std::str::from_utf8(self.bytes.split_at(self.len).0) {
+            Ok(text) => text,
+            // Cut inside a character: what precedes it is all that can be said.
+            Err(error) => match std::str::from_utf8(self.bytes.split_at(error.valid_up_to()).0) {
+                Ok(text) => text,
+                Err(_) => "the driver's CONTRACT_VERSION is another major than its contract's",
+            },
+        }
+    }
 }
 
 #[cfg(test)]
@@ -188,14 +265,40 @@ mod tests {
     #[test]
     fn a_contract_of_the_same_major_is_kept() {
         assert_eq!(
-            checked_contract(Version::new(1, 4, 0), Version::new(1, 2, 3)),
+            checked_contract("cache", Version::new(1, 4, 0), Version::new(1, 2, 3)),
             Version::new(1, 4, 0)
+        );
+        assert_eq!(
+            checked_contract("cache", Version::new(0, 1, 4), Version::new(0, 1, 0)),
+            Version::new(0, 1, 4)
         );
     }
 
     #[test]
-    #[should_panic(expected = "another major")]
+    #[should_panic(
+        expected = "the driver's CONTRACT_VERSION is 2.0.0, and the contract `cache` it is compiled against is 1.0.0: another major"
+    )]
     fn another_major_is_refused() {
-        let _ = checked_contract(Version::new(2, 0, 0), Version::new(1, 0, 0));
+        let _ = checked_contract("cache", Version::new(2, 0, 0), Version::new(1, 0, 0));
+    }
+
+    #[test]
+    #[should_panic(
+        expected = "the driver's CONTRACT_VERSION is 0.2.0, and the contract `fulltext` it is compiled against is 0.1.0: another major"
+    )]
+    fn under_1_0_the_minor_is_the_major() {
+        let _ = checked_contract("fulltext", Version::new(0, 2, 0), Version::new(0, 1, 0));
+    }
+
+    #[test]
+    fn numbers_are_written_in_full() {
+        let message = ConstMessage::new()
+            .version(&Version::new(0, 10, u64::MAX))
+            .push(" ")
+            .number(1_000);
+        assert_eq!(message.as_str(), "0.10.18446744073709551615 1000");
+        // 1 + 300 × 2 bytes: cut at 512, inside an `é`, which goes.
+        let long = ConstMessage::new().push("a").push(&"é".repeat(300));
+        assert_eq!(long.as_str(), format!("a{}", "é".repeat(255)));
     }
 }

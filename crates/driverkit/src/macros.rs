@@ -315,7 +315,8 @@ macro_rules! __contract {
             "`CONTRACT_VERSION` has no default: a provider without one does not compile, and one of ",
             "another major than the contract's current version (", ::core::stringify!($major), ".",
             ::core::stringify!($minor), ".", ::core::stringify!($patch), ") does not compile either ",
-            "once registered. Minor and patch may differ either way."
+            "once registered. The major is the leftmost non-zero component, as Cargo reads it (0.1 and ",
+            "0.2 differ); minor and patch may differ either way above 1.0."
         )]
         $($(#[$provider_doc])*)?
         pub trait $provider: $ops + $crate::Driver {
@@ -326,6 +327,7 @@ macro_rules! __contract {
         impl<T: $provider> $crate::ProvidedBy<T> for $marker {
             type Gate = $gate<T>;
             const DRIVER_CONTRACT: $crate::Version = $crate::__private::checked_contract(
+                <Self as $crate::Contract>::NAME,
                 <T as $provider>::CONTRACT_VERSION,
                 <Self as $crate::Contract>::VERSION,
             );

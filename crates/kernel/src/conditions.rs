@@ -28,6 +28,7 @@ use semver::Version;
 
 use crate::codes;
 use crate::config::{EXPERIMENTAL_CAPABILITY_RISK, Environment, InfraConfig, Location};
+use crate::contract_version::series;
 use crate::error::{Problem, UnusableReason};
 use crate::link::LinkedDrivers;
 use crate::registry::{self, CapabilitySpec, DriverEntry, Stability};
@@ -174,10 +175,21 @@ impl fmt::Display for WhyNot {
                 driver,
                 runtime,
                 defined_by,
-            } => write!(
-                f,
-                "written for contract {driver}, and the contract linked (defined by `{defined_by}`) is {runtime}: another major version"
-            ),
+            } => {
+                write!(
+                    f,
+                    "written for contract {driver}, and the contract linked (defined by `{defined_by}`) is {runtime}: another major version"
+                )?;
+                if driver.major == 0 || runtime.major == 0 {
+                    write!(
+                        f,
+                        " (under 1.0 the leftmost non-zero component is the major: {} and {} differ)",
+                        series(driver),
+                        series(runtime)
+                    )?;
+                }
+                Ok(())
+            }
             Self::NoOperationTrait => write!(
                 f,
                 "the capability has no operation trait yet, so no driver can serve it"

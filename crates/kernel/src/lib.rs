@@ -73,6 +73,7 @@ pub mod codes;
 pub mod conditions;
 pub mod config;
 mod construct;
+mod contract_version;
 mod diagnostics;
 mod error;
 mod error_text;

@@ -96,13 +96,14 @@ pub struct CapabilitySpec {
     /// The version of the contract linked into this binary.
     ///
     /// A driver is accepted when its `contract_version` has the same **major** version (ADR-0011,
-    /// decision 5): only another major is refused (SANDLOOM-B022, whose action names
-    /// [`package`](Self::package) and says whether the driver or the contract is behind).
+    /// decision 5), the major being the leftmost non-zero component, as Cargo reads it
+    /// ([`contract_compatible`]): only another major is refused (SANDLOOM-B022, whose action
+    /// names [`package`](Self::package) and says whether the driver or the contract is behind).
     /// Minor and patch differences are accepted in both directions: a driver written for 1.4
-    /// runs with contract 1.3 and with 1.5; 0.1.1 runs with 0.1.0. Under 1.0 the major is still
-    /// the major: 0.2 and 0.1 are accepted together, 1.0 and 0.9 are not. So a contract must
-    /// only ever add to a major version what existing drivers can do without: a change that
-    /// breaks drivers needs the next major.
+    /// runs with contract 1.3 and with 1.5; 0.1.1 runs with 0.1.0. Under 1.0 the minor is the
+    /// major: 0.2 and 0.1 are refused together, as are 1.0 and 0.9, and 0.0.2 and 0.0.1. So a
+    /// contract must only ever add to a major version what existing drivers can do without: a
+    /// change that breaks drivers needs the next major (0.1 → 0.2 before 1.0).
     ///
     /// ```
     /// use sandloom_kernel::registry::capabilities;
@@ -304,4 +305,41 @@ pub fn drivers() -> &'static [DriverEntry] {
 /// ```
 pub fn capabilities() -> &'static [CapabilitySpec] {
     &CAPABILITIES
+}
+
+/// Whether a driver written against contract version `driver` runs on the contract at
+/// `contract`: both have the same major, where the major is the leftmost non-zero component,
+/// as Cargo reads a version requirement. Above 1.0, minor and patch may differ either way;
+/// under 1.0 the minor is the major (0.1 and 0.2 are incompatible, 0.1.0 and 0.1.4 are not),
+/// and under 0.1 the patch is (0.0.1 and 0.0.2 are incompatible). Pre-release and build
+/// metadata are not read: contract versions have none.
+///
+/// Cargo's rule, in one place: the kernel's verdict (SANDLOOM-B022) and driverkit's
+/// compile-time check of `CONTRACT_VERSION` both call it, so they cannot disagree. A `const
+/// fn`, so that driverkit refuses another major when a driver is compiled.
+///
+/// ```
+/// use sandloom_kernel::registry::contract_compatible;
+/// use sandloom_kernel::semver::Version;
+///
+/// let v = |s: &str| Version::parse(s).unwrap();
+/// assert!(contract_compatible(&v("1.9.0"), &v("1.2.0")));
+/// assert!(contract_compatible(&v("0.1.4"), &v("0.1.0")));
+/// assert!(!contract_compatible(&v("0.2.0"), &v("0.1.0")));
+/// assert!(!contract_compatible(&v("0.0.2"), &v("0.0.1")));
+/// assert!(!contract_compatible(&v("2.0.0"), &v("1.0.0")));
+/// ```
+#[must_use]
+pub const fn contract_compatible(driver: &Version, contract: &Version) -> bool {
+    if driver.major != contract.major {
+        false
+    } else if driver.major > 0 {
+        true
+    } else if driver.minor != contract.minor {
+        false
+    } else if driver.minor > 0 {
+        true
+    } else {
+        driver.patch == contract.patch
+    }
 }

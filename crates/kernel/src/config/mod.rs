@@ -43,6 +43,28 @@ pub use crate::risk::{EXPERIMENTAL_CAPABILITY_RISK, KNOWN_RISKS};
 pub use settings::{DEFAULT_HEALTH_TIMEOUT, DEFAULT_START_WAIT, RESERVED_INSTANCE_KEYS};
 
 pub use environment::Environment;
+
+/// Whether `name` may name an instance (`default` in `[cache.default]`): the rule `INFRA`'s
+/// tables and `SANDLOOM__…` overrides are held to (SANDLOOM-B010 otherwise), with the message
+/// that states it.
+///
+/// ```
+/// use sandloom_kernel::config::check_instance_name;
+///
+/// assert!(check_instance_name("sessions-eu_2").is_ok());
+/// assert_eq!(
+///     check_instance_name("Default").unwrap_err(),
+///     "instance name `Default` must be non-empty lowercase ASCII letters, digits, `_` or `-`"
+/// );
+/// ```
+///
+/// # Errors
+///
+/// The rule, stated for `name`, when `name` breaks it.
+pub fn check_instance_name(name: &str) -> Result<(), String> {
+    parse::check_name(name)
+}
+
 pub use instance::InstanceConfig;
 pub(crate) use order::order_by_location;
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 use semver::Version;
 
 use super::attempts::StartAttempts;
+use crate::contract_version::series;
 use crate::location::Location;
 use crate::options::OptionsError;
 use crate::specs::KERNEL_PACKAGE;
@@ -191,9 +192,21 @@ impl UnusableReason {
                 driver,
                 runtime,
                 defined_by,
-            } => format!(
-                "it implements contract {driver} of `{capability}`, and the contract linked into this binary (defined by package `{defined_by}`) is {runtime}: another major version"
-            ),
+            } => {
+                // Under 1.0 the rule surprises whoever reads versions as SemVer's spec does.
+                let rule = if driver.major == 0 || runtime.major == 0 {
+                    format!(
+                        " (under 1.0 the leftmost non-zero component is the major: {} and {} differ)",
+                        series(driver),
+                        series(runtime)
+                    )
+                } else {
+                    String::new()
+                };
+                format!(
+                    "it implements contract {driver} of `{capability}`, and the contract linked into this binary (defined by package `{defined_by}`) is {runtime}: another major version{rule}"
+                )
+            }
             Self::Options { error, location } => {
                 format!("invalid options at {location}: {error}")
             }
@@ -407,15 +420,15 @@ fn contract_version_action(
     } else {
         format!("`{defined_by}` (the package that defines `{capability}`)")
     };
-    if driver.major > runtime.major {
+    let contract_behind = driver > runtime;
+    let (driver, runtime) = (series(driver), series(runtime));
+    if contract_behind {
         format!(
-            "the contract is behind: upgrade {contract} to a version with contract {}.x, or use a version of `{driver_package}` written for contract {}.x",
-            driver.major, runtime.major
+            "the contract is behind: upgrade {contract} to a version with contract {driver}, or use a version of `{driver_package}` written for contract {runtime}"
         )
     } else {
         format!(
-            "the driver is behind: upgrade `{driver_package}` to a version written for contract {}.x of `{capability}`, or use a version of {contract} with contract {}.x",
-            runtime.major, driver.major
+            "the driver is behind: upgrade `{driver_package}` to a version written for contract {runtime} of `{capability}`, or use a version of {contract} with contract {driver}"
         )
     }
 }

@@ -3,12 +3,11 @@
 //! (`why`) those of every linked driver of the capability.
 
 use sandloom_sdk_infra::Requirement;
-use semver::Version;
 
 use crate::config::{EXPERIMENTAL_CAPABILITY_RISK, Environment, InfraConfig, InstanceConfig};
 use crate::error::UnusableReason;
 use crate::known::{BUILTIN_OWNER, is_builtin};
-use crate::registry::{CapabilitySpec, DriverEntry, ParsedOptions, Stability};
+use crate::registry::{CapabilitySpec, DriverEntry, ParsedOptions, Stability, contract_compatible};
 use crate::specs::{KERNEL_PACKAGE, WITHOUT_OPERATION_TRAIT};
 
 use super::options::{call_driver, parse_options, undeclared_features};
@@ -240,14 +239,6 @@ impl<'a> InstanceRules<'a> {
         }
         (supported, options)
     }
-}
-
-/// A driver written against contract `driver` is accepted with the linked contract `runtime`
-/// when both have the same major version (ADR-0011, decision 5: only another major is refused).
-/// Minor and patch differences are accepted in both directions, and under 1.0 the major is
-/// still the major: 0.2 and 0.1 are compatible, 1.x and 0.x are not.
-pub(crate) fn contract_compatible(driver: &Version, runtime: &Version) -> bool {
-    driver.major == runtime.major
 }
 
 /// The packages of `entries`, sorted.

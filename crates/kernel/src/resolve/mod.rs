@@ -14,8 +14,6 @@ mod scan;
 #[cfg(test)]
 mod tests;
 
-#[cfg(test)]
-use judge::contract_compatible;
 pub(crate) use judge::{CandidateVerdict, Refusal, Verdict};
 pub(crate) use plan::{Inputs, InstanceNames, PlannedInstance};
 

@@ -2,7 +2,7 @@
 
 use semver::Version;
 
-use super::{Inputs, Refusal, Verdict, contract_compatible, resolve, resolve_for_report};
+use super::{Inputs, Refusal, Verdict, resolve, resolve_for_report};
 use crate::config::InfraConfig;
 use crate::error::{Problem, UnusableReason};
 use crate::link::LinkedDrivers;
@@ -110,36 +110,6 @@ fn config(text: &str) -> InfraConfig {
 }
 
 #[test]
-fn only_another_major_is_refused() {
-    let v = |s: &str| Version::parse(s).unwrap();
-    for (driver, runtime) in [
-        ("1.0.0", "1.0.0"),
-        ("0.1.1", "0.1.0"),
-        ("0.1.0", "0.1.1"),
-        ("1.4.0", "1.3.0"),
-        ("1.0.0", "1.3.0"),
-        ("0.2.0", "0.1.0"),
-        ("0.1.0", "0.2.0"),
-    ] {
-        assert!(
-            contract_compatible(&v(driver), &v(runtime)),
-            "driver {driver} with contract {runtime} is the same major: accepted"
-        );
-    }
-    for (driver, runtime) in [
-        ("2.0.0", "1.3.0"),
-        ("1.3.0", "2.0.0"),
-        ("1.0.0", "0.9.0"),
-        ("0.9.0", "1.0.0"),
-    ] {
-        assert!(
-            !contract_compatible(&v(driver), &v(runtime)),
-            "driver {driver} with contract {runtime} is another major: refused"
-        );
-    }
-}
-
-#[test]
 fn minor_and_patch_differences_resolve() {
     let config =
         config("[fulltext.default]\ndriver = \"tantivy\"\n[cache.default]\ndriver = \"probe\"");
@@ -211,7 +181,7 @@ fn another_major_names_the_contract_package_and_whom_to_upgrade() {
     let (_, action) = contract_action("0.3.0", "fulltext-contracts", "fulltext");
     assert_eq!(
         action,
-        "the driver is behind: upgrade `fulltext-tantivy` to a version written for contract 1.x of `fulltext`, or use a version of `fulltext-contracts` (the package that defines `fulltext`) with contract 0.x"
+        "the driver is behind: upgrade `fulltext-tantivy` to a version written for contract 1.x of `fulltext`, or use a version of `fulltext-contracts` (the package that defines `fulltext`) with contract 0.3.x"
     );
 
     // The kernel's own contract: upgrade Sandloom.
@@ -490,4 +460,37 @@ fn the_experimental_rule_is_one_verdict_for_check_and_why() {
     let (problems, verdicts) = lock_verdicts(&format!("{production}{unreadable}{lock}"));
     assert_eq!(problems, ["SANDLOOM-B010"]);
     assert_eq!(verdicts, [Verdict::Selected]);
+}
+
+#[test]
+fn under_1_0_the_minor_is_the_major() {
+    let config = config("[fulltext.default]\ndriver = \"tantivy\"");
+    let found = problems(
+        &config,
+        vec![entry("fulltext", "tantivy", "fulltext-tantivy", "0.2.0")],
+        vec![spec("fulltext", "fulltext-contracts", "0.1.0")],
+        &crate::link_drivers!(),
+    );
+    let [problem] = found.as_slice() else {
+        panic!("a driver at 0.2.0 on a contract at 0.1.0 is refused: {found:#?}")
+    };
+    assert_eq!(problem.code(), "SANDLOOM-B022");
+    assert_eq!(
+        problem.description(),
+        "driver `fulltext.tantivy` (package `fulltext-tantivy`) for `fulltext.default` cannot be used: it implements contract 0.2.0 of `fulltext`, and the contract linked into this binary (defined by package `fulltext-contracts`) is 0.1.0: another major version (under 1.0 the leftmost non-zero component is the major: 0.2.x and 0.1.x differ)"
+    );
+    assert_eq!(
+        problem.action(),
+        "the contract is behind: upgrade `fulltext-contracts` (the package that defines `fulltext`) to a version with contract 0.2.x, or use a version of `fulltext-tantivy` written for contract 0.1.x"
+    );
+    // `why` words the same verdict.
+    let why = crate::conditions::WhyNot::ContractMajor {
+        driver: Version::new(0, 2, 0),
+        runtime: Version::new(0, 1, 0),
+        defined_by: "fulltext-contracts",
+    };
+    assert_eq!(
+        why.to_string(),
+        "written for contract 0.2.0, and the contract linked (defined by `fulltext-contracts`) is 0.1.0: another major version (under 1.0 the leftmost non-zero component is the major: 0.2.x and 0.1.x differ)"
+    );
 }

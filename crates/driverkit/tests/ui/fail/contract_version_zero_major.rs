@@ -1,0 +1,44 @@
+use sandloom_driverkit::sdk::InfraResult;
+use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
+
+sandloom_driverkit::define_capability! {
+    /// Full-text search.
+    pub capability FulltextCapability {
+        name: "fulltext",
+        stability: Stable,
+        contract_version: (0, 1, 0),
+        features: [],
+        key: FULLTEXT,
+        provider: FulltextProvider,
+        gate: FulltextGate,
+    }
+    /// Operations.
+    pub trait Fulltext {
+        /// Query.
+        async fn query(&self, text: &str) -> InfraResult<Vec<String>>;
+    }
+}
+
+pub struct Engine;
+
+#[async_trait]
+impl Fulltext for Engine {
+    async fn query(&self, _: &str) -> InfraResult<Vec<String>> { Ok(Vec::new()) }
+}
+
+#[async_trait]
+impl Driver for Engine {
+    type Options = NoOptions;
+    fn supported_features() -> &'static [&'static str] { &[] }
+    fn from_options(_: NoOptions) -> Result<Self, DriverError> { Ok(Engine) }
+}
+
+// The contract this crate compiles against is 0.1.0; the driver says 0.2.0: under 1.0 the
+// minor is the major, as Cargo reads it, so 0.2 does not run on 0.1.
+impl FulltextProvider for Engine {
+    const CONTRACT_VERSION: Version = Version::new(0, 2, 0);
+}
+
+sandloom_driverkit::register_driver!(capability = FulltextCapability, driver = "engine", provider = Engine);
+
+fn main() {}
