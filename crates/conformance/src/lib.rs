@@ -83,6 +83,18 @@
 //! Kits are driven by the declared features both ways: a declared feature is exercised; an
 //! undeclared optional operation must answer [`ErrorKind::Unsupported`](sandloom_driverkit::sdk::ErrorKind).
 //! A panic or a hang of the driver is a failed obligation, never a crashed test binary.
+//!
+//! ## Secrets, with no declaration
+//!
+//! Every kit's `secrets_never_show` finds the driver's secrets itself: the test macro reads the
+//! options' JSON Schema (when the options type derives `schemars::JsonSchema`, as for
+//! `infra schema`), and the kit plants a value of its own in every `writeOnly` option (each
+//! `Secret` and `SecretUrl`, nested ones and map values included; an address gets the value
+//! as its password, at port 1 of `127.0.0.1`), builds an instance from those options, and fails
+//! if one shows in a `Debug` or an error. Options with no `writeOnly` option add nothing.
+//! [`Kit::secrets`] declares what the kit cannot plant in a working shape (a password inside a
+//! URL the kit cannot guess), checked on the closure's instances too. A kit made by hand
+//! (`CacheConformance::new`, not the macro) plants nothing: it never sees the concrete type.
 
 pub mod cache;
 pub mod lock;
@@ -93,6 +105,44 @@ pub mod taskqueue;
 mod harness;
 
 pub use harness::{Check, Failure, Instance, Kit, KitRequest, Obligation, Shared, Tolerance};
+
+/// Not public API: what the test macros expand to.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::harness::{DebugProbe, Described, NotShown, Shown};
+    pub use sandloom_driverkit::__private::{DescribedOptions, SchemaProbe, UndescribedOptions};
+    pub use sandloom_driverkit::Driver;
+}
+
+// Not public API: what the test macros tell the kit of the driver type `$driver`, found where
+// it is concrete (see `Kit::__described`).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __describe {
+    ($driver:ty) => {{
+        // The borrows are the probes: they let a missing impl fall back to the autoref.
+        #[allow(unused_imports, clippy::needless_borrow)]
+        {
+            use $crate::__private::{
+                DescribedOptions as _, NotShown as _, Shown as _, UndescribedOptions as _,
+            };
+            $crate::__private::Described::<$driver> {
+                schema: (&$crate::__private::SchemaProbe::<
+                    <$driver as $crate::__private::Driver>::Options,
+                >(::core::marker::PhantomData))
+                    .options_schema(),
+                debug_driver: (&$crate::__private::DebugProbe::<$driver>(
+                    ::core::marker::PhantomData,
+                ))
+                    .shown(),
+                debug_options: (&$crate::__private::DebugProbe::<
+                    <$driver as $crate::__private::Driver>::Options,
+                >(::core::marker::PhantomData))
+                    .shown(),
+            }
+        }
+    }};
+}
 
 /// `Err(format!(..))` unless `cond`. Obligations read as a list of checks.
 macro_rules! ensure {
@@ -319,7 +369,7 @@ macro_rules! __kit_test_macro {
                         {
                             let kit: $crate::Kit<$d driver, _> =
                                 $d $krate::$($path)::+($d options);
-                            kit
+                            kit.__described($crate::__describe!($d driver))
                         } $d($d(. $d method ( $d($d argument),* ))+)?,
                         [$($obligation),*]
                     );
@@ -333,7 +383,7 @@ macro_rules! __kit_test_macro {
                     {
                         let kit: $crate::Kit<$d driver, _> =
                             $d $krate::$($path)::+($d options);
-                        kit
+                        kit.__described($crate::__describe!($d driver))
                     } $d($d(. $d method ( $d($d argument),* ))+)?,
                     [$($obligation),*]
                 );

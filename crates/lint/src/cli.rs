@@ -8,7 +8,7 @@ pub const USAGE: &str = "\
 usage: sandloom-lint [--manifest-path PATH] [--format text|json]
 
 Checks a Sandloom workspace: module containment (C004), layering (L001), driver options
-(O001) and escape hatches (E001, E002); invalid roles are R001.
+(O001, O002) and escape hatches (E001, E002); invalid roles are R001.
 
   --manifest-path PATH   the workspace's Cargo.toml (default: found from the current directory)
   --format text|json     output format (default: text)

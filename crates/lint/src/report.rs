@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 /// ```
 /// use sandloom_lint::Code;
 /// assert_eq!(Code::C004.as_str(), "C004");
-/// assert_eq!(Code::ALL.len(), 7);
+/// assert_eq!(Code::ALL.len(), 8);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -28,6 +28,10 @@ pub enum Code {
     /// A driver's options type (or a type inside it) derives `Deserialize` without
     /// `#[serde(deny_unknown_fields)]`.
     O001,
+    /// A driver's options type (or a type inside it) has a field whose name says it holds a
+    /// credential (`password`, `token`, `api_key`, …) but whose type is not `Secret` or
+    /// `SecretUrl`, so its value shows in `Debug` and in logs.
+    O002,
     /// A module or driver loads code dynamically (libloading and friends, `dlopen`/`dlsym`).
     E001,
     /// A module or driver pulls source from outside its package (`#[path]`, `include!`).
@@ -40,10 +44,11 @@ pub enum Code {
 
 impl Code {
     /// Every code, in the order of the documentation's table.
-    pub const ALL: [Code; 7] = [
+    pub const ALL: [Code; 8] = [
         Code::C004,
         Code::L001,
         Code::O001,
+        Code::O002,
         Code::E001,
         Code::E002,
         Code::R001,
@@ -56,6 +61,7 @@ impl Code {
             Code::C004 => "C004",
             Code::L001 => "L001",
             Code::O001 => "O001",
+            Code::O002 => "O002",
             Code::E001 => "E001",
             Code::E002 => "E002",
             Code::R001 => "R001",

@@ -272,12 +272,15 @@ crate::define_kit! {
     ///   other tasks (other threads) answers the new state, never the old one.
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, every operation answers
     ///   `Stopped`, the declared optional ones too.
-    /// - `secrets_never_show`: with secrets declared
-    ///   ([`Kit::secrets`](crate::Kit::secrets)), none shows in the options' `Debug`,
-    ///   the driver's `Debug`, or the `Display` or `Debug` of the errors of the contract's
-    ///   operations given an empty key or name (`InvalidInput`), after `stop` (`Stopped`), and of
-    ///   an instance pointed at an unreachable address (its `start`, or its operations); nothing to
-    ///   check without declared secrets.
+    /// - `secrets_never_show`: the secrets the kit plants itself in every `writeOnly` option
+    ///   of the options' JSON Schema (every `Secret` and `SecretUrl`, with no declaration), on
+    ///   an instance it builds from them, and the values declared with
+    ///   [`Kit::secrets`](crate::Kit::secrets): none shows in the options' `Debug`, the
+    ///   driver's `Debug`, or the `Display` or `Debug` of the errors of `validate`,
+    ///   `from_options`, `start`, `stop` and of the contract's operations given an empty key or
+    ///   name (`InvalidInput`); the declared ones also after `stop` (`Stopped`) and on an
+    ///   instance pointed at an unreachable address. Nothing to check for options with no
+    ///   `writeOnly` option and no declared secret.
     ///
     /// ```
     /// use sandloom_conformance::cache::OBLIGATIONS;

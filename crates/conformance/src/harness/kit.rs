@@ -8,9 +8,10 @@ use futures_util::future::BoxFuture;
 use sandloom_driverkit::{Driver, ProvidedBy};
 
 use super::instance::Instance;
+use super::plant::plan;
+use super::probe::Described;
 use super::request::{Failure, KitRequest, OptionsFn, Tolerance};
-use super::secret_rules::SecretRules;
-use super::secrets::{KitSecrets, NoSecrets};
+use super::secrets::KitSecrets;
 use super::shared::{ServeFn, serve};
 
 /// How an obligation runs: an `async fn(&Instance<T>, &S) -> Result<(), String>`, boxed.
@@ -130,8 +131,8 @@ pub struct Kit<T: Driver, S> {
     obligations: Vec<Obligation<T, S>>,
     pub(super) options: Arc<OptionsFn<T>>,
     pub(super) serve: ServeFn<T>,
-    /// The values declared secret, and how to show the driver and its options.
-    pub(super) secrets: Arc<dyn SecretRules<T>>,
+    /// The values declared secret, the planted ones, and how to show the driver and options.
+    pub(super) secrets: Arc<KitSecrets<T>>,
     settings: Arc<S>,
     /// Why the kit's settings were refused: every obligation then fails with it.
     refused: Option<String>,
@@ -178,11 +179,16 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
         options: impl Fn(&KitRequest) -> T::Options + Send + Sync + 'static,
         settings: S,
     ) -> Self {
+        let options: Arc<OptionsFn<T>> = Arc::new(options);
         Self {
             name: C::NAME,
             obligations,
-            options: Arc::new(options),
-            secrets: Arc::new(NoSecrets),
+            secrets: Arc::new(KitSecrets::none(
+                Arc::clone(&options),
+                serve::<C, T>,
+                C::NAME,
+            )),
+            options,
             serve: serve::<C, T>,
             settings: Arc::new(settings),
             refused: None,
@@ -271,6 +277,12 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
     /// unreachable address ([`KitRequest::unreachable`]). An empty value is refused (it shows
     /// everywhere): every obligation then fails saying so.
     ///
+    /// Not needed for the obligation to run: made by its test macro, the kit plants secrets of
+    /// its own in every `writeOnly` option of the options' schema (each `Secret` and
+    /// `SecretUrl`). Declare what that cannot reach: a secret in the shape the driver really
+    /// takes (a password inside a URL whose scheme the option's description does not name, a
+    /// `PostgreSQL` key/value string), checked on the closure's own instances.
+    ///
     /// ```
     /// use sandloom_conformance::cache::CacheConformance;
     /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
@@ -314,23 +326,38 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
         T: fmt::Debug,
         T::Options: fmt::Debug,
     {
-        let mut declared: Vec<String> = self.secrets.values().to_vec();
+        let mut secrets = (*self.secrets).clone();
         for value in values {
             let value = value.into();
             if value.is_empty() {
                 self.refuse("an empty value was declared secret: it shows in every text".into());
-            } else if !declared.contains(&value) {
-                declared.push(value);
+            } else if !secrets.values.contains(&value) {
+                secrets.values.push(value);
             }
         }
-        self.secrets = Arc::new(KitSecrets {
-            values: declared,
-            debug_driver: Some(|driver: &T| format!("{driver:?}")),
-            debug_options: Some(|options: &T::Options| format!("{options:?}")),
-            options: Arc::clone(&self.options),
-            serve: self.serve,
-            contract: self.name,
-        });
+        secrets.debug_driver = Some(|driver: &T| format!("{driver:?}"));
+        secrets.debug_options = Some(|options: &T::Options| format!("{options:?}"));
+        self.secrets = Arc::new(secrets);
+        self
+    }
+
+    /// What the test macros (`cache_conformance!`, …) tell the kit of the driver type, found
+    /// where it is concrete: the options' JSON Schema, from which the secrets obligation plants
+    /// secrets of its own with no declaration, and the driver's and options' `Debug`. Not
+    /// public API: `__describe!(Driver)` makes the argument.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn __described(mut self, described: Described<T>) -> Self {
+        let mut secrets = (*self.secrets).clone();
+        secrets.debug_driver = secrets.debug_driver.or(described.debug_driver);
+        secrets.debug_options = secrets.debug_options.or(described.debug_options);
+        if let Some(schema) = described.schema {
+            match plan(&schema) {
+                Ok(planned) => secrets.plan = planned,
+                Err(reason) => self.refuse(reason),
+            }
+        }
+        self.secrets = Arc::new(secrets);
         self
     }
 

@@ -16,6 +16,7 @@ use super::build::make;
 use super::instance::Instance;
 use super::kit::Kit;
 use super::request::{Failure, KitRequest, OBLIGATION_TIME_LIMIT};
+use super::secret_rules::SecretRules;
 
 impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
     async fn instance(&self, scratch: &Path, namespace: String) -> Result<Instance<T>, String> {
@@ -38,7 +39,7 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
             operations: made.operations,
             features: made.features,
             request,
-            secrets: Arc::clone(&self.secrets),
+            secrets: Arc::clone(&self.secrets) as Arc<dyn SecretRules<T>>,
         })
     }
 

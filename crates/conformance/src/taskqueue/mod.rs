@@ -457,12 +457,15 @@ crate::define_kit! {
     /// - `stop_ends_a_waiting_reserve_with_stopped`: a `reserve` waiting (for up to a minute) on an
     ///   empty queue when `stop` is called answers `Stopped` within the declared tolerance after
     ///   `stop` returns, not `None` and not at the end of its wait.
-    /// - `secrets_never_show`: with secrets declared
-    ///   ([`Kit::secrets`](crate::Kit::secrets)), none shows in the options' `Debug`,
-    ///   the driver's `Debug`, or the `Display` or `Debug` of the errors of the contract's
-    ///   operations given an empty key or name (`InvalidInput`), after `stop` (`Stopped`), and of
-    ///   an instance pointed at an unreachable address (its `start`, or its operations); nothing to
-    ///   check without declared secrets.
+    /// - `secrets_never_show`: the secrets the kit plants itself in every `writeOnly` option
+    ///   of the options' JSON Schema (every `Secret` and `SecretUrl`, with no declaration), on
+    ///   an instance it builds from them, and the values declared with
+    ///   [`Kit::secrets`](crate::Kit::secrets): none shows in the options' `Debug`, the
+    ///   driver's `Debug`, or the `Display` or `Debug` of the errors of `validate`,
+    ///   `from_options`, `start`, `stop` and of the contract's operations given an empty key or
+    ///   name (`InvalidInput`); the declared ones also after `stop` (`Stopped`) and on an
+    ///   instance pointed at an unreachable address. Nothing to check for options with no
+    ///   `writeOnly` option and no declared secret.
     ///
     /// ```
     /// use sandloom_conformance::taskqueue::OBLIGATIONS;

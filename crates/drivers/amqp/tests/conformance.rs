@@ -5,21 +5,11 @@
 //! from the kit's namespace, declared with `x-expires` so the broker deletes them a minute
 //! after the run.
 
-use sandloom_conformance::KitRequest;
 use sandloom_driver_amqp::{AmqpTaskQueue, AmqpTaskQueueOptions};
 
-/// The password of the kit's instance pointed at an unreachable address (the test broker's own
-/// is `guest`, also its user name, which shows as the user): the kit checks it shows nowhere.
-const PASSWORD: &str = "sandloom-kit-amqp-password";
-
-/// The broker, or for the kit's secrets obligation an address where nothing answers.
-fn url(request: &KitRequest) -> String {
-    if request.unreachable {
-        format!("amqp://guest:{PASSWORD}@127.0.0.1:1/%2f")
-    } else {
-        server_url()
-    }
-}
+// No `.secrets(…)`: the kit plants a password of its own in `url` (a `SecretUrl`, described
+// as an `amqp://` address) and checks it shows nowhere; the test broker's own password is
+// `guest`, also its user name, so a declared one could only go where the planted one does.
 
 fn server_url() -> String {
     std::env::var("SANDLOOM_TEST_AMQP_URL")
@@ -35,12 +25,11 @@ sandloom_conformance::taskqueue_conformance!(
     )]
     AmqpTaskQueue,
     |request| AmqpTaskQueueOptions {
-        url: url(request).into(),
+        url: server_url().into(),
         queue_prefix: format!("sandloom-test.{}.", request.namespace),
         visibility_timeout_ms: request.visibility_timeout.as_millis() as u64,
         max_attempts: request.max_attempts,
         queue_ttl_ms: Some(60_000),
         ..AmqpTaskQueueOptions::default()
-    },
-    .secrets([PASSWORD])
+    }
 );

@@ -8,6 +8,7 @@ mod krate;
 mod layering;
 mod options;
 mod resolve;
+mod secret_names;
 
 use crate::error::LintError;
 use crate::report::Report;

@@ -8,13 +8,17 @@
 //! struct variant) must carry `#[serde(deny_unknown_fields)]`, and must not `flatten` (serde
 //! cannot combine the two). Types from other crates are checked in their own crate; types with
 //! a hand-written `Deserialize` impl are not checked.
+//!
+//! O002, on the same types: a field whose name says it holds a credential (see
+//! [`secret_names`](super::secret_names)) must be typed `Secret` or `SecretUrl`.
 
 use std::collections::HashSet;
 
 use crate::report::{Code, Violation};
 use crate::rules::krate::Crate;
+use crate::rules::secret_names::reads_as_credential;
 use crate::sink::Sink;
-use crate::source::Facts;
+use crate::source::{Facts, TypeDef};
 
 pub(super) fn check(krate: &Crate<'_>, sink: &mut Sink<'_>) {
     let facts = &krate.facts;
@@ -51,6 +55,7 @@ pub(super) fn check(krate: &Crate<'_>, sink: &mut Sink<'_>) {
                     stack.push((inner, Some(def.ident.clone())));
                 }
             }
+            check_secret_fields(def, &imp.driver, sink, krate);
             if def.refuses_unknown && !def.flattens {
                 continue;
             }
@@ -91,6 +96,31 @@ pub(super) fn check(krate: &Crate<'_>, sink: &mut Sink<'_>) {
                 help,
             });
         }
+    }
+}
+
+/// O002: every field of `def` whose name reads as a credential holds a `Secret`/`SecretUrl`.
+fn check_secret_fields(def: &TypeDef, driver: &str, sink: &mut Sink<'_>, krate: &Crate<'_>) {
+    for field in &def.fields {
+        if field.holds_secret {
+            continue;
+        }
+        let Some(name) = field.names.iter().find(|n| reads_as_credential(n)) else {
+            continue;
+        };
+        let location = sink.source_location(&field.loc);
+        sink.push(Violation {
+            code: Code::O002,
+            krate: krate.member.name.clone(),
+            location,
+            message: format!(
+                "field `{name}` of `{}`, in the options of driver `{driver}`, reads as a credential but is not typed `Secret`/`SecretUrl`: its value would show in `Debug`, logs and errors, and the conformance kit would not know to check it",
+                def.ident
+            ),
+            help: format!(
+                "type it `Secret<…>` (or `SecretUrl` for an address), from `sandloom_driverkit`; if `{name}` is not a credential, rename it"
+            ),
+        });
     }
 }
 

@@ -55,6 +55,27 @@ impl Visit<'_> for TypePaths {
     }
 }
 
+/// The `rename = "…"` of a field's `#[serde(…)]`: the key INFRA spells.
+pub(super) fn serde_rename(attrs: &[Attribute]) -> Option<String> {
+    attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("serde"))
+        .filter_map(|attr| {
+            attr.parse_args_with(Punctuated::<Meta, Token![,]>::parse_terminated)
+                .ok()
+        })
+        .flatten()
+        .find_map(|meta| match meta {
+            Meta::NameValue(nv) if nv.path.is_ident("rename") => match nv.value {
+                Expr::Lit(syn::ExprLit {
+                    lit: Lit::Str(s), ..
+                }) => Some(s.value()),
+                _ => None,
+            },
+            _ => None,
+        })
+}
+
 /// Items compiled only for tests: `#[cfg(test)]` or `#[cfg(all(…, test, …))]`.
 pub(crate) fn test_only(attrs: &[Attribute]) -> bool {
     attrs.iter().any(|attr| {

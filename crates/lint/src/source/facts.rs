@@ -112,6 +112,19 @@ pub(crate) struct TypeDef {
     /// Paths of the types of deserialized fields (segments, generic arguments dropped, each
     /// nested generic argument listed too).
     pub(crate) field_types: Vec<Vec<String>>,
+    /// The named fields it deserializes, for the secrets rule (O002).
+    pub(crate) fields: Vec<FieldDef>,
+}
+
+/// A named, deserialized field of a [`TypeDef`].
+#[derive(Debug, Clone)]
+pub(crate) struct FieldDef {
+    /// The field's identifier, and its `#[serde(rename = "…")]` when it has one.
+    pub(crate) names: Vec<String>,
+    /// Its type names `Secret` or `SecretUrl` somewhere (`Option<Secret<String>>`, a map of
+    /// them): the value is redacted wherever it is shown.
+    pub(crate) holds_secret: bool,
+    pub(crate) loc: Loc,
 }
 
 /// A name a `use` brings into a module: `local` (or `*` for a glob) stands for `path`.

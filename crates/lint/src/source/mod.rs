@@ -12,7 +12,7 @@ use std::path::{Component, Path, PathBuf};
 
 use syn::visit::Visit as _;
 
-pub(crate) use facts::{ExternCrate, Facts, Import, IncludeArg, Loc, PathAttr};
+pub(crate) use facts::{ExternCrate, Facts, Import, IncludeArg, Loc, PathAttr, TypeDef};
 
 use crate::error::LintError;
 

@@ -7,11 +7,12 @@ use syn::visit::{self, Visit};
 use syn::{Attribute, Fields, Item, Meta, UseTree};
 
 use super::attrs::{
-    TypePaths, include_arg, is_std_include, item_attrs, path_attr, serde_attrs, test_only,
-    type_name,
+    TypePaths, include_arg, is_std_include, item_attrs, path_attr, serde_attrs, serde_rename,
+    test_only, type_name,
 };
 use super::facts::{
-    DriverImpl, ExternCrate, Facts, Import, Include, Loc, PathRoot, Symbol, TypeDef, UsedPath,
+    DriverImpl, ExternCrate, Facts, FieldDef, Import, Include, Loc, PathRoot, Symbol, TypeDef,
+    UsedPath,
 };
 use super::tokens::{self, name};
 use crate::config::DYNAMIC_LOADING_SYMBOLS;
@@ -235,6 +236,7 @@ impl<'a> Visitor<'a> {
             refuses_unknown: true,
             flattens: false,
             field_types: Vec::new(),
+            fields: Vec::new(),
         };
         for fields in fields {
             def.refuses_unknown &= denies || !matches!(fields, Fields::Named(_));
@@ -249,6 +251,18 @@ impl<'a> Visitor<'a> {
                 def.flattens |= flags.iter().any(|f| f == "flatten");
                 let mut collect = TypePaths(Vec::new());
                 collect.visit_type(&field.ty);
+                if let Some(ident) = &field.ident {
+                    let mut names = vec![name(ident)];
+                    names.extend(serde_rename(&field.attrs));
+                    def.fields.push(FieldDef {
+                        names,
+                        holds_secret: collect.0.iter().any(|path| {
+                            path.last()
+                                .is_some_and(|last| last == "Secret" || last == "SecretUrl")
+                        }),
+                        loc: self.loc(ident.span()),
+                    });
+                }
                 def.field_types.extend(collect.0);
             }
         }
