@@ -230,3 +230,42 @@ fn a_table_infra_cannot_read_hides_nothing_of_the_others() {
         "{err}"
     );
 }
+
+#[test]
+fn two_bad_overrides_of_one_instance_are_both_reported_at_their_variables() {
+    let config = InfraConfig::from_toml_str("[cache.default]\ndriver = \"memory\"", "infra.toml")
+        .unwrap()
+        .with_overrides(
+            [
+                ("SANDLOOM__CACHE__DEFAULT__CAPACITY", "lots"),
+                ("SANDLOOM__CACHE__DEFAULT__DEFAULT_TTL_MS", "-1"),
+            ]
+            .map(|(k, v)| (k.to_owned(), v.to_owned())),
+        )
+        .unwrap();
+    let err = Kernel::new(config, sandloom::link_drivers!(sandloom_embedded))
+        .check()
+        .unwrap_err();
+    let text = err.to_string();
+    let found: Vec<(&str, String)> = err
+        .problems()
+        .iter()
+        .map(|p| (p.code(), p.location().unwrap().to_string()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                codes::UNUSABLE,
+                "environment variable SANDLOOM__CACHE__DEFAULT__CAPACITY".to_owned()
+            ),
+            (
+                codes::UNUSABLE,
+                "environment variable SANDLOOM__CACHE__DEFAULT__DEFAULT_TTL_MS".to_owned()
+            ),
+        ],
+        "{text}"
+    );
+    // Values may be secrets: neither appears.
+    assert!(!text.contains("lots") && !text.contains("-1"), "{text}");
+}

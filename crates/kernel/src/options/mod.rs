@@ -89,6 +89,10 @@ impl RawOptions {
         self.0.get(key).is_some_and(toml::Value::is_str)
     }
 
+    pub(crate) fn remove(&mut self, key: &str) -> bool {
+        self.0.remove(key).is_some()
+    }
+
     pub(crate) fn set_str(&mut self, key: &str, value: &str) {
         self.0
             .insert(key.to_owned(), toml::Value::String(value.to_owned()));

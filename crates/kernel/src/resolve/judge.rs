@@ -200,8 +200,8 @@ impl<'a> InstanceRules<'a> {
         }
         let options = selected.and_then(|instance| match parse_options(entry, instance) {
             Ok(parsed) => Some(parsed),
-            Err(reason) => {
-                refusals.push(Refusal::Unusable(reason));
+            Err(reasons) => {
+                refusals.extend(reasons.into_iter().map(Refusal::Unusable));
                 None
             }
         });

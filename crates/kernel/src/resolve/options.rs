@@ -22,37 +22,72 @@ pub(super) fn call_driver<T>(
 
 /// Deserialize the instance's options, catching panics, letting environment overrides be
 /// strings where the driver wants strings, and refusing types that accept unknown fields.
+///
+/// Every bad option is reported, each at its own key: serde stops at the first error, so the
+/// key it names is recorded and taken out, and the rest is deserialized again. Each round takes
+/// out a key or makes an override a string (once per key), so the rounds are bounded by the
+/// number of keys.
 pub(super) fn parse_options(
     entry: &DriverEntry,
     instance: &InstanceConfig,
-) -> Result<ParsedOptions, UnusableReason> {
-    // Copied only when an override has to be made a string, which is rare.
+) -> Result<ParsedOptions, Vec<UnusableReason>> {
+    // Copied only when an override has to be made a string or a bad key taken out.
     let mut options = Cow::Borrowed(&instance.options);
+    let mut removed: Vec<String> = Vec::new();
+    let mut reasons = Vec::new();
     let parsed = loop {
-        match call_driver("option parsing", || (entry.parse_options)(&options))? {
-            Ok(parsed) => break parsed,
-            Err(error) => {
-                // `SANDLOOM__…__PASSWORD=123456` reads as an integer; a string field wants text.
-                let key = error.key_path().into_iter().next();
-                if let Some((key, raw)) = key.and_then(|k| instance.env_strings.get_key_value(&k))
-                    && !options.is_str(key)
-                {
-                    options.to_mut().set_str(key, raw);
-                    continue;
+        let result = call_driver("option parsing", || (entry.parse_options)(&options));
+        let error = match result {
+            Ok(Ok(parsed)) => break Some(parsed),
+            Ok(Err(error)) => error,
+            Err(panicked) => {
+                reasons.push(panicked);
+                break None;
+            }
+        };
+        // `SANDLOOM__…__PASSWORD=123456` reads as an integer; a string field wants text.
+        let key = error.key_path().into_iter().next();
+        if let Some((key, raw)) = key
+            .as_ref()
+            .and_then(|k| instance.env_strings.get_key_value(k))
+            && !options.is_str(key)
+        {
+            options.to_mut().set_str(key, raw);
+            continue;
+        }
+        match key {
+            Some(key) if options.to_mut().remove(&key) => {
+                let location = instance.option_location(&key).clone();
+                reasons.push(UnusableReason::Options { error, location });
+                removed.push(key);
+            }
+            // No key to take out (a missing field, say): the last round. A field missing only
+            // because a bad key was taken out is not a problem of its own.
+            _ => {
+                let ours = removed
+                    .iter()
+                    .any(|k| error.message().contains(&format!("`{k}`")));
+                if !ours {
+                    let location = key.map_or_else(
+                        || instance.location.clone(),
+                        |k| instance.option_location(&k).clone(),
+                    );
+                    reasons.push(UnusableReason::Options { error, location });
                 }
-                let key = error.key_path();
-                let location = key.first().map_or_else(
-                    || instance.location.clone(),
-                    |k| instance.option_location(k).clone(),
-                );
-                return Err(UnusableReason::Options { error, location });
+                break None;
             }
         }
     };
-    if call_driver("option parsing", || (entry.accepts_unknown_keys)(&options))? {
-        return Err(UnusableReason::AcceptsUnknownOptions);
+    match parsed {
+        Some(parsed) if reasons.is_empty() => {
+            match call_driver("option parsing", || (entry.accepts_unknown_keys)(&options)) {
+                Ok(false) => Ok(parsed),
+                Ok(true) => Err(vec![UnusableReason::AcceptsUnknownOptions]),
+                Err(panicked) => Err(vec![panicked]),
+            }
+        }
+        _ => Err(reasons),
     }
-    Ok(parsed)
 }
 
 /// The features a driver may not report: among its `supported_features`, those that are not

@@ -494,3 +494,61 @@ fn under_1_0_the_minor_is_the_major() {
         "written for contract 0.2.0, and the contract linked (defined by `fulltext-contracts`) is 0.1.0: another major version (under 1.0 the leftmost non-zero component is the major: 0.2.x and 0.1.x differ)"
     );
 }
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct RequiredOptions {
+    url: String,
+    capacity: Option<u64>,
+}
+
+fn parse_required(raw: &RawOptions) -> Result<ParsedOptions, OptionsError> {
+    let options: RequiredOptions = raw.deserialize()?;
+    Ok(ParsedOptions {
+        value: Box::new(options),
+        features: Vec::new(),
+    })
+}
+
+/// The option problems of `[cache.default]` with driver `required` and `options`.
+fn option_problems(options: &str) -> Vec<String> {
+    let config = config(&format!(
+        "[cache.default]\ndriver = \"required\"\n{options}"
+    ));
+    let mut required = entry("cache", "required", "required-cache", "1.0.0");
+    required.parse_options = parse_required;
+    required.accepts_unknown_keys = accepts_unknown_keys::<RequiredOptions>;
+    problems(&config, vec![required], Vec::new(), &crate::link_drivers!())
+        .iter()
+        .map(Problem::description)
+        .collect()
+}
+
+#[test]
+fn a_bad_required_option_is_reported_once_not_again_as_missing() {
+    let found = option_problems("url = 5\ncapacity = \"x\"");
+    assert_eq!(found.len(), 2, "{found:#?}");
+    assert!(
+        found[0].contains("infra.toml:3:1: option `url`"),
+        "{found:#?}"
+    );
+    assert!(
+        found[1].contains("infra.toml:4:1: option `capacity`"),
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn a_missing_required_option_is_reported_with_the_bad_ones() {
+    let found = option_problems("capacity = \"x\"");
+    assert_eq!(found.len(), 2, "{found:#?}");
+    assert!(
+        found[0].contains("infra.toml:1:8: missing field `url`"),
+        "{found:#?}"
+    );
+    assert!(
+        found[1].contains("infra.toml:3:1: option `capacity`"),
+        "{found:#?}"
+    );
+}
