@@ -170,3 +170,21 @@ fn an_override_does_not_bring_back_a_table_the_file_could_not_read() {
     assert!(config.instance("cache", "default").is_none());
     assert_eq!(config.problems().len(), 1, "{:#?}", config.problems());
 }
+
+#[test]
+fn an_abbreviated_environment_gets_a_did_you_mean() {
+    let config = InfraConfig::from_toml_str("environment = \"prod\"\n", "INFRA").unwrap();
+    let problem = only(&config);
+    assert_eq!(
+        problem.description(),
+        "unknown environment `prod` (did you mean `production`?); expected one of development, test, production (at INFRA:1:1)"
+    );
+    assert_eq!(
+        problem.action(),
+        "set `environment` to \"development\", \"test\" or \"production\""
+    );
+    // A stranger gets no guess.
+    let config = InfraConfig::from_toml_str("environment = \"qa\"\n", "INFRA").unwrap();
+    let problem = only(&config);
+    assert!(!problem.description().contains("did you mean"), "{problem}");
+}
