@@ -188,3 +188,24 @@ fn an_abbreviated_environment_gets_a_did_you_mean() {
     let problem = only(&config);
     assert!(!problem.description().contains("did you mean"), "{problem}");
 }
+
+#[test]
+fn an_instance_name_no_override_could_reach_is_refused_saying_why() {
+    for name in ["sessions_", "eu__west"] {
+        let text = format!("[cache.{name}]\ndriver = \"memory\"\n");
+        let config = InfraConfig::from_toml_str(&text, "INFRA").unwrap();
+        let problem = only(&config);
+        assert_eq!(problem.code(), "SANDLOOM-B010");
+        assert_eq!(
+            problem.description(),
+            format!(
+                "instance name `{name}` cannot end in `_` or contain `__`: `__` separates the levels of a `SANDLOOM__…` override, so no override could name it (at INFRA:1:8)"
+            )
+        );
+        assert_eq!(problem.action(), "rename the instance");
+    }
+    // A leading `_` splits cleanly (`SANDLOOM__CACHE___EU__URL`), and a single `_` inside too.
+    let text = "[cache._eu_west]\ndriver = \"memory\"\n";
+    let config = InfraConfig::from_toml_str(text, "INFRA").unwrap();
+    assert!(config.problems().is_empty(), "{:#?}", config.problems());
+}
