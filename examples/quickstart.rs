@@ -25,6 +25,15 @@ use sandloom::{InfraConfig, Kernel, LinkedDrivers, StartupError};
 use sandloom_example_orders::OrderDesk;
 use tracing_subscriber::fmt::format::FmtSpan;
 
+/// Colour the log only on a terminal, and never when `NO_COLOR` is set (<https://no-color.org>):
+/// in a file or a pipe the escape codes are noise. (tracing-subscriber honours `NO_COLOR` but
+/// colours a file all the same.)
+fn colour_logs() -> bool {
+    use std::io::IsTerminal;
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
+    std::io::stderr().is_terminal() && !no_color
+}
+
 fn main() -> ExitCode {
     // The embedded command line: `quickstart infra check`, `… infra why cache.default`, …
     if std::env::args_os().nth(1).is_some_and(|arg| arg == "infra") {
@@ -40,6 +49,7 @@ fn main() -> ExitCode {
         )
         .with_span_events(FmtSpan::CLOSE)
         .with_writer(std::io::stderr)
+        .with_ansi(colour_logs())
         .init();
 
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();

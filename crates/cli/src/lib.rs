@@ -203,7 +203,11 @@ pub enum Format {
 /// assert_eq!(infra.format, sandloom_cli::Format::Json);
 /// ```
 #[derive(Debug, Clone, Args)]
-#[command(about = "Inspect the infrastructure: check, drivers, explain, schema, why, health")]
+// Without `long_about`, clap would print this rustdoc, example and fences included, as `--help`.
+#[command(
+    about = "Inspect the infrastructure: check, drivers, explain, schema, why, health",
+    long_about = None
+)]
 pub struct InfraCommand {
     /// The INFRA file (else the file `SANDLOOM_INFRA` names, else the embedded defaults);
     /// `SANDLOOM__…` overrides apply either way.

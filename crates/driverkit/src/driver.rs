@@ -362,8 +362,10 @@ pub trait Driver: Send + Sync + Sized + 'static {
         Ok(())
     }
 
-    /// Report health. Called by `Running::health` under the stop timeout; by default
-    /// [`Health::Healthy`].
+    /// Report health. Called by `Running::health` (and the background probe, with
+    /// `health_interval_ms`) under the instance's `health_timeout_ms`: a check still running then
+    /// is cancelled at its next `await` and counts as unhealthy, so await, never block. By
+    /// default [`Health::Healthy`].
     ///
     /// ```
     /// use std::sync::atomic::{AtomicU32, Ordering};

@@ -19,6 +19,22 @@ pub(crate) fn closest<'a>(
         .map(|(_, candidate)| candidate)
 }
 
+/// [`closest`], or else the one candidate that `typed` abbreviates (`prod` for `production`):
+/// an abbreviation is many edits from the full name, yet it is the likeliest meaning. Only for
+/// closed sets of words, where a unique prefix of three letters or more is not a coincidence.
+pub(crate) fn closest_or_expansion<'a>(typed: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    closest(typed, candidates.iter().copied()).or_else(|| {
+        if typed.chars().count() < 3 {
+            return None;
+        }
+        let mut expansions = candidates.iter().filter(|c| c.starts_with(typed));
+        match (expansions.next(), expansions.next()) {
+            (Some(only), None) => Some(*only),
+            _ => None,
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -35,5 +51,21 @@ mod tests {
         );
         assert_eq!(super::closest("xyz", ["cache", "lock"]), None);
         assert_eq!(super::closest("redis", ["memory"]), None);
+    }
+
+    #[test]
+    fn expands_a_unique_abbreviation() {
+        let names = ["development", "test", "production", "preview"];
+        assert_eq!(
+            super::closest_or_expansion("prod", &names),
+            Some("production")
+        );
+        assert_eq!(
+            super::closest_or_expansion("dev", &names),
+            Some("development")
+        );
+        // Two names start with `pr`, and two letters are too few to guess from.
+        assert_eq!(super::closest_or_expansion("pr", &names), None);
+        assert_eq!(super::closest_or_expansion("qa", &names), None);
     }
 }

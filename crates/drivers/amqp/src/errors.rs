@@ -75,7 +75,9 @@ pub(crate) fn client(address: &Address, what: &str, error: &lapin::Error) -> Inf
     InfraError::new(
         kind_of(error),
         NAME,
-        format!("{what} on {} failed: {source}{hint}", address.shown()),
+        // The cause last, so that `error_chain` (which skips a source the message ends with)
+        // reads it once.
+        format!("{what} on {} failed{hint}: {source}", address.shown()),
     )
     .with_source(source)
 }

@@ -414,3 +414,33 @@ async fn mixed_delays_do_not_hold_each_other_back() {
     queue.ack(&r).await.unwrap();
     queue.stop().await.unwrap();
 }
+
+/// A queue declared again with other arguments: the hint comes before the broker's error, so
+/// that the kernel's `error_chain` (which skips a source the message ends with) reads it once.
+#[tokio::test]
+#[cfg_attr(
+    not(sandloom_test_amqp),
+    ignore = "needs a real server: set SANDLOOM_TEST_AMQP_URL (eval \"$(scripts/test-services up)\") and rebuild"
+)]
+async fn a_queue_with_other_arguments_reads_the_hint_and_the_cause_once() {
+    let prefix = unique_prefix("ttl");
+    let first = started(options(server_url(), &prefix)).await;
+    first
+        .enqueue("jobs", "one".into(), EnqueueOptions::default())
+        .await
+        .expect("first enqueue");
+    let mut changed = options(server_url(), &prefix);
+    changed.queue_ttl_ms = Some(30_000);
+    let second = started(changed).await;
+    let err = second
+        .enqueue("jobs", "two".into(), EnqueueOptions::default())
+        .await
+        .expect_err("enqueued on a queue declared with another TTL");
+    let err = sandloom_driverkit::error_chain(&err);
+    let hint = "(the queue exists with other arguments: was `queue_ttl_ms` changed? delete the queue or restore the option)";
+    assert_eq!(err.matches(hint).count(), 1, "{err}");
+    assert_eq!(err.matches("PRECONDITION_FAILED").count(), 1, "{err}");
+    assert!(err.contains(&format!("failed {hint}: ")), "{err}");
+    first.stop().await.unwrap();
+    second.stop().await.unwrap();
+}

@@ -117,8 +117,10 @@ pub(crate) fn start_error(error: SmtpError, server: &str, security: Security) ->
     } else {
         ""
     };
+    // The cause last: the kernel's `error_chain` skips a source the message ends with, so the
+    // cause then reads once.
     DriverError::new(format!(
-        "cannot open an SMTP session with {server} (security {security}): {error}{hint}"
+        "cannot open an SMTP session with {server} (security {security}){hint}: {error}"
     ))
     .with_source(error)
 }

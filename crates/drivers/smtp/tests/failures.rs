@@ -326,3 +326,38 @@ fn options_that_make_no_sense_are_refused() {
     }
     assert_eq!(SmtpNotifier::supported_features(), [BATCH]);
 }
+
+/// The kernel prints a start error as its message and then each cause the message does not
+/// already end with: a hint after the cause would make the cause read twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_error_with_a_hint_reads_its_cause_once() {
+    // A plain SMTP greeting where `security = "tls"` expects a TLS handshake.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        if let Ok((mut stream, _)) = listener.accept() {
+            use std::io::{Read as _, Write as _};
+            let _ = stream.write_all(b"220 plain.test ESMTP\r\n");
+            let _ = stream.read(&mut [0; 1024]);
+        }
+    });
+    let notifier = SmtpNotifier::from_options(SmtpOptions {
+        port: Some(port),
+        security: Security::Tls,
+        connect_timeout_ms: 3000,
+        ..SmtpOptions::new("127.0.0.1", SENDER)
+    })
+    .unwrap();
+    let err = notifier.start().await.unwrap_err();
+    let text = sandloom_driverkit::error_chain(&err);
+    let cause = std::error::Error::source(&err)
+        .expect("the lettre error")
+        .to_string();
+    assert_eq!(text.matches(&cause).count(), 1, "{text}");
+    assert_eq!(
+        text,
+        format!(
+            "cannot open an SMTP session with 127.0.0.1:{port} (security tls) (are `port` and `security` right? `tls` expects TLS from the first byte, as on port 465; a server on port 587 or 25 wants `starttls`): {cause}"
+        )
+    );
+}

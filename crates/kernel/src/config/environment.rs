@@ -54,9 +54,14 @@ impl FromStr for Environment {
             "development" => Ok(Self::Development),
             "test" => Ok(Self::Test),
             "production" => Ok(Self::Production),
-            other => Err(format!(
-                "unknown environment `{other}`; expected one of development, test, production"
-            )),
+            other => {
+                let hint = crate::suggest::closest_or_expansion(other, Self::NAMES)
+                    .map(|name| format!(" (did you mean `{name}`?)"))
+                    .unwrap_or_default();
+                Err(format!(
+                    "unknown environment `{other}`{hint}; expected one of development, test, production"
+                ))
+            }
         }
     }
 }

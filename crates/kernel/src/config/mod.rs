@@ -56,6 +56,9 @@ pub use environment::Environment;
 ///     check_instance_name("Default").unwrap_err(),
 ///     "instance name `Default` must be non-empty lowercase ASCII letters, digits, `_` or `-`"
 /// );
+/// // `__` separates the levels of an override, so no override could reach these.
+/// assert!(check_instance_name("eu_").is_err());
+/// assert!(check_instance_name("eu__west").is_err());
 /// ```
 ///
 /// # Errors

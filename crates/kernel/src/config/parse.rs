@@ -328,13 +328,19 @@ pub(super) fn check_name(name: &str) -> Result<(), String> {
         && name
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
-    if valid {
-        Ok(())
-    } else {
-        Err(format!(
+    if !valid {
+        return Err(format!(
             "instance name `{name}` must be non-empty lowercase ASCII letters, digits, `_` or `-`"
-        ))
+        ));
     }
+    // Refused rather than escaped in overrides: `SANDLOOM__CACHE__A___URL` could mean `a_` and
+    // `_url` or `a` and `__url`; a leading `_` is fine, since the split runs left to right.
+    if name.ends_with('_') || name.contains("__") {
+        return Err(format!(
+            "instance name `{name}` cannot end in `_` or contain `__`: `__` separates the levels of a `SANDLOOM__…` override, so no override could name it"
+        ));
+    }
+    Ok(())
 }
 
 pub(super) fn read_risks(value: &Value) -> Result<BTreeSet<String>, String> {

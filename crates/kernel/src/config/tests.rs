@@ -170,3 +170,42 @@ fn an_override_does_not_bring_back_a_table_the_file_could_not_read() {
     assert!(config.instance("cache", "default").is_none());
     assert_eq!(config.problems().len(), 1, "{:#?}", config.problems());
 }
+
+#[test]
+fn an_abbreviated_environment_gets_a_did_you_mean() {
+    let config = InfraConfig::from_toml_str("environment = \"prod\"\n", "INFRA").unwrap();
+    let problem = only(&config);
+    assert_eq!(
+        problem.description(),
+        "unknown environment `prod` (did you mean `production`?); expected one of development, test, production (at INFRA:1:1)"
+    );
+    assert_eq!(
+        problem.action(),
+        "set `environment` to \"development\", \"test\" or \"production\""
+    );
+    // A stranger gets no guess.
+    let config = InfraConfig::from_toml_str("environment = \"qa\"\n", "INFRA").unwrap();
+    let problem = only(&config);
+    assert!(!problem.description().contains("did you mean"), "{problem}");
+}
+
+#[test]
+fn an_instance_name_no_override_could_reach_is_refused_saying_why() {
+    for name in ["sessions_", "eu__west"] {
+        let text = format!("[cache.{name}]\ndriver = \"memory\"\n");
+        let config = InfraConfig::from_toml_str(&text, "INFRA").unwrap();
+        let problem = only(&config);
+        assert_eq!(problem.code(), "SANDLOOM-B010");
+        assert_eq!(
+            problem.description(),
+            format!(
+                "instance name `{name}` cannot end in `_` or contain `__`: `__` separates the levels of a `SANDLOOM__…` override, so no override could name it (at INFRA:1:8)"
+            )
+        );
+        assert_eq!(problem.action(), "rename the instance");
+    }
+    // A leading `_` splits cleanly (`SANDLOOM__CACHE___EU__URL`), and a single `_` inside too.
+    let text = "[cache._eu_west]\ndriver = \"memory\"\n";
+    let config = InfraConfig::from_toml_str(text, "INFRA").unwrap();
+    assert!(config.problems().is_empty(), "{:#?}", config.problems());
+}
