@@ -355,7 +355,10 @@ impl Lock for Reference {
                 Some(held) if held.token == lease.token => held.until > Instant::now(),
                 _ => return Ok(false),
             };
-            tokio::task::yield_now().await;
+            // A window the racing acquires land in however loaded the machine is: one
+            // `yield_now` let every contender finish first under a busy CI run, and the flaw
+            // went uncaught.
+            tokio::time::sleep(Duration::from_millis(25)).await;
             self.table().remove(&key);
             self.released.notify_waiters();
             return Ok(valid);
