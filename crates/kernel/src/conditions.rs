@@ -108,6 +108,13 @@ pub enum WhyNot {
     /// The driver's options type accepts keys it does not know, so a misspelt option would be
     /// ignored (SANDLOOM-B022).
     AcceptsUnknownOptions,
+    /// Any other reason the driver cannot be used, worded as startup words it (SANDLOOM-B022).
+    /// Resolution builds and starts nothing, so today none reaches the report; a reason it
+    /// gains later reads here instead of panicking.
+    Unusable {
+        /// The reason, as the startup report describes it.
+        description: String,
+    },
 }
 
 impl WhyNot {
@@ -128,7 +135,8 @@ impl WhyNot {
             | Self::MissingFeature { .. }
             | Self::Panicked { .. }
             | Self::UndeclaredFeature { .. }
-            | Self::AcceptsUnknownOptions => Some(codes::UNUSABLE),
+            | Self::AcceptsUnknownOptions
+            | Self::Unusable { .. } => Some(codes::UNUSABLE),
             Self::ExperimentalInProduction => Some(codes::EXPERIMENTAL),
         }
     }
@@ -155,6 +163,7 @@ impl WhyNot {
             Self::Panicked { .. } => "panicked",
             Self::UndeclaredFeature { .. } => "undeclared_feature",
             Self::AcceptsUnknownOptions => "accepts_unknown_options",
+            Self::Unusable { .. } => "unusable",
         }
     }
 }
@@ -221,6 +230,7 @@ impl fmt::Display for WhyNot {
                 f,
                 "its options type accepts keys it does not know, so a misspelt option would be silently ignored"
             ),
+            Self::Unusable { description } => f.write_str(description),
         }
     }
 }
@@ -424,13 +434,13 @@ fn candidate(verdict: &CandidateVerdict) -> Candidate {
         reasons: verdict
             .refusals()
             .iter()
-            .map(|refusal| why_not(refusal, verdict.supported))
+            .map(|refusal| why_not(refusal, verdict.supported, entry.capability))
             .collect(),
     }
 }
 
 /// A refusal as the report words it; `supported` is what the driver supports for some options.
-fn why_not(refusal: &Refusal, supported: &[&'static str]) -> WhyNot {
+fn why_not(refusal: &Refusal, supported: &[&'static str], capability: &str) -> WhyNot {
     match refusal {
         Refusal::OtherName { selected } => WhyNot::OtherName {
             selected: selected.clone(),
@@ -468,8 +478,9 @@ fn why_not(refusal: &Refusal, supported: &[&'static str]) -> WhyNot {
                 phase,
                 message: message.clone(),
             },
-            // Resolution builds and starts nothing: no other reason is a verdict of it.
-            other => unreachable!("resolution refused a driver for {other:?}"),
+            other => WhyNot::Unusable {
+                description: other.describe(capability),
+            },
         },
     }
 }
@@ -593,5 +604,30 @@ impl fmt::Display for ConditionReport {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{WhyNot, why_not};
+    use crate::codes;
+    use crate::error::UnusableReason;
+    use crate::resolve::Refusal;
+
+    #[test]
+    fn a_reason_resolution_does_not_give_today_is_worded_not_a_panic() {
+        let refusal = Refusal::Unusable(UnusableReason::BuildFailed {
+            message: "cannot parse the certificate".to_owned(),
+        });
+        let reason = why_not(&refusal, &[], "cache");
+        let WhyNot::Unusable { description } = &reason else {
+            panic!("{reason:?}");
+        };
+        assert!(
+            description.contains("cannot parse the certificate"),
+            "{description}"
+        );
+        assert_eq!(reason.code(), Some(codes::UNUSABLE));
+        assert_eq!(reason.to_string(), *description);
     }
 }
