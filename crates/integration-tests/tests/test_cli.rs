@@ -286,28 +286,26 @@ fn explain_prints_the_long_explanation_of_a_code_written_any_way() {
     );
 }
 
-/// The codes of README.md's error table.
-fn readme_codes() -> Vec<String> {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
-    let table = readme
-        .split("## Error codes")
-        .nth(1)
-        .expect("README.md has an `## Error codes` section");
-    table
-        .lines()
+/// The codes of the error table of the book's error-code page.
+fn book_codes() -> Vec<String> {
+    let page = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/src/reference/codes/index.md"
+    ))
+    .unwrap();
+    page.lines()
         .filter_map(|line| line.strip_prefix("| SANDLOOM-"))
         .map(|rest| format!("SANDLOOM-{}", rest.split_whitespace().next().unwrap()))
         .collect()
 }
 
 #[test]
-fn every_code_of_the_readme_has_an_explanation_and_every_code_is_in_the_readme() {
-    let listed = readme_codes();
+fn every_code_of_the_book_has_an_explanation_and_every_code_is_in_the_book() {
+    let listed = book_codes();
     assert_eq!(
         listed,
         sandloom::codes::ALL,
-        "README.md's error table and codes::ALL differ"
+        "the error table of docs/src/reference/codes/index.md and codes::ALL differ"
     );
     for code in &listed {
         let (status, out, err) = infra(&["explain", code]);
