@@ -24,8 +24,11 @@
 //!
 //! The parts: `worker` (what a worker process does, [`worker_main`]), `resource` (the
 //! protected row and its log), `campaign` (the run, [`fence_campaign`]), `check` (the
-//! checker, a pure function with its own tests on the ledgers of broken locks).
+//! checker, a pure function with its own tests on the ledgers of broken locks), `broken`
+//! ([`ReusedFence`], a lock that reuses fences, on which a test runs the campaign to watch it
+//! fail).
 
+mod broken;
 mod campaign;
 pub mod check;
 pub mod resource;
@@ -40,6 +43,7 @@ use sandloom_test_support::TcpProxy;
 
 use crate::Scale;
 
+pub use broken::ReusedFence;
 pub use campaign::{FenceReport, fence_campaign};
 pub use worker::worker_main;
 
