@@ -133,9 +133,6 @@ async fn the_campaign_fails_a_lock_that_reuses_fences() {
         figures.refused_while_holding >= scale.grants / 4,
         "{report}"
     );
-    let caught = std::panic::catch_unwind(|| report.assert_holds(&scale, false, false));
-    assert!(
-        caught.is_err(),
-        "assert_holds passed a broken lock: {report}"
-    );
+    // What `assert_holds` checks first: the run fails.
+    assert!(!figures.violations().is_empty(), "{report}");
 }

@@ -4,8 +4,8 @@
 //! (synced), refreshes once, writes to the **resource** with its fence, and releases. The
 //! resource ([`resource`]) is a Postgres row that accepts a write only with a fence greater
 //! than the last one it accepted, and logs every write's outcome in an append-only table.
-//! Workers reach the lock through the campaign's [`TcpProxy`](sandloom_test_support::TcpProxy)
-//! and the resource directly (it is the judge, not the subject).
+//! Workers reach the lock through the campaign's [`TcpProxy`] and the resource directly (it is
+//! the judge, not the subject).
 //!
 //! Faults, spread over the run by progress (grants seen):
 //! - `kills` `SIGKILL`s, in turn during `acquire_wait`, holding a lease before the write,
