@@ -73,6 +73,12 @@ impl Resource {
                 })?
                 .map_err(|err| fail("connect", err))?;
         tokio::spawn(connection);
+        // No statement may hang a worker or the campaign: a write that waits this long fails
+        // (and the log says whether it committed).
+        client
+            .batch_execute("SET statement_timeout = '10s'")
+            .await
+            .map_err(|err| fail("set statement_timeout", err))?;
         let write = client
             .prepare(&format!(
                 "WITH won AS (
