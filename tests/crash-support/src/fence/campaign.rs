@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use super::check::{Figures, check, grants_of};
+use super::check::{Figures, Restart, check, grants_of};
 use super::resource::Resource;
 use super::worker::Params;
 use super::{FenceScale, Setup};
@@ -112,7 +112,12 @@ impl FenceReport {
     /// When one of those does not hold.
     pub fn assert_holds(&self, scale: &FenceScale, cuts: bool, restarts: bool) {
         let g = &self.figures;
-        assert_eq!(g.violations(), [], "the lock failed: {self}");
+        assert_eq!(
+            g.violations(),
+            [],
+            "the lock failed: {self}\nfirst violations:\n{}",
+            g.examples.join("\n")
+        );
         assert_eq!(
             self.row_fence.0, self.row_fence.1,
             "row and log disagree: {self}"
@@ -205,7 +210,7 @@ pub async fn fence_campaign(setup: &mut Setup<'_>, pool: &mut ProcessPool) -> Fe
     let mut frozen_fences: HashMap<usize, HashSet<u64>> = HashMap::new();
     let (mut pauses, mut longest_pause) = (0, Duration::ZERO);
     let (mut cut_handles, mut cut_times) = (Vec::new(), Vec::new());
-    let mut restarts_at: Vec<u64> = Vec::new();
+    let mut restarts_at: Vec<Restart> = Vec::new();
     let mut progress = Instant::now();
     let state = |grants: usize, crew: &Crew<'_, ProcessPool>| {
         format!("{grants} of {n} grants seen; {}", crew.describe())
@@ -234,9 +239,13 @@ pub async fn fence_campaign(setup: &mut Setup<'_>, pool: &mut ProcessPool) -> Fe
             && restarts_at.len() < scale.restarts
             && grants >= restart_due(restarts_at.len())
         {
-            // Taken before the kill: every lease is certainly lost from here on.
-            restarts_at.push(ledger::now_micros());
+            // Every lease granted before `done` may be lost from `began` on.
+            let began = ledger::now_micros();
             tokio::task::block_in_place(restart);
+            restarts_at.push(Restart {
+                began,
+                done: ledger::now_micros(),
+            });
         }
         if let Some(held) = &frozen {
             let elapsed = held.since.elapsed();

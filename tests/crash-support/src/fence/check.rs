@@ -165,9 +165,21 @@ pub struct Figures {
     pub duplicate_fences: usize,
     /// *Invariant*: writes in the log from a fence its worker was never granted.
     pub writes_without_grant: usize,
+    /// The first violations found, described with the grants and writes involved (at most
+    /// [`EXAMPLES`]), for the failure message.
+    pub examples: Vec<String>,
 }
 
+/// How many violations [`Figures::examples`] describes.
+pub const EXAMPLES: usize = 8;
+
 impl Figures {
+    fn example(&mut self, what: impl FnOnce() -> String) {
+        if self.examples.len() < EXAMPLES {
+            self.examples.push(what());
+        }
+    }
+
     /// The invariants that do not hold, by name and count.
     pub fn violations(&self) -> Vec<(&'static str, usize)> {
         [
@@ -202,53 +214,81 @@ fn micros(duration: Duration) -> u64 {
 }
 
 /// Until when `grant`'s lease was certainly held (exclusive); at most its start when never.
-fn certainly_held_until(grant: &Grant, ttl: Duration, restarts: &[u64]) -> u64 {
+fn certainly_held_until(grant: &Grant, ttl: Duration, restarts: &[Restart]) -> u64 {
     let renewed = grant.refreshed.iter().copied().max().unwrap_or(grant.asked);
     let mut end = renewed.max(grant.asked).saturating_add(micros(ttl));
     end = end.saturating_sub(micros(CLOCK_MARGIN));
     if let Some((released, _)) = &grant.release {
         end = end.min(*released);
     }
-    // From the call on: a restart while the acquire was in flight may have lost the lease
-    // before the answer arrived (the interval is empty then).
-    if let Some(&restart) = restarts.iter().find(|&&at| at >= grant.asked) {
-        end = end.min(restart);
+    // The first restart that may have lost the lease: one that was not over when the acquire
+    // was called. A grant asked between the restart's start and the old server's death may
+    // come from the old server and die with it; one asked during the restart and answered
+    // after it by the new server is cut short for nothing (its interval is empty): a
+    // restart's start is all that is certain.
+    if let Some(restart) = restarts.iter().find(|restart| restart.done > grant.asked) {
+        end = end.min(restart.began);
     }
     end
 }
 
+/// A restart of the store: it began (the old server was about to be killed) and was done
+/// (the new server answered) at these µs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Restart {
+    /// Taken before the kill.
+    pub began: u64,
+    /// Taken once the new server answers.
+    pub done: u64,
+}
+
 /// Check `grants` (every worker's) and the resource's `log` (in id order) of a campaign whose
-/// leases last `ttl` and whose store restarted at `restarts` (µs, ascending).
-pub fn check(grants: &[Grant], log: &[LogEntry], ttl: Duration, restarts: &[u64]) -> Figures {
+/// leases last `ttl` and whose store restarted as `restarts` say (in order).
+pub fn check(grants: &[Grant], log: &[LogEntry], ttl: Duration, restarts: &[Restart]) -> Figures {
     let mut figures = Figures {
         grants: grants.len(),
         writes: log.len(),
         ..Figures::default()
     };
 
-    // Fences: once each, growing with time.
-    let mut seen = HashSet::new();
+    fences(grants, &mut figures);
+    takeovers(grants, &mut figures);
+    holders(grants, ttl, restarts, &mut figures);
+    history(grants, log, &mut figures);
+    figures
+}
+
+/// Fences: granted once each, growing with time.
+fn fences(grants: &[Grant], figures: &mut Figures) {
+    let mut seen = HashMap::new();
     for grant in grants {
-        if !seen.insert(grant.fence) {
+        if let Some(first) = seen.insert(grant.fence, grant) {
             figures.duplicate_fences += 1;
+            figures.example(|| format!("fence granted twice: {first:?} and {grant:?}"));
         }
     }
     let mut by_answer: Vec<&Grant> = grants.iter().collect();
     by_answer.sort_by_key(|grant| grant.answered);
     let mut by_ask: Vec<&Grant> = grants.iter().collect();
     by_ask.sort_by_key(|grant| grant.asked);
-    let (mut next, mut highest) = (0, None::<u64>);
+    let (mut next, mut highest) = (0, None::<&Grant>);
     for grant in by_ask {
         while next < by_answer.len() && by_answer[next].answered < grant.asked {
-            highest = highest.max(Some(by_answer[next].fence));
+            let earlier = by_answer[next];
+            if highest.is_none_or(|highest| earlier.fence > highest.fence) {
+                highest = Some(earlier);
+            }
             next += 1;
         }
-        if highest.is_some_and(|highest| grant.fence <= highest) {
+        if let Some(highest) = highest.filter(|highest| grant.fence <= highest.fence) {
             figures.fence_regressions += 1;
+            figures.example(|| format!("fence regression: {grant:?} after {highest:?}"));
         }
     }
+}
 
-    // Takeovers and gaps, in fence order.
+/// Takeovers and gaps, in fence order.
+fn takeovers(grants: &[Grant], figures: &mut Figures) {
     let mut by_fence: Vec<&Grant> = grants.iter().collect();
     by_fence.sort_by_key(|grant| grant.fence);
     for pair in by_fence.windows(2) {
@@ -263,29 +303,48 @@ pub fn check(grants: &[Grant], log: &[LogEntry], ttl: Duration, restarts: &[u64]
             figures.fence_gaps += 1;
         }
     }
+}
 
-    // Mutual exclusion, and what it means for the writes.
-    let mut held: Vec<(u64, u64)> = grants
+/// Mutual exclusion, and what it means for the writes.
+fn holders(grants: &[Grant], ttl: Duration, restarts: &[Restart], figures: &mut Figures) {
+    let mut held: Vec<(u64, u64, &Grant)> = grants
         .iter()
-        .map(|grant| (grant.answered, certainly_held_until(grant, ttl, restarts)))
-        .filter(|(from, until)| from < until)
+        .map(|grant| {
+            let until = certainly_held_until(grant, ttl, restarts);
+            (grant.answered, until, grant)
+        })
+        .filter(|(from, until, _)| from < until)
         .collect();
-    held.sort_unstable();
-    let mut reach = 0;
-    for (from, until) in held {
-        if from < reach {
+    held.sort_unstable_by_key(|&(from, until, _)| (from, until));
+    let mut reach: Option<(u64, &Grant)> = None;
+    for (from, until, grant) in held {
+        if let Some((end, holder)) = reach.filter(|&(end, _)| from < end) {
             figures.overlapping_holders += 1;
+            figures.example(|| {
+                format!(
+                    "two holders at once: {grant:?} (certainly held until {until}) granted while \
+                     {holder:?} certainly held until {end}; restarts {restarts:?}"
+                )
+            });
         }
-        reach = reach.max(until);
+        if reach.is_none_or(|(end, _)| until > end) {
+            reach = Some((until, grant));
+        }
     }
     for grant in grants {
         let Some(write) = grant.write else { continue };
-        if !write.accepted && write.answered <= certainly_held_until(grant, ttl, restarts) {
+        let until = certainly_held_until(grant, ttl, restarts);
+        if !write.accepted && write.answered <= until {
             figures.refused_while_holding += 1;
+            figures.example(|| {
+                format!("write refused while certainly held (until {until}): {grant:?}")
+            });
         }
     }
+}
 
-    // The resource's history.
+/// The resource's history: its order, and who wrote.
+fn history(grants: &[Grant], log: &[LogEntry], figures: &mut Figures) {
     let answered: HashMap<u64, &Grant> = grants
         .iter()
         .filter_map(|grant| grant.write.map(|write| (write.id, grant)))
@@ -302,6 +361,7 @@ pub fn check(grants: &[Grant], log: &[LogEntry], ttl: Duration, restarts: &[u64]
         let who = (entry.worker, entry.fence);
         if !granted.contains(&who) {
             figures.writes_without_grant += 1;
+            figures.example(|| format!("write with no grant: {entry:?}"));
         }
         if !answered.contains_key(&entry.id) {
             figures.unanswered += 1;
@@ -317,6 +377,7 @@ pub fn check(grants: &[Grant], log: &[LogEntry], ttl: Duration, restarts: &[u64]
         if let Some((fence, by)) = last {
             if entry.fence <= fence {
                 figures.out_of_order += 1;
+                figures.example(|| format!("accepted out of order: {entry:?} after fence {fence}"));
             }
             if entry.fence < fence && by != who {
                 figures.two_holders_accepted += 1;
@@ -326,7 +387,6 @@ pub fn check(grants: &[Grant], log: &[LogEntry], ttl: Duration, restarts: &[u64]
             last = Some((entry.fence, who));
         }
     }
-    figures
 }
 
 #[cfg(test)]
@@ -432,7 +492,11 @@ mod tests {
             grant(1, 101, 10, 2, true),
             grant(2, 1, 20, 3, false),
         ];
-        let figures = check(&grants, &log_of(&grants), TTL, &[15_000]);
+        let restart = Restart {
+            began: 15_000,
+            done: 16_000,
+        };
+        let figures = check(&grants, &log_of(&grants), TTL, &[restart]);
         assert_eq!(figures.fence_regressions, 1, "{figures:?}");
         assert_eq!(figures.refused_while_holding, 1, "{figures:?}");
         assert_eq!(figures.duplicate_fences, 0);
@@ -447,12 +511,26 @@ mod tests {
         let grants = vec![first, second];
         let figures = check(&grants, &log_of(&grants), TTL, &[]);
         assert_eq!(figures.overlapping_holders, 1, "{figures:?}");
+        assert!(
+            figures.examples[0].starts_with("two holders at once"),
+            "{figures:?}"
+        );
         // A restart of the store at 3 ms lost the first lease: no overlap then.
-        let figures = check(&grants, &log_of(&grants), TTL, &[3_000]);
+        let restart = |began: u64, done: u64| [Restart { began, done }];
+        let figures = check(&grants, &log_of(&grants), TTL, &restart(3_000, 3_500));
         assert_eq!(figures.violations(), [], "{figures:?}");
         // So does a restart while its acquire was in flight (called at 0, answered at 1 ms).
-        let figures = check(&grants, &log_of(&grants), TTL, &[500]);
+        let figures = check(&grants, &log_of(&grants), TTL, &restart(500, 900));
         assert_eq!(figures.violations(), [], "{figures:?}");
+        // And one that began just before the acquire was called (the old server, not yet
+        // killed, granted it): seen in a run, when only the restart's start counted.
+        let mut late = grants.clone();
+        late[0].asked = 100;
+        let figures = check(&late, &log_of(&late), TTL, &restart(50, 200));
+        assert_eq!(figures.violations(), [], "{figures:?}");
+        // A restart over before the acquire was called excuses nothing.
+        let figures = check(&late, &log_of(&late), TTL, &restart(10, 90));
+        assert_eq!(figures.overlapping_holders, 1, "{figures:?}");
     }
 
     #[test]
