@@ -472,3 +472,57 @@ impl Drop for ProcessPool {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_and_points_read_back_as_sent() {
+        let events = [
+            Event::Ready,
+            Event::Calling,
+            Event::Parked,
+            Event::Armed,
+            Event::Done("t-1".into()),
+            Event::Enqueued(4),
+            Event::Begin(2),
+            Event::Granted(1_796_210_213_483_581),
+            Event::Holding,
+            Event::Wrote(9, true),
+            Event::Wrote(8, false),
+        ];
+        for event in events {
+            assert_eq!(
+                Event::parse(&event.line()),
+                Some(event.clone()),
+                "{event:?}"
+            );
+        }
+        assert_eq!(Event::parse("crash:wrote 9"), None);
+        assert_eq!(Event::parse("test foo ... ok"), None);
+        for point in Point::ARMED.into_iter().chain([Point::Pause]) {
+            assert_eq!(Point::parse(point.name()), Some(point));
+        }
+        assert_eq!(Point::parse("idle"), None, "never armed");
+    }
+
+    #[test]
+    fn orders_round_trip_with_and_without_params() {
+        let orders = Orders {
+            role: "fence".into(),
+            ledger: PathBuf::from("/tmp/worker-3.ledger"),
+            target: "redis://127.0.0.1:1 prefix".into(),
+            queue: "fenced".into(),
+            from: 3,
+            to: 0,
+            params: "400 postgres://postgres@127.0.0.1:5432/test ns".into(),
+        };
+        assert_eq!(Orders::decode(&orders.encode()), Some(orders.clone()));
+        let plain = Orders {
+            params: String::new(),
+            ..orders
+        };
+        assert_eq!(Orders::decode(&plain.encode()), Some(plain));
+    }
+}
