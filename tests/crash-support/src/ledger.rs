@@ -28,6 +28,50 @@ pub enum Record {
     Begin(u64),
     /// The put of this version answered `Ok`.
     End(u64),
+    /// A lease with this fence was granted to a call made at `asked` that answered at
+    /// `answered` (µs after the Unix epoch, as every time below).
+    Granted {
+        /// The lease's fence.
+        fence: u64,
+        /// When the acquire was called.
+        asked: u64,
+        /// When it answered.
+        answered: u64,
+    },
+    /// A refresh of the lease with this fence, called at `asked`, answered `outcome`: `ok`,
+    /// `lost` (`Conflict`) or another error kind.
+    Refreshed {
+        /// The lease's fence.
+        fence: u64,
+        /// When the refresh was called.
+        asked: u64,
+        /// How it answered.
+        outcome: String,
+    },
+    /// A write to the protected resource with this fence, called at `asked`, answered at
+    /// `answered`: the resource's log entry `id`, and whether it was accepted.
+    Wrote {
+        /// The fence written with.
+        fence: u64,
+        /// When the write was called.
+        asked: u64,
+        /// When it answered.
+        answered: u64,
+        /// Its entry in the resource's log.
+        id: u64,
+        /// Accepted (`true`) or refused as stale.
+        accepted: bool,
+    },
+    /// A release of the lease with this fence, called at `asked`, answered `outcome`: `true`,
+    /// `false` (already lost) or an error kind.
+    Released {
+        /// The lease's fence.
+        fence: u64,
+        /// When the release was called.
+        asked: u64,
+        /// How it answered.
+        outcome: String,
+    },
 }
 
 impl Record {
@@ -40,28 +84,82 @@ impl Record {
             Record::Error(op, kind) => format!("error {op} {kind}\n"),
             Record::Begin(version) => format!("begin {version}\n"),
             Record::End(version) => format!("end {version}\n"),
+            Record::Granted {
+                fence,
+                asked,
+                answered,
+            } => format!("granted {fence} {asked} {answered}\n"),
+            Record::Refreshed {
+                fence,
+                asked,
+                outcome,
+            } => format!("refreshed {fence} {asked} {outcome}\n"),
+            Record::Wrote {
+                fence,
+                asked,
+                answered,
+                id,
+                accepted,
+            } => format!("wrote {fence} {asked} {answered} {id} {accepted}\n"),
+            Record::Released {
+                fence,
+                asked,
+                outcome,
+            } => format!("released {fence} {asked} {outcome}\n"),
         }
     }
 
     fn parse(line: &str) -> Option<Record> {
-        let mut words = line.split(' ');
-        let (tag, a, b) = (words.next()?, words.next(), words.next());
+        // The tag, then the words after it, in order.
+        let [tag, w1, w2, w3, w4, w5] = {
+            let mut words = line.split(' ');
+            [(); 6].map(|()| words.next())
+        };
+        let tag = tag?;
         let text = |word: Option<&str>| word.map(str::to_owned);
+        let number = |word: Option<&str>| word?.parse::<u64>().ok();
         Some(match tag {
-            "done" => Record::Done(text(a)?),
-            "acked" => Record::Acked(text(a)?, b?.parse().ok()?),
-            "ackfail" => Record::AckFailed(text(a)?, text(b)?),
-            "enqueued" => Record::Enqueued(text(a)?, text(b)?),
-            "error" => Record::Error(text(a)?, text(b)?),
-            "begin" => Record::Begin(a?.parse().ok()?),
-            "end" => Record::End(a?.parse().ok()?),
+            "done" => Record::Done(text(w1)?),
+            "acked" => Record::Acked(text(w1)?, w2?.parse().ok()?),
+            "ackfail" => Record::AckFailed(text(w1)?, text(w2)?),
+            "enqueued" => Record::Enqueued(text(w1)?, text(w2)?),
+            "error" => Record::Error(text(w1)?, text(w2)?),
+            "begin" => Record::Begin(w1?.parse().ok()?),
+            "end" => Record::End(w1?.parse().ok()?),
+            "granted" => Record::Granted {
+                fence: number(w1)?,
+                asked: number(w2)?,
+                answered: number(w3)?,
+            },
+            "refreshed" => Record::Refreshed {
+                fence: number(w1)?,
+                asked: number(w2)?,
+                outcome: text(w3)?,
+            },
+            "wrote" => Record::Wrote {
+                fence: number(w1)?,
+                asked: number(w2)?,
+                answered: number(w3)?,
+                id: number(w4)?,
+                accepted: w5?.parse().ok()?,
+            },
+            "released" => Record::Released {
+                fence: number(w1)?,
+                asked: number(w2)?,
+                outcome: text(w3)?,
+            },
             _ => return None,
         })
     }
 
     /// Whether the record must be synced before the worker goes on.
     fn durable(&self) -> bool {
-        matches!(self, Record::Done(_) | Record::Enqueued(..))
+        // A grant is synced before its holder writes: a holder killed after its write must
+        // leave the grant that explains it.
+        matches!(
+            self,
+            Record::Done(_) | Record::Enqueued(..) | Record::Granted { .. }
+        )
     }
 }
 
@@ -85,7 +183,7 @@ impl Ledger {
         })
     }
 
-    /// Append `record`, in one `write`; synced when it is `Done` or `Enqueued`.
+    /// Append `record`, in one `write`; synced when it is `Done`, `Enqueued` or `Granted`.
     ///
     /// # Panics
     /// When the file cannot be written: the campaign cannot account for anything then.
@@ -123,4 +221,49 @@ pub fn now_micros() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_micros() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_record_reads_back_as_written() {
+        let records = [
+            Record::Done("t1".into()),
+            Record::Acked("t1".into(), 5),
+            Record::AckFailed("t1".into(), "Conflict".into()),
+            Record::Enqueued("key-1".into(), "t2".into()),
+            Record::Error("write".into(), "Backend".into()),
+            Record::Begin(3),
+            Record::End(3),
+            Record::Granted {
+                fence: 1_700_000_000_000_001,
+                asked: 10,
+                answered: 20,
+            },
+            Record::Refreshed {
+                fence: 7,
+                asked: 30,
+                outcome: "lost".into(),
+            },
+            Record::Wrote {
+                fence: 7,
+                asked: 40,
+                answered: 50,
+                id: 9,
+                accepted: false,
+            },
+            Record::Released {
+                fence: 7,
+                asked: 60,
+                outcome: "Unavailable".into(),
+            },
+        ];
+        for record in records {
+            let line = record.line();
+            assert_eq!(Record::parse(line.trim_end()), Some(record), "{line}");
+        }
+        assert_eq!(Record::parse("wrote 7 40 50 9"), None, "a line cut short");
+    }
 }

@@ -11,12 +11,16 @@
 //!   idempotency key 0 copies from retried enqueues.
 //! - [`objectstore`]: a writer of 1–8 MiB self-describing objects killed mid-put: never a torn
 //!   object, never a staging file in `list`.
+//! - [`fence`]: workers contending for a `Lock`, killed, frozen with `SIGSTOP` past their
+//!   lease and cut off, writing with their fences to a resource that refuses stale ones: 0
+//!   writes accepted out of fence order, 0 holders at once, fences that only grow.
 //!
 //! # For driver authors
 //! Workers are real processes: the campaign re-runs the *test binary itself* with
 //! `--exact crash_worker --ignored` and its orders in an environment variable, so a driver's
 //! test file needs one ignored test named [`WORKER_TEST`] that hands over to
-//! [`taskqueue::worker_main`] (or [`objectstore::writer_main`]), and one test per campaign.
+//! [`taskqueue::worker_main`] (or [`objectstore::writer_main`], [`fence::worker_main`]), and
+//! one test per campaign.
 //! No extra binary target, nothing for `cargo test --workspace` to know about. The memory
 //! queue, which processes cannot share, runs its workers as Tokio tasks instead
 //! ([`taskqueue::TaskPool`]).
@@ -24,6 +28,9 @@
 //! Sizes come from [`Scale::from_env`]: small for CI, `SANDLOOM_CRASH_SCALE=large` for the
 //! documented runs. Nothing is timed: the only clocks stop a hung run.
 
+mod crew;
+mod cuts;
+pub mod fence;
 pub mod ledger;
 pub mod objectstore;
 pub mod pool;

@@ -339,6 +339,7 @@ pub async fn write_campaign<P: Pool>(setup: &WriteSetup<'_>, pool: &mut P) -> Wr
                 queue: String::new(),
                 from: version,
                 to: 0,
+                params: String::new(),
             },
         );
         // Armed when it begins this version, it dies in the put after it.

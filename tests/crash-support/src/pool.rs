@@ -1,10 +1,12 @@
 //! Workers, their orders, the points where they die, and the two ways to run them: processes
 //! re-executing the test binary ([`ProcessPool`], killed with `SIGKILL`) and Tokio tasks of the
-//! test's own process (`TaskPool` of [`crate::taskqueue`], aborted).
+//! test's own process (`TaskPool` of [`crate::taskqueue`], aborted). Processes can also be
+//! paused (`SIGSTOP`) and continued (`SIGCONT`): the fence campaign freezes lock holders.
 //!
 //! A worker talks to the campaign over its standard streams: it prints `crash:<event>` lines
-//! (everything else on its stdout, libtest's own lines, is ignored) and reads `arm <point>` and
-//! `stop` lines. When its stdin closes (the campaign is gone, a failed test included) it exits.
+//! (everything else on its stdout, libtest's own lines, is ignored) and reads `arm <point>`,
+//! `go` and `stop` lines. When its stdin closes (the campaign is gone, a failed test included)
+//! it exits.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -13,7 +15,9 @@ use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
+use tokio::sync::Notify;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use crate::WORKER_TEST;
@@ -21,16 +25,22 @@ use crate::WORKER_TEST;
 /// The environment variable that carries a worker process's [`Orders`].
 pub const ORDERS_ENV: &str = "SANDLOOM_CRASH_ORDERS";
 
-/// Where an armed worker dies.
+/// Where an armed worker dies (or, for [`Point::Pause`], is frozen).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Point {
-    /// During its next backend call (`reserve`, `enqueue`): it announces the call and is killed
-    /// as soon as the campaign reads that, while the call is in flight (or just after).
+    /// During its next backend call (`reserve`, `enqueue`, `acquire_wait`): it announces the
+    /// call and is killed as soon as the campaign reads that, while the call is in flight (or
+    /// just after).
     Call,
-    /// Mid-task: it holds a reservation and has not done the work.
+    /// Mid-task: it holds a reservation and has not done the work (a lock holder: it holds a
+    /// lease and has not written).
     Work,
-    /// Between the work and its ack: the work is recorded done, the ack not sent.
+    /// Between the work and its ack: the work is recorded done, the ack not sent (a lock
+    /// holder: it has written, not released).
     Unacked,
+    /// A lock holder, before its write: frozen with `SIGSTOP` for longer than its lease, then
+    /// continued with `SIGCONT` and told `go`. Not a kill: the worker lives on.
+    Pause,
     /// At a random moment 0–30 ms after it was armed, wherever it is.
     Anywhere,
     /// At the end of the run, armed but never reached its point (the work ran out).
@@ -47,12 +57,16 @@ impl Point {
             Point::Work => "work",
             Point::Unacked => "unacked",
             Point::Anywhere => "anywhere",
+            Point::Pause => "pause",
             Point::Idle => "idle",
         }
     }
 
     fn parse(name: &str) -> Option<Point> {
-        Point::ARMED.into_iter().find(|point| point.name() == name)
+        Point::ARMED
+            .into_iter()
+            .chain([Point::Pause])
+            .find(|point| point.name() == name)
     }
 }
 
@@ -79,6 +93,12 @@ pub enum Event {
     Enqueued(u64),
     /// A writer began to put this version.
     Begin(u64),
+    /// A lock worker was granted a lease with this fence (recorded in its ledger).
+    Granted(u64),
+    /// Armed with [`Point::Pause`]: it holds a lease, has not written, and waits for `go`.
+    Holding,
+    /// A lock worker's write with this fence was accepted (`true`) or refused as stale.
+    Wrote(u64, bool),
     /// The worker ended (its stdout closed, or its task returned or was aborted).
     Exited,
     /// Sent by the campaign to itself: kill this worker now.
@@ -95,6 +115,9 @@ impl Event {
             Event::Done(id) => format!("crash:done {id}"),
             Event::Enqueued(n) => format!("crash:enqueued {n}"),
             Event::Begin(version) => format!("crash:begin {version}"),
+            Event::Granted(fence) => format!("crash:granted {fence}"),
+            Event::Holding => "crash:holding".to_owned(),
+            Event::Wrote(fence, accepted) => format!("crash:wrote {fence} {accepted}"),
             Event::Exited => "crash:exited".to_owned(),
             Event::KillNow => "crash:kill".to_owned(),
         }
@@ -111,39 +134,49 @@ impl Event {
             "done" => Event::Done(arg.to_owned()),
             "enqueued" => Event::Enqueued(arg.parse().ok()?),
             "begin" => Event::Begin(arg.parse().ok()?),
+            "granted" => Event::Granted(arg.parse().ok()?),
+            "holding" => Event::Holding,
+            "wrote" => {
+                let (fence, accepted) = arg.split_once(' ')?;
+                Event::Wrote(fence.parse().ok()?, accepted.parse().ok()?)
+            }
             _ => return None,
         })
     }
 }
 
 /// What one worker is to do.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Orders {
-    /// `consume`, `produce` or `write`.
+    /// `consume`, `produce`, `write` or `fence`.
     pub role: String,
     /// Its ledger.
     pub ledger: PathBuf,
     /// How to reach the backend, for the test's `open` function (a URL through the proxy, a
     /// directory…).
     pub target: String,
-    /// The task queue's name.
+    /// The task queue's name (the lock's name, for fence workers).
     pub queue: String,
-    /// First key number (producers) or version (writers).
+    /// First key number (producers) or version (writers); the worker's number (fence workers).
     pub from: u64,
     /// One past the last key number (producers).
     pub to: u64,
+    /// What only one role needs, on one line (fence workers: the lease ttl and the protected
+    /// resource, see [`crate::fence`]); empty otherwise.
+    pub params: String,
 }
 
 impl Orders {
     fn encode(&self) -> String {
         format!(
-            "{}\n{}\n{}\n{}\n{}\n{}",
+            "{}\n{}\n{}\n{}\n{}\n{}\n{}",
             self.role,
             self.ledger.display(),
             self.target,
             self.queue,
             self.from,
-            self.to
+            self.to,
+            self.params
         )
     }
 
@@ -156,6 +189,7 @@ impl Orders {
             queue: lines.next()?.to_owned(),
             from: lines.next()?.parse().ok()?,
             to: lines.next()?.parse().ok()?,
+            params: lines.next().unwrap_or_default().to_owned(),
         })
     }
 
@@ -173,6 +207,9 @@ impl Orders {
 pub struct Control {
     armed: Mutex<Option<Point>>,
     stop: AtomicBool,
+    /// A `go` line arrived (a paused worker may write); `Notify` keeps one permit, so a `go`
+    /// that arrives before the worker waits is not lost.
+    go: Notify,
     signal: Box<dyn Fn(Event) + Send + Sync>,
 }
 
@@ -191,6 +228,7 @@ impl Control {
         Control {
             armed: Mutex::new(None),
             stop: AtomicBool::new(false),
+            go: Notify::new(),
             signal: Box::new(signal),
         }
     }
@@ -209,6 +247,8 @@ impl Control {
                 let Ok(line) = line else { break };
                 if line == "stop" {
                     listener.stop();
+                } else if line == "go" {
+                    listener.go();
                 } else if let Some(point) = line.strip_prefix("arm ").and_then(Point::parse) {
                     listener.arm(point);
                 }
@@ -227,6 +267,19 @@ impl Control {
     /// Finish the current step and return.
     pub fn stop(&self) {
         self.stop.store(true, Ordering::Release);
+    }
+
+    /// A paused worker may go on (see [`Control::hold`]).
+    pub fn go(&self) {
+        self.go.notify_one();
+    }
+
+    /// Say [`Event::Holding`] and wait for `go` (the campaign freezes the process meanwhile
+    /// and continues it); after `limit` without it, go on anyway: the campaign, which fails
+    /// the run when a pause does not end, is gone or hung.
+    pub async fn hold(&self, limit: Duration) {
+        self.signal(Event::Holding);
+        let _ = tokio::time::timeout(limit, self.go.notified()).await;
     }
 
     /// Whether the worker is to stop.
@@ -315,6 +368,40 @@ impl Default for ProcessPool {
     }
 }
 
+impl ProcessPool {
+    /// Freeze worker `no` (`SIGSTOP`): it keeps its connections and answers nothing.
+    ///
+    /// # Panics
+    /// When the signal cannot be sent (the worker is not running).
+    pub fn pause(&mut self, no: usize) {
+        self.signal(no, "-STOP");
+    }
+
+    /// Continue worker `no` (`SIGCONT`) and tell it `go`.
+    ///
+    /// # Panics
+    /// When the signal cannot be sent (the worker is not running).
+    pub fn resume(&mut self, no: usize) {
+        self.signal(no, "-CONT");
+        self.tell(no, "go");
+    }
+
+    /// Send `signal` with `kill(1)`, as the Redis tests freeze their server: no `libc` for
+    /// one system call.
+    fn signal(&self, no: usize, signal: &str) {
+        let (child, _) = self
+            .children
+            .get(&no)
+            .unwrap_or_else(|| panic!("worker {no} is not running: cannot send it {signal}"));
+        let pid = child.id().to_string();
+        let status = Command::new("kill")
+            .args([signal, &pid])
+            .status()
+            .unwrap_or_else(|err| panic!("run `kill {signal} {pid}`: {err}"));
+        assert!(status.success(), "`kill {signal} {pid}` failed: {status}");
+    }
+}
+
 impl Pool for ProcessPool {
     fn kind(&self) -> &'static str {
         "processes"
@@ -383,5 +470,59 @@ impl Drop for ProcessPool {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_and_points_read_back_as_sent() {
+        let events = [
+            Event::Ready,
+            Event::Calling,
+            Event::Parked,
+            Event::Armed,
+            Event::Done("t-1".into()),
+            Event::Enqueued(4),
+            Event::Begin(2),
+            Event::Granted(1_796_210_213_483_581),
+            Event::Holding,
+            Event::Wrote(9, true),
+            Event::Wrote(8, false),
+        ];
+        for event in events {
+            assert_eq!(
+                Event::parse(&event.line()),
+                Some(event.clone()),
+                "{event:?}"
+            );
+        }
+        assert_eq!(Event::parse("crash:wrote 9"), None);
+        assert_eq!(Event::parse("test foo ... ok"), None);
+        for point in Point::ARMED.into_iter().chain([Point::Pause]) {
+            assert_eq!(Point::parse(point.name()), Some(point));
+        }
+        assert_eq!(Point::parse("idle"), None, "never armed");
+    }
+
+    #[test]
+    fn orders_round_trip_with_and_without_params() {
+        let orders = Orders {
+            role: "fence".into(),
+            ledger: PathBuf::from("/tmp/worker-3.ledger"),
+            target: "redis://127.0.0.1:1 prefix".into(),
+            queue: "fenced".into(),
+            from: 3,
+            to: 0,
+            params: "400 postgres://postgres@127.0.0.1:5432/test ns".into(),
+        };
+        assert_eq!(Orders::decode(&orders.encode()), Some(orders.clone()));
+        let plain = Orders {
+            params: String::new(),
+            ..orders
+        };
+        assert_eq!(Orders::decode(&plain.encode()), Some(plain));
     }
 }

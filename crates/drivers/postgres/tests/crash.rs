@@ -8,7 +8,6 @@
 
 mod support;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,7 +17,6 @@ use sandloom_crash_support::{Scale, scratch};
 use sandloom_driver_postgres::{PostgresTaskQueue, PostgresTaskQueueOptions};
 use sandloom_driverkit::Driver;
 use sandloom_driverkit::taskqueue::TaskQueue;
-use sandloom_test_support::TcpProxy;
 
 /// Long enough that a live worker never loses its lease on a loaded machine; a dead worker's
 /// task comes back after it.
@@ -45,28 +43,6 @@ fn crash_worker() {
     taskqueue::worker_main(open);
 }
 
-/// A proxy to the test server, and the server's URL through it.
-async fn proxied() -> (Arc<TcpProxy>, String) {
-    let config: tokio_postgres::Config = support::server_url().parse().expect("a server URL");
-    let host = match config.get_hosts().first() {
-        Some(tokio_postgres::config::Host::Tcp(host)) => host.clone(),
-        other => panic!("the crash campaigns need a TCP server, not {other:?}"),
-    };
-    let port = config.get_ports().first().copied().unwrap_or(5432);
-    let upstream: SocketAddr = std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), port))
-        .expect("resolve")
-        .next()
-        .expect("an address");
-    let proxy = TcpProxy::start(upstream).await.expect("a proxy");
-    let url = format!(
-        "postgres://{}@{}/{}",
-        config.get_user().unwrap_or("postgres"),
-        proxy.address(),
-        config.get_dbname().unwrap_or("postgres")
-    );
-    (Arc::new(proxy), url)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[cfg_attr(
     not(sandloom_test_postgres),
@@ -75,7 +51,7 @@ async fn proxied() -> (Arc<TcpProxy>, String) {
 async fn consumers_killed_and_cut_off_lose_no_task_and_every_duplicate_is_explained() {
     let scale = Scale::from_env();
     let namespace = support::unique("crash_consume");
-    let (proxy, via) = proxied().await;
+    let (proxy, via) = support::proxied().await;
     let dir = scratch();
     let setup = Setup {
         driver: "taskqueue.postgres",
@@ -103,7 +79,7 @@ async fn consumers_killed_and_cut_off_lose_no_task_and_every_duplicate_is_explai
 async fn producers_killed_and_cut_off_with_idempotency_keys_create_no_copy() {
     let scale = Scale::from_env();
     let namespace = support::unique("crash_produce");
-    let (proxy, via) = proxied().await;
+    let (proxy, via) = support::proxied().await;
     let dir = scratch();
     let setup = Setup {
         driver: "taskqueue.postgres",

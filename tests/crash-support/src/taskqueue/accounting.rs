@@ -6,8 +6,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::ConsumeReport;
-use super::crew::Crew;
-use super::cuts::CUT_FOR;
+use crate::crew::Crew;
+use crate::cuts::CUT_FOR;
 use crate::ledger::{self, Record};
 use crate::pool::Pool;
 

@@ -10,10 +10,10 @@ use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::taskqueue::{EnqueueOptions, TaskQueue};
 
 use super::accounting::account;
-use super::crew::Crew;
-use super::cuts::{cut, end_cuts};
 use super::{Setup, UNCONFIRMED_ACK_WINDOW};
 use crate::Scale;
+use crate::crew::Crew;
+use crate::cuts::{cut, end_cuts};
 use crate::ledger::{self, Ledger, Record};
 use crate::pool::{Event, Orders, Point, Pool};
 
@@ -153,6 +153,7 @@ pub async fn consume_campaign<P: Pool>(setup: &Setup<'_>, pool: &mut P) -> Consu
         queue: setup.queue.clone(),
         from: 0,
         to: 0,
+        params: String::new(),
     };
     let workers_are = pool.kind();
     let mut crew = Crew::new(pool, scale.seed);

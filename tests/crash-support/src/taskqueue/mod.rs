@@ -21,16 +21,14 @@
 //! The parts, by role:
 //! - `worker`: what a worker does, in a process of its own or as a task ([`worker_main`]);
 //! - `task_pool`: workers as Tokio tasks of the test's process ([`TaskPool`]);
-//! - `crew`: the campaign's side of its workers: spawning, arming, killing, replacing;
-//! - `cuts`: cutting the workers' proxy;
+//! - `crate::crew` and `crate::cuts` (shared with the fence campaign): the campaign's side of
+//!   its workers (spawning, arming, killing, replacing), and cutting the workers' proxy;
 //! - `consume`: the consumer campaign and its report ([`ConsumeReport`]);
 //! - `accounting`: reading the consumers' ledgers: lost tasks, and what explains each duplicate;
 //! - `produce`: the producer campaign, its count of copies and its report ([`ProduceReport`]).
 
 mod accounting;
 mod consume;
-mod crew;
-mod cuts;
 mod produce;
 mod task_pool;
 mod worker;

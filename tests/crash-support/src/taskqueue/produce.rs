@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::Setup;
-use super::crew::Crew;
-use super::cuts::{cut, end_cuts};
 use super::worker::key;
+use crate::crew::Crew;
+use crate::cuts::{cut, end_cuts};
 use crate::ledger::{self, Record};
 use crate::pool::{Event, Orders, Point, Pool};
 
@@ -103,6 +103,7 @@ pub async fn produce_campaign<P: Pool>(setup: &Setup<'_>, pool: &mut P) -> Produ
         queue: setup.queue.clone(),
         from,
         to,
+        params: String::new(),
     };
     // Which key range each producer works on.
     let mut ranges: HashMap<usize, (u64, u64)> = HashMap::new();

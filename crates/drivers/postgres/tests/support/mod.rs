@@ -1,5 +1,5 @@
 //! What the server tests share: where the server is, fresh names, a driver with short
-//! timeouts (the proxy that cuts it off is `sandloom_test_support::TcpProxy`).
+//! timeouts, and a `sandloom_test_support::TcpProxy` in front of the server to cut it off.
 
 // Each test binary uses its own part of this module.
 #![allow(dead_code)]
@@ -62,4 +62,29 @@ pub(crate) async fn raw_client() -> tokio_postgres::Client {
         .expect("connect to the test server");
     tokio::spawn(connection);
     client
+}
+
+/// A proxy to the test server, and the server's URL through it.
+pub(crate) async fn proxied() -> (std::sync::Arc<sandloom_test_support::TcpProxy>, String) {
+    let config: tokio_postgres::Config = server_url().parse().expect("a server URL");
+    let host = match config.get_hosts().first() {
+        Some(tokio_postgres::config::Host::Tcp(host)) => host.clone(),
+        other => panic!("the crash campaigns need a TCP server, not {other:?}"),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let upstream: std::net::SocketAddr =
+        std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), port))
+            .expect("resolve")
+            .next()
+            .expect("an address");
+    let proxy = sandloom_test_support::TcpProxy::start(upstream)
+        .await
+        .expect("a proxy");
+    let url = format!(
+        "postgres://{}@{}/{}",
+        config.get_user().unwrap_or("postgres"),
+        proxy.address(),
+        config.get_dbname().unwrap_or("postgres")
+    );
+    (std::sync::Arc::new(proxy), url)
 }

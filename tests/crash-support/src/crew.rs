@@ -1,32 +1,32 @@
 //! The campaign's side of its workers: which are live, which are armed and where, which were
-//! killed, when and where. Shared by the consumer and producer campaigns.
+//! killed, when and where. Shared by the task queue campaigns and the fence campaign.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 
 use crate::Rng;
 use crate::ledger;
-use crate::pool::{Event, Orders, Point, Pool};
+use crate::pool::{Event, Orders, Point, Pool, ProcessPool};
 
 /// The live state of a campaign's workers: who is armed, who was killed, and where.
-pub(super) struct Crew<'p, P: Pool> {
+pub(crate) struct Crew<'p, P: Pool> {
     pool: &'p mut P,
     /// Workers started and not yet exited.
-    pub(super) live: HashSet<usize>,
+    pub(crate) live: HashSet<usize>,
     armed: HashMap<usize, Point>,
     killed: HashMap<usize, Point>,
     /// When each killed worker was killed, in µs (the ledgers' clock).
-    pub(super) killed_at: HashMap<usize, u64>,
+    pub(crate) killed_at: HashMap<usize, u64>,
     /// The number the next worker gets: workers `0..next` were started.
-    pub(super) next: usize,
+    pub(crate) next: usize,
     rng: Rng,
     /// The work is done: armed workers were killed, the others told to stop.
-    pub(super) finishing: bool,
+    pub(crate) finishing: bool,
 }
 
 impl<'p, P: Pool> Crew<'p, P> {
     /// No workers yet; kill choices drawn from `seed`.
-    pub(super) fn new(pool: &'p mut P, seed: u64) -> Self {
+    pub(crate) fn new(pool: &'p mut P, seed: u64) -> Self {
         Crew {
             pool,
             live: HashSet::new(),
@@ -40,7 +40,7 @@ impl<'p, P: Pool> Crew<'p, P> {
     }
 
     /// Start the next worker with the orders made for its number; its number.
-    pub(super) fn spawn(&mut self, orders: impl FnOnce(usize) -> Orders) -> usize {
+    pub(crate) fn spawn(&mut self, orders: impl FnOnce(usize) -> Orders) -> usize {
         let no = self.next;
         self.next += 1;
         self.pool.spawn(no, &orders(no));
@@ -49,7 +49,7 @@ impl<'p, P: Pool> Crew<'p, P> {
     }
 
     /// Arm a random live, unarmed worker at `point`; false when there is none.
-    pub(super) fn arm(&mut self, point: Point) -> bool {
+    pub(crate) fn arm(&mut self, point: Point) -> bool {
         let mut free: Vec<usize> = self
             .live
             .iter()
@@ -77,7 +77,7 @@ impl<'p, P: Pool> Crew<'p, P> {
     }
 
     /// React to a worker's event; returns it when the caller has more to do with it.
-    pub(super) fn handle(&mut self, no: usize, event: Event) -> Option<Event> {
+    pub(crate) fn handle(&mut self, no: usize, event: Event) -> Option<Event> {
         match event {
             Event::Parked | Event::Calling | Event::KillNow => {
                 if let Some(&point) = self.armed.get(&no) {
@@ -108,7 +108,7 @@ impl<'p, P: Pool> Crew<'p, P> {
     }
 
     /// No more work: kill the armed ones where they are, stop the rest.
-    pub(super) fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         self.finishing = true;
         let armed: Vec<usize> = self.armed.keys().copied().collect();
         for no in armed {
@@ -126,7 +126,7 @@ impl<'p, P: Pool> Crew<'p, P> {
     ///
     /// # Panics
     /// When none comes for `hung_after` (the run hung); `state` says how far it got.
-    pub(super) async fn next_event(
+    pub(crate) async fn next_event(
         &mut self,
         hung_after: Duration,
         state: impl Fn() -> String,
@@ -143,12 +143,49 @@ impl<'p, P: Pool> Crew<'p, P> {
         }
     }
 
+    /// Where worker `no` is armed, if it is.
+    pub(crate) fn armed_at(&self, no: usize) -> Option<Point> {
+        self.armed.get(&no).copied()
+    }
+
+    /// Worker `no` is armed no more (it reached a point that is not a kill).
+    pub(crate) fn disarm(&mut self, no: usize) {
+        self.armed.remove(&no);
+    }
+
+    /// The next event of a worker, if one comes within `limit` (the caller watches for a hung
+    /// run itself).
+    pub(crate) async fn next_event_within(&mut self, limit: Duration) -> Option<(usize, Event)> {
+        match tokio::time::timeout(limit, self.pool.events().recv()).await {
+            Ok(Some(event)) => Some(event),
+            Ok(None) => unreachable!("the pool holds a sender"),
+            Err(_) => None,
+        }
+    }
+
+    /// Live workers, armed ones by point, for a hung run's message.
+    pub(crate) fn describe(&self) -> String {
+        format!("live workers {:?}, armed {:?}", self.live, self.armed)
+    }
+
     /// How many workers were killed at each point, for the report.
-    pub(super) fn kills_by_point(&self) -> BTreeMap<String, usize> {
+    pub(crate) fn kills_by_point(&self) -> BTreeMap<String, usize> {
         let mut by = BTreeMap::new();
         for point in self.killed.values() {
             *by.entry(point.to_string()).or_default() += 1;
         }
         by
+    }
+}
+
+impl Crew<'_, ProcessPool> {
+    /// Freeze worker `no` (`SIGSTOP`).
+    pub(crate) fn pause(&mut self, no: usize) {
+        self.pool.pause(no);
+    }
+
+    /// Continue worker `no` (`SIGCONT`) and tell it to go on.
+    pub(crate) fn resume(&mut self, no: usize) {
+        self.pool.resume(no);
     }
 }

@@ -10,11 +10,11 @@ use tokio::task::JoinHandle;
 use crate::ledger;
 
 /// How long a connection cut lasts.
-pub(super) const CUT_FOR: Duration = Duration::from_millis(300);
+pub(crate) const CUT_FOR: Duration = Duration::from_millis(300);
 
 /// Cut the proxy for [`CUT_FOR`], in the background, unless a cut is still going on; whether
 /// it cut.
-pub(super) fn cut(
+pub(crate) fn cut(
     proxy: Option<&Arc<TcpProxy>>,
     cuts: &mut Vec<JoinHandle<()>>,
     at: &mut Vec<u64>,
@@ -34,7 +34,7 @@ pub(super) fn cut(
 }
 
 /// Wait for the last cut to end.
-pub(super) async fn end_cuts(proxy: Option<&Arc<TcpProxy>>, cuts: &mut [JoinHandle<()>]) {
+pub(crate) async fn end_cuts(proxy: Option<&Arc<TcpProxy>>, cuts: &mut [JoinHandle<()>]) {
     for cut in cuts.iter_mut() {
         let _ = cut.await;
     }
