@@ -333,7 +333,9 @@ fn why_explains_the_selected_driver_and_the_others() {
     assert_eq!(json["instance"], "default");
     assert_eq!(json["configured"], "console");
     assert_eq!(json["selected"], "console");
-    assert_eq!(json["location"]["line"], 15);
+    // At `driver = "console"`, as the text says and SANDLOOM-B020 would: not the table header.
+    assert_eq!(json["location"]["line"], 16);
+    assert_eq!(json["location"]["column"], 1);
     let candidates = json["candidates"].as_array().unwrap();
     assert_eq!(candidates.len(), 3);
     let log = candidates.iter().find(|c| c["driver"] == "log").unwrap();

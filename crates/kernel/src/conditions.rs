@@ -301,7 +301,8 @@ pub struct ConditionReport {
     pub stability: Option<Stability>,
     /// The driver name `INFRA` selects for the instance; `None` when it does not configure it.
     pub configured: Option<String>,
-    /// Where the instance is configured.
+    /// Where `INFRA` selects the driver (`driver = "…"`), the place `configured` shows: the
+    /// one SANDLOOM-B020 points at for the same key.
     pub location: Option<Location>,
     /// The instance's table could not be read (a SANDLOOM-B010 of the configuration): whether
     /// it is configured, and how, is unknown.
@@ -371,7 +372,7 @@ impl ConditionReport {
                 .find(|spec| spec.name == capability)
                 .map(|spec| spec.stability),
             configured: configured.map(|c| c.driver.clone()),
-            location: configured.map(|c| c.location.clone()),
+            location: configured.map(|c| c.driver_location.clone()),
             left_out: configured.is_none() && config.is_left_out(capability, Some(instance)),
             required_by: verdicts
                 .required_by

@@ -101,7 +101,8 @@ pub enum Problem {
         capability: String,
         /// The instance.
         instance: String,
-        /// Where it is configured.
+        /// Where the capability's name is written for the instance (`cache` in
+        /// `[cache.default]`).
         location: Location,
     },
     /// SANDLOOM-B024: a module requires a feature its capability does not define.
@@ -367,6 +368,14 @@ impl Problem {
                     ),
                 }
             }
+            // Configuring a reserved capability with no operation trait only meets B022 next.
+            Self::NoInstance {
+                capability,
+                module,
+                ..
+            } if crate::specs::WITHOUT_OPERATION_TRAIT.contains(&capability.as_str()) => format!(
+                "`{capability}` is reserved by Sandloom and not public yet: it has no operation trait, so no driver can serve it and INFRA cannot configure it. Remove the requirement from module `{module}`; `{capability}` becomes usable when a Sandloom release publishes its operation trait"
+            ),
             Self::NoInstance {
                 capability,
                 instance,

@@ -5,6 +5,7 @@ use crate::config::InstanceConfig;
 use crate::error::{ConflictKind, Problem};
 use crate::known::{BUILTIN_DRIVERS, BUILTIN_OWNER, is_builtin};
 use crate::registry::{CapabilitySpec, DriverEntry};
+use crate::specs::WITHOUT_OPERATION_TRAIT;
 use crate::suggest::closest;
 
 use super::plan::Inputs;
@@ -78,14 +79,21 @@ pub(super) fn find_spec(
     let mut matching = inputs.specs.iter().filter(|spec| spec.name == capability);
     let first = matching.next();
     let Some(spec) = first else {
-        let mut names: Vec<&str> = inputs.specs.iter().map(|spec| spec.name).collect();
+        // Not the reserved names with no operation trait: INFRA cannot use them, so listing or
+        // suggesting one would lead into another refusal.
+        let mut names: Vec<&str> = inputs
+            .specs
+            .iter()
+            .map(|spec| spec.name)
+            .filter(|name| !WITHOUT_OPERATION_TRAIT.contains(name))
+            .collect();
         names.sort_unstable();
         names.dedup();
         let hint = closest(capability, names.iter().copied())
             .map(|s| format!(" (did you mean `{s}`?)"))
             .unwrap_or_default();
         problems.push(Problem::config(
-            instance.location.clone(),
+            instance.capability_location.clone(),
             format!("unknown capability `{capability}`{hint}"),
             format!(
                 "known capabilities are {}; a third-party capability is known once the crate defining it is linked",

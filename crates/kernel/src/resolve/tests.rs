@@ -380,7 +380,7 @@ fn every_problem_is_reported_at_once_ordered_by_location() {
     assert_eq!(
         summary,
         [
-            ("SANDLOOM-B023", "infra.toml:2:7".to_owned()),
+            ("SANDLOOM-B023", "infra.toml:2:2".to_owned()),
             ("SANDLOOM-B020", "infra.toml:3:1".to_owned()),
             ("SANDLOOM-B010", "infra.toml:6:12".to_owned()),
             ("SANDLOOM-B022", String::new()),
@@ -550,5 +550,115 @@ fn a_missing_required_option_is_reported_with_the_bad_ones() {
     assert!(
         found[1].contains("infra.toml:3:1: option `capacity`"),
         "{found:#?}"
+    );
+}
+
+/// Each problem's place, as `check` orders and the command line shows it.
+fn placed(config: &InfraConfig, found: &[Problem]) -> Vec<(&'static str, String)> {
+    found
+        .iter()
+        .map(|p| {
+            let at = config
+                .problem_location(p)
+                .map_or_else(String::new, ToString::to_string);
+            (p.code(), at)
+        })
+        .collect()
+}
+
+#[test]
+fn an_unknown_capability_is_placed_at_its_name_in_each_header() {
+    let text = "[Cache.default]\n\
+                driver = \"memory\"\n\
+                [ Cache . sessions ]\n\
+                driver = \"memory\"\n";
+    let config = config(text);
+    let found = problems(&config, vec![], vec![], &crate::link_drivers!());
+    assert_eq!(
+        placed(&config, &found),
+        [
+            ("SANDLOOM-B010", "infra.toml:1:2".to_owned()),
+            ("SANDLOOM-B010", "infra.toml:3:3".to_owned()),
+        ],
+        "{found:#?}"
+    );
+    assert_eq!(
+        found[0].to_string(),
+        "[SANDLOOM-B010] unknown capability `Cache` (did you mean `cache`?) (at infra.toml:1:2)\n    \
+         Action: known capabilities are cache, lock, notifier, objectstore, taskqueue; a third-party capability is known once the crate defining it is linked"
+    );
+}
+
+#[test]
+fn an_experimental_capability_in_production_is_placed_at_the_capability() {
+    let text = "environment = \"production\"\n\
+                [preview.default]\n\
+                driver = \"probe\"\n\
+                [preview.second]\n\
+                driver = \"probe\"\n";
+    let config = config(text);
+    let mut preview = spec("preview", "preview-contracts", "0.1.0");
+    preview.stability = Stability::Experimental;
+    let found = problems(
+        &config,
+        vec![entry("preview", "probe", "preview-probe", "0.1.0")],
+        vec![preview],
+        &crate::link_drivers!(),
+    );
+    assert_eq!(
+        placed(&config, &found),
+        [
+            ("SANDLOOM-B023", "infra.toml:2:2".to_owned()),
+            ("SANDLOOM-B023", "infra.toml:4:2".to_owned()),
+        ],
+        "{found:#?}"
+    );
+    assert_eq!(
+        found[1].to_string(),
+        "[SANDLOOM-B023] capability `preview` is experimental, and `preview.second` is configured in production (at infra.toml:4:2)\n    \
+         Action: accept the risk with `accepted_risks = [\"experimental_capability\"]` at the top of INFRA, or remove the instance from the production configuration"
+    );
+}
+
+#[test]
+fn a_driver_at_another_contract_major_is_placed_at_its_name() {
+    let text = "[cache.default]\n\
+                capacity = 3\n\
+                driver = \"probe\"\n";
+    let config = config(text);
+    let found = problems(
+        &config,
+        vec![entry("cache", "probe", "probe-cache", "2.0.0")],
+        vec![],
+        &crate::link_drivers!(),
+    );
+    assert_eq!(
+        placed(&config, &found),
+        [("SANDLOOM-B022", "infra.toml:3:1".to_owned())],
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn a_required_reserved_capability_is_not_sent_to_configure_it() {
+    let problem = Problem::NoInstance {
+        capability: "search".to_owned(),
+        instance: "default".to_owned(),
+        module: "shop",
+        configured: Vec::new(),
+    };
+    assert_eq!(
+        problem.action(),
+        "`search` is reserved by Sandloom and not public yet: it has no operation trait, so no driver can serve it and INFRA cannot configure it. Remove the requirement from module `shop`; `search` becomes usable when a Sandloom release publishes its operation trait"
+    );
+    let public = Problem::NoInstance {
+        capability: "cache".to_owned(),
+        instance: "sessions".to_owned(),
+        module: "shop",
+        configured: Vec::new(),
+    };
+    assert_eq!(
+        public.action(),
+        "configure it: add `[cache.sessions]` with `driver = \"…\"` to INFRA"
     );
 }
