@@ -77,6 +77,44 @@ impl DriverError {
         self
     }
 
+    /// The error, about the option its message starts with: for a message written as
+    /// ``"`pool_size` must be between 1 and 1000"`` (the key in backticks, then a space), the
+    /// same as `DriverError::new("must be between 1 and 1000").at_option("pool_size")`. A
+    /// message that does not start so is kept as it is, about no one option. For a driver whose
+    /// option checks already word their errors that way: `validate` can end in
+    /// `.map_err(DriverError::about_option_it_names)`.
+    ///
+    /// ```
+    /// use sandloom_driverkit::DriverError;
+    ///
+    /// let err = DriverError::new("`pool_size` must be between 1 and 1000, not 0").about_option_it_names();
+    /// assert_eq!(err.option(), ["pool_size"]);
+    /// assert_eq!(err.to_string(), "option `pool_size`: must be between 1 and 1000, not 0");
+    ///
+    /// let other = DriverError::new("the URL names no host").about_option_it_names();
+    /// assert!(other.option().is_empty());
+    /// assert_eq!(other.message(), "the URL names no host");
+    /// ```
+    #[must_use]
+    pub fn about_option_it_names(self) -> Self {
+        let named = self
+            .message
+            .strip_prefix('`')
+            .and_then(|rest| rest.split_once("` "))
+            .filter(|(key, _)| {
+                !key.is_empty() && !key.contains(char::is_whitespace) && !key.contains('`')
+            })
+            .map(|(key, rest)| (key.to_owned(), rest.to_owned()));
+        match named {
+            Some((key, rest)) if self.option.is_empty() => Self {
+                message: rest.into(),
+                ..self
+            }
+            .at_option(&key),
+            _ => self,
+        }
+    }
+
     /// Attach the cause.
     ///
     /// ```
