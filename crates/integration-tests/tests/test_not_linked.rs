@@ -143,3 +143,31 @@ async fn an_unknown_capability_names_the_unlinked_crate_that_defines_it() {
          Action: link the crate that defines it: `sandloom_example_fulltext_contracts`, a dependency of this application, defines `fulltext` but no code names it, so it is not linked into the binary; add it to the application's `sandloom::link_drivers!(…)` call"
     );
 }
+
+#[tokio::test]
+async fn a_reserved_capability_names_no_crate_and_says_it_is_not_public() {
+    // Unlinked dependencies of this package register drivers, but none can serve `search`.
+    let err = refused(
+        "[search.default]\ndriver = \"elastic\"",
+        sandloom::link_drivers!(sandloom_fixture_good),
+    )
+    .await;
+    assert_eq!(
+        only(&err).to_string(),
+        "[SANDLOOM-B020] no driver `search.elastic` is linked; `search.default` selects it (at infra.toml:2:1). Linked `search` drivers: none\n    \
+         Action: `search` is reserved by Sandloom and not public yet: it has no operation trait, so no driver can serve it and INFRA cannot use it; remove `[search.default]` from INFRA (it becomes usable when a Sandloom release publishes its operation trait and conformance kit)"
+    );
+    let config = sandloom::InfraConfig::from_toml_str("", "infra.toml").unwrap();
+    let report = sandloom::conditions::ConditionReport::evaluate(
+        &config,
+        &sandloom::link_drivers!(sandloom_fixture_good),
+        "search",
+        "default",
+    );
+    assert!(
+        report.to_string().starts_with(
+            "Why `search.default` (development environment; `search` is reserved by Sandloom and not public yet: it has no operation trait, so no driver can serve it):\n"
+        ),
+        "{report}"
+    );
+}

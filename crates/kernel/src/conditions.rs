@@ -33,6 +33,7 @@ use crate::error::{Problem, UnusableReason};
 use crate::link::LinkedDrivers;
 use crate::registry::{self, CapabilitySpec, DriverEntry, Stability};
 use crate::resolve::{CandidateVerdict, Inputs, Refusal, Verdict, resolve_for_report};
+use crate::specs::WITHOUT_OPERATION_TRAIT;
 
 /// Why a linked driver does not serve the instance, or could not.
 ///
@@ -528,6 +529,10 @@ impl fmt::Display for ConditionReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let name = format!("{}.{}", self.capability, self.instance);
         let stability = match self.stability {
+            // Its stability says nothing a user can act on: no driver can serve it at all.
+            Some(_) if WITHOUT_OPERATION_TRAIT.contains(&self.capability.as_str()) => {
+                "reserved by Sandloom and not public yet: it has no operation trait, so no driver can serve it".to_owned()
+            }
             Some(stability) => stability.to_string(),
             None => "not defined by any linked package".to_owned(),
         };

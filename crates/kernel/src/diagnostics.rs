@@ -8,6 +8,7 @@ use crate::error::Problem;
 use crate::known::provider_of;
 use crate::link::LinkedDrivers;
 use crate::registry::{CapabilitySpec, DriverEntry};
+use crate::specs::WITHOUT_OPERATION_TRAIT;
 use crate::suggest::closest;
 use crate::survey::{Provides, Survey, survey};
 
@@ -37,7 +38,10 @@ pub(crate) fn no_driver(binary: &Binary<'_>, instance: &InstanceConfig) -> Probl
     });
     let suggestion =
         closest(&instance.driver, linked.iter().map(String::as_str)).map(str::to_owned);
-    let candidates = if provided_by.is_some() {
+    // No crate can provide a driver of a reserved capability without an operation trait:
+    // naming one would send people looking for it.
+    let reserved = WITHOUT_OPERATION_TRAIT.contains(&instance.capability.as_str());
+    let candidates = if provided_by.is_some() || reserved {
         Vec::new()
     } else {
         may_provide(binary, &instance.capability, &instance.driver)

@@ -331,7 +331,7 @@ impl Problem {
                     // No crate can provide it, so pointing at dependencies would send people
                     // looking for one.
                     return format!(
-                        "`{capability}` is defined by Sandloom but not public: it has no operation trait yet, so no driver can serve it; remove `[{capability}.{instance}]` from INFRA"
+                        "`{capability}` is reserved by Sandloom and not public yet: it has no operation trait, so no driver can serve it and INFRA cannot use it; remove `[{capability}.{instance}]` from INFRA (it becomes usable when a Sandloom release publishes its operation trait and conformance kit)"
                     );
                 }
                 let crate_ident = |package: &str| package.replace('-', "_");
