@@ -234,6 +234,12 @@ macro_rules! register_driver {
 /// `objectstore`, `taskqueue`, `lock`, `graph_store`, `workflow`, `search`, `secrets`: see
 /// [`RESERVED_CAPABILITIES`](crate::RESERVED_CAPABILITIES)) are refused at compile time.
 ///
+/// An operation gated on a feature `features` does not list is a compile error naming the
+/// feature, the closest listed one (`fuzy`: did you mean `fuzzy`?) and the list. rustc reports
+/// it at the `define_capability!` call rather than at the `#[feature = "…"]` attribute: the check
+/// is a constant, and a constant's evaluation error is placed on the expression evaluated, which
+/// a `macro_rules!` expansion cannot give the span of one token of its input.
+///
 /// Each operation is written `async fn name(&self, arg: Type, …) -> InfraResult<T>;`: no
 /// generics, no patterns in arguments, no `&mut self`. Put the definition in a `contracts`
 /// crate of your own, so modules can depend on it without depending on any driver.
