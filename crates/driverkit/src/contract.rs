@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use crate::gate::Gate;
-use crate::names::str_eq;
+use crate::names::{ConstMessage, str_eq};
 use crate::{Driver, Version};
 
 /// A capability contract: its name, its current version and its operation trait.
@@ -172,71 +172,6 @@ pub const fn checked_contract(name: &str, driver: Version, contract: Version) ->
     // `Version` owns (empty) pre-release and build strings, which a const fn may not drop.
     std::mem::forget(contract);
     driver
-}
-
-/// A message built in a `const fn`: there, `panic!` takes a `&str` but no other argument, so
-/// numbers are written out by hand. Longer messages are cut at the capacity.
-struct ConstMessage {
-    bytes: [u8; 512],
-    len: usize,
-}
-
-impl ConstMessage {
-    const fn new() -> Self {
-        Self {
-            bytes: [0; 512],
-            len: 0,
-        }
-    }
-
-    const fn push(mut self, text: &str) -> Self {
-        let text = text.as_bytes();
-        let mut i = 0;
-        while i < text.len() && self.len < self.bytes.len() {
-            self.bytes[self.len] = text[i];
-            self.len += 1;
-            i += 1;
-        }
-        self
-    }
-
-    const fn number(mut self, mut n: u64) -> Self {
-        let mut digits = [0u8; 20];
-        let mut count = 0;
-        loop {
-            digits[count] = b'0' + (n % 10) as u8;
-            count += 1;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        while count > 0 && self.len < self.bytes.len() {
-            count -= 1;
-            self.bytes[self.len] = digits[count];
-            self.len += 1;
-        }
-        self
-    }
-
-    const fn version(self, version: &Version) -> Self {
-        self.number(version.major)
-            .push(".")
-            .number(version.minor)
-            .push(".")
-            .number(version.patch)
-    }
-
-    const fn as_str(&self) -> &str {
-        match std::str::from_utf8(self.bytes.split_at(self.len).0) {
-            Ok(text) => text,
-            // Cut inside a character: what precedes it is all that can be said.
-            Err(error) => match std::str::from_utf8(self.bytes.split_at(error.valid_up_to()).0) {
-                Ok(text) => text,
-                Err(_) => "the driver's CONTRACT_VERSION is another major than its contract's",
-            },
-        }
-    }
 }
 
 #[cfg(test)]

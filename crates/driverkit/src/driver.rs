@@ -19,11 +19,22 @@ use crate::Health;
 /// assert_eq!(err.to_string(), "cannot reach 127.0.0.1:6379");
 /// ```
 #[derive(Debug, thiserror::Error)]
-#[error("{message}")]
+#[error("{}{message}", option_prefix(option))]
 pub struct DriverError {
     message: Cow<'static, str>,
+    /// The key path of the option the error is about, outermost first; empty when it is about
+    /// no one option.
+    option: Vec<String>,
     #[source]
     source: Option<Box<dyn StdError + Send + Sync + 'static>>,
+}
+
+fn option_prefix(option: &[String]) -> String {
+    if option.is_empty() {
+        String::new()
+    } else {
+        format!("option `{}`: ", option.join("."))
+    }
 }
 
 impl DriverError {
@@ -36,7 +47,71 @@ impl DriverError {
     pub fn new(message: impl Into<Cow<'static, str>>) -> Self {
         Self {
             message: message.into(),
+            option: Vec::new(),
             source: None,
+        }
+    }
+
+    /// Say which option the error is about, so that SANDLOOM-B022 points at that key in
+    /// `INFRA` (or at the override variable that set it) instead of at the instance's table.
+    /// `key` is a top-level key of the instance's table, or a dotted path into a nested
+    /// table (`tls.ca_file`). The message then need not repeat the key: it is shown as
+    /// ``option `capacity`: must be at least 1``.
+    ///
+    /// Use it in [`Driver::validate`] for every error about one option.
+    ///
+    /// ```
+    /// use sandloom_driverkit::DriverError;
+    ///
+    /// let err = DriverError::new("must be at least 1").at_option("capacity");
+    /// assert_eq!(err.option(), ["capacity"]);
+    /// assert_eq!(err.message(), "must be at least 1");
+    /// assert_eq!(err.to_string(), "option `capacity`: must be at least 1");
+    ///
+    /// let nested = DriverError::new("is not a file").at_option("tls.ca_file");
+    /// assert_eq!(nested.option(), ["tls", "ca_file"]);
+    /// ```
+    #[must_use]
+    pub fn at_option(mut self, key: &str) -> Self {
+        self.option = key.split('.').map(str::to_owned).collect();
+        self
+    }
+
+    /// The error, about the option its message starts with: for a message written as
+    /// ``"`pool_size` must be between 1 and 1000"`` (the key in backticks, then a space), the
+    /// same as `DriverError::new("must be between 1 and 1000").at_option("pool_size")`. A
+    /// message that does not start so is kept as it is, about no one option. For a driver whose
+    /// option checks already word their errors that way: `validate` can end in
+    /// `.map_err(DriverError::about_option_it_names)`.
+    ///
+    /// ```
+    /// use sandloom_driverkit::DriverError;
+    ///
+    /// let err = DriverError::new("`pool_size` must be between 1 and 1000, not 0").about_option_it_names();
+    /// assert_eq!(err.option(), ["pool_size"]);
+    /// assert_eq!(err.to_string(), "option `pool_size`: must be between 1 and 1000, not 0");
+    ///
+    /// let other = DriverError::new("the URL names no host").about_option_it_names();
+    /// assert!(other.option().is_empty());
+    /// assert_eq!(other.message(), "the URL names no host");
+    /// ```
+    #[must_use]
+    pub fn about_option_it_names(self) -> Self {
+        let named = self
+            .message
+            .strip_prefix('`')
+            .and_then(|rest| rest.split_once("` "))
+            .filter(|(key, _)| {
+                !key.is_empty() && !key.contains(char::is_whitespace) && !key.contains('`')
+            })
+            .map(|(key, rest)| (key.to_owned(), rest.to_owned()));
+        match named {
+            Some((key, rest)) if self.option.is_empty() => Self {
+                message: rest.into(),
+                ..self
+            }
+            .at_option(&key),
+            _ => self,
         }
     }
 
@@ -53,13 +128,25 @@ impl DriverError {
         self
     }
 
-    /// The message.
+    /// The message, without the option it is about.
     ///
     /// ```
     /// assert_eq!(sandloom_driverkit::DriverError::new("m").message(), "m");
     /// ```
     pub fn message(&self) -> &str {
         &self.message
+    }
+
+    /// The key path of the option the error is about ([`at_option`](Self::at_option)), empty
+    /// when it is about no one option.
+    ///
+    /// ```
+    /// use sandloom_driverkit::DriverError;
+    /// assert!(DriverError::new("cannot reach the server").option().is_empty());
+    /// assert_eq!(DriverError::new("must not be empty").at_option("root").option(), ["root"]);
+    /// ```
+    pub fn option(&self) -> &[String] {
+        &self.option
     }
 }
 
@@ -200,7 +287,10 @@ pub trait Driver: Send + Sync + Sized + 'static {
 
     /// Check options that deserialized but do not make sense (`capacity = 0`). Runs in the
     /// kernel's dry run (`check`) as well as before construction, so a bad value is reported
-    /// with the instance's location before anything is built. By default everything passes.
+    /// before anything is built. Name the option an error is about with
+    /// [`DriverError::at_option`]: the error is then placed at that key in `INFRA` (else at the
+    /// instance's table), and the kernel goes on to check the other options. By default
+    /// everything passes.
     ///
     /// ```
     /// use sandloom_driverkit::{async_trait, Driver, DriverError};
@@ -217,7 +307,7 @@ pub trait Driver: Send + Sync + Sized + 'static {
     ///     fn supported_features() -> &'static [&'static str] { &[] }
     ///     fn validate(options: &Options) -> Result<(), DriverError> {
     ///         if options.capacity == 0 {
-    ///             return Err(DriverError::new("`capacity` must be at least 1"));
+    ///             return Err(DriverError::new("must be at least 1").at_option("capacity"));
     ///         }
     ///         Ok(())
     ///     }
@@ -227,7 +317,7 @@ pub trait Driver: Send + Sync + Sized + 'static {
     /// }
     /// assert!(Bounded::validate(&Options { capacity: 100 }).is_ok());
     /// let err = Bounded::validate(&Options { capacity: 0 }).unwrap_err();
-    /// assert_eq!(err.message(), "`capacity` must be at least 1");
+    /// assert_eq!(err.to_string(), "option `capacity`: must be at least 1");
     /// ```
     ///
     /// # Errors

@@ -18,7 +18,9 @@ use crate::gate::{Gate, GateContext};
 /// Deserialize `T::Options` and compute its features.
 pub fn parse_options<T: Driver>(raw: &RawOptions) -> Result<ParsedOptions, OptionsError> {
     let options: T::Options = raw.deserialize()?;
-    T::validate(&options).map_err(|err| OptionsError::from_message(Vec::new(), err.message()))?;
+    // The option the driver names, if any, is where the kernel places the error in `INFRA`.
+    T::validate(&options)
+        .map_err(|err| OptionsError::refused_by_driver(err.option().to_vec(), err.message()))?;
     let features = T::features_for(&options);
     Ok(ParsedOptions {
         value: Box::new(options),

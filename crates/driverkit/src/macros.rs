@@ -101,14 +101,38 @@ macro_rules! register_driver {
     (lock, $name:literal, $driver:ty $(,)?) => {
         $crate::register_driver!(@entry $crate::lock::LockCapability, $name, $driver);
     };
+    (graph_store, $($rest:tt)*) => { $crate::register_driver!(@not_public "graph_store"); };
+    (workflow, $($rest:tt)*) => { $crate::register_driver!(@not_public "workflow"); };
+    (search, $($rest:tt)*) => { $crate::register_driver!(@not_public "search"); };
+    (secrets, $($rest:tt)*) => { $crate::register_driver!(@not_public "secrets"); };
+    // The runtime's names by string: each gets the one answer that leads somewhere (a marker
+    // type would not: the runtime's capabilities have the short form, or none yet).
+    (capability = "graph_store", $($rest:tt)*) => { $crate::register_driver!(@not_public "graph_store"); };
+    (capability = "workflow", $($rest:tt)*) => { $crate::register_driver!(@not_public "workflow"); };
+    (capability = "search", $($rest:tt)*) => { $crate::register_driver!(@not_public "search"); };
+    (capability = "secrets", $($rest:tt)*) => { $crate::register_driver!(@not_public "secrets"); };
+    (capability = "cache", $($rest:tt)*) => { $crate::register_driver!(@short_form cache); };
+    (capability = "notifier", $($rest:tt)*) => { $crate::register_driver!(@short_form notifier); };
+    (capability = "objectstore", $($rest:tt)*) => { $crate::register_driver!(@short_form objectstore); };
+    (capability = "taskqueue", $($rest:tt)*) => { $crate::register_driver!(@short_form taskqueue); };
+    (capability = "lock", $($rest:tt)*) => { $crate::register_driver!(@short_form lock); };
+    (@not_public $name:literal) => {
+        ::core::compile_error!(::core::concat!(
+            "`", $name, "` is reserved by Sandloom and not public yet: it has no operation trait, ",
+            "so no driver can be registered for it (there is no marker type or provider trait to ",
+            "implement), and INFRA cannot select one. It becomes public with its operation trait, ",
+            "provider trait and conformance kit in a Sandloom release; until then, define a ",
+            "capability of your own with `define_capability!`, under another name (one prefixed ",
+            "with your package's name, say)"
+        ));
+    };
+    (@short_form $name:ident) => {
+        ::core::compile_error!(::core::concat!(
+            "`", ::core::stringify!($name), "` is a built-in capability: register its drivers with ",
+            "the short form, `register_driver!(", ::core::stringify!($name), ", \"name\", Type)`"
+        ));
+    };
     (capability = $capability:literal, $($rest:tt)*) => {
-        const _: () = ::core::assert!(
-            !$crate::__private::is_reserved($capability),
-            "this capability is the runtime's: a built-in one takes the short form \
-             (`register_driver!(cache, \"name\", Type)`); `graph_store`, `workflow`, `search` and \
-             `secrets` are defined but not public: they have no operation trait yet, so no driver \
-             can be registered for them"
-        );
         ::core::compile_error!(::core::concat!(
             "`capability = ", ::core::stringify!($capability), "` names a capability by a string: ",
             "name the contract's marker type instead, the one its package declares with ",
@@ -143,6 +167,15 @@ macro_rules! register_driver {
                 "driver names are non-empty lowercase ASCII letters, digits, `_` or `-`"
             );
 
+            // Checked here, not in the contract's `ProvidedBy` impl: a constant that fails is
+            // reported where it is written, so this puts the error on the `register_driver!`
+            // line of the driver's author, not inside the contract crate's macro.
+            const CONTRACT: $crate::Version = $crate::__private::checked_contract(
+                <$capability as $crate::Contract>::NAME,
+                <$capability as $crate::ProvidedBy<$driver>>::DRIVER_CONTRACT,
+                <$capability as $crate::Contract>::VERSION,
+            );
+
             fn build(
                 options: $crate::__private::ParsedOptions,
                 context: &$crate::__private::BuildContext<'_>,
@@ -169,7 +202,7 @@ macro_rules! register_driver {
                 capability: <$capability as $crate::Contract>::NAME,
                 name: $name,
                 package: ::core::env!("CARGO_PKG_NAME"),
-                contract_version: <$capability as $crate::ProvidedBy<$driver>>::DRIVER_CONTRACT,
+                contract_version: CONTRACT,
                 supported_features: <$driver as $crate::Driver>::supported_features,
                 parse_options: $crate::__private::parse_options::<$driver>,
                 accepts_unknown_keys:
@@ -200,6 +233,12 @@ macro_rules! register_driver {
 /// feature (checked at compile time). Names the runtime defines (`cache`, `notifier`,
 /// `objectstore`, `taskqueue`, `lock`, `graph_store`, `workflow`, `search`, `secrets`: see
 /// [`RESERVED_CAPABILITIES`](crate::RESERVED_CAPABILITIES)) are refused at compile time.
+///
+/// An operation gated on a feature `features` does not list is a compile error naming the
+/// feature, the closest listed one (`fuzy`: did you mean `fuzzy`?) and the list. rustc reports
+/// it at the `define_capability!` call rather than at the `#[feature = "…"]` attribute: the check
+/// is a constant, and a constant's evaluation error is placed on the expression evaluated, which
+/// a `macro_rules!` expansion cannot give the span of one token of its input.
 ///
 /// Each operation is written `async fn name(&self, arg: Type, …) -> InfraResult<T>;`: no
 /// generics, no patterns in arguments, no `&mut self`. Put the definition in a `contracts`
@@ -326,11 +365,7 @@ macro_rules! __contract {
 
         impl<T: $provider> $crate::ProvidedBy<T> for $marker {
             type Gate = $gate<T>;
-            const DRIVER_CONTRACT: $crate::Version = $crate::__private::checked_contract(
-                <Self as $crate::Contract>::NAME,
-                <T as $provider>::CONTRACT_VERSION,
-                <Self as $crate::Contract>::VERSION,
-            );
+            const DRIVER_CONTRACT: $crate::Version = <T as $provider>::CONTRACT_VERSION;
 
             fn upcast(gated: ::std::sync::Arc<$gate<T>>) -> ::std::sync::Arc<dyn $ops> {
                 gated

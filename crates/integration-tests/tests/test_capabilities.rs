@@ -46,7 +46,8 @@ fn an_unknown_capability_is_b010_with_location_and_suggestion() {
         text.contains("unknown capability `geocodr` (did you mean `geocoder`?)"),
         "{text}"
     );
-    assert!(text.contains("infra.toml:1:10"), "{text}");
+    // At the capability's name, the token that is wrong, not the instance's.
+    assert!(text.contains("(at infra.toml:1:2)"), "{text}");
 }
 
 #[test]

@@ -180,7 +180,8 @@ fn about(problem: &Problem, config: &InfraConfig, capability: &str, instance: &s
     let driver = configured.map(|i| i.driver.as_str());
     match problem {
         // The capability of the instance's table is unknown, say.
-        Problem::Config { location, .. } => configured.is_some_and(|i| &i.location == location),
+        Problem::Config { location, .. } => configured
+            .is_some_and(|i| &i.location == location || &i.capability_location == location),
         Problem::NoDriver {
             capability: c,
             instance: i,

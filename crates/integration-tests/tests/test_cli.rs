@@ -331,7 +331,9 @@ fn why_explains_the_selected_driver_and_the_others() {
     assert_eq!(json["instance"], "default");
     assert_eq!(json["configured"], "console");
     assert_eq!(json["selected"], "console");
-    assert_eq!(json["location"]["line"], 15);
+    // At `driver = "console"`, as the text says and SANDLOOM-B020 would: not the table header.
+    assert_eq!(json["location"]["line"], 16);
+    assert_eq!(json["location"]["column"], 1);
     let candidates = json["candidates"].as_array().unwrap();
     assert_eq!(candidates.len(), 3);
     let log = candidates.iter().find(|c| c["driver"] == "log").unwrap();
@@ -433,4 +435,78 @@ fn help_is_an_answer_not_an_error() {
     for subcommand in ["check", "drivers", "explain", "schema", "why", "health"] {
         assert!(out.contains(subcommand), "{out}");
     }
+}
+
+#[test]
+fn check_json_places_each_problem_at_the_token_it_is_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = infra_file(
+        &dir,
+        "environment = \"production\"\n\
+         [Cache.default]\n\
+         driver = \"memory\"\n\
+         [notifier.default]\n\
+         driver = \"memory\"\n\
+         capacity = 0\n\
+         [cache.default]\n\
+         driver = \"memory\"\n\
+         capacity = 0\n\
+         default_ttl_ms = 0\n\
+         [cache.sessions]\n\
+         driver = \"memory\"\n",
+    );
+    let (status, json) = infra_json(&["check", "--infra", &path], "check");
+    assert_eq!(status, Status::Problems);
+    let placed: Vec<(String, i64, i64, String)> = json["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["code"].as_str().unwrap().to_owned(),
+                p["location"]["line"].as_i64().unwrap_or(-1),
+                p["location"]["column"].as_i64().unwrap_or(-1),
+                p["description"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let at = |line: usize| format!("{path}:{line}:1");
+    assert_eq!(
+        placed,
+        [
+            (
+                "SANDLOOM-B010".to_owned(),
+                2,
+                2,
+                format!("unknown capability `Cache` (did you mean `cache`?) (at {path}:2:2)")
+            ),
+            (
+                "SANDLOOM-B022".to_owned(),
+                6,
+                1,
+                format!(
+                    "driver `notifier.memory` (package `sandloom-embedded`) for `notifier.default` cannot be used: invalid options at {}: option `capacity`: must be at least 1",
+                    at(6)
+                )
+            ),
+            (
+                "SANDLOOM-B022".to_owned(),
+                9,
+                1,
+                format!(
+                    "driver `cache.memory` (package `sandloom-embedded`) for `cache.default` cannot be used: invalid options at {}: option `capacity`: must be at least 1",
+                    at(9)
+                )
+            ),
+            (
+                "SANDLOOM-B022".to_owned(),
+                10,
+                1,
+                format!(
+                    "driver `cache.memory` (package `sandloom-embedded`) for `cache.default` cannot be used: invalid options at {}: option `default_ttl_ms`: must be at least 1",
+                    at(10)
+                )
+            ),
+        ]
+    );
 }

@@ -269,3 +269,27 @@ fn two_bad_overrides_of_one_instance_are_both_reported_at_their_variables() {
     // Values may be secrets: neither appears.
     assert!(!text.contains("lots") && !text.contains("-1"), "{text}");
 }
+
+#[test]
+fn a_backend_driver_s_option_check_is_placed_at_the_option() {
+    let text =
+        "[cache.default]\ndriver = \"redis\"\nurl = \"redis://127.0.0.1:6379\"\nprefix = \"\"\n";
+    let config = InfraConfig::from_toml_str(text, "infra.toml").unwrap();
+    let err = Kernel::new(config, sandloom::link_drivers!(sandloom_driver_redis))
+        .check()
+        .unwrap_err();
+    let [problem] = err.problems() else {
+        panic!("{err}")
+    };
+    assert_eq!(
+        problem.location().map(ToString::to_string).as_deref(),
+        Some("infra.toml:4:1"),
+        "{err}"
+    );
+    assert!(
+        problem
+            .description()
+            .ends_with("invalid options at infra.toml:4:1: option `prefix`: must not be empty when set (leave it out to store keys as given)"),
+        "{err}"
+    );
+}

@@ -55,14 +55,18 @@ async fn the_embedded_defaults_serve_a_module_using_all_four_capabilities() {
 }
 
 #[test]
-fn check_catches_option_values_a_driver_refuses() {
+fn check_catches_option_values_a_driver_refuses_each_at_its_key() {
     // The example module linked into this binary requires all four default instances.
-    let text = "[cache.default]\ndriver = \"memory\"\ncapacity = 0\n\
+    let text = "[cache.default]\ndriver = \"memory\"\ncapacity = 0\ndefault_ttl_ms = 0\n\
                 [notifier.default]\ndriver = \"memory\"\n\
                 [objectstore.default]\ndriver = \"memory\"\n\
                 [taskqueue.default]\ndriver = \"memory\"\nmax_attempts = 0";
     let err = Kernel::new(config(text), linked()).check().unwrap_err();
-    assert_eq!(err.codes(), ["SANDLOOM-B022", "SANDLOOM-B022"], "{err}");
+    assert_eq!(
+        err.codes(),
+        ["SANDLOOM-B022", "SANDLOOM-B022", "SANDLOOM-B022"],
+        "{err}"
+    );
     let Problem::Unusable {
         reason: UnusableReason::Options {
             error, location, ..
@@ -72,13 +76,45 @@ fn check_catches_option_values_a_driver_refuses() {
     else {
         panic!("{err}")
     };
-    assert_eq!(error.message(), "`capacity` must be at least 1");
-    assert_eq!(location.to_string(), "infra.toml:1:8");
-    assert!(
-        err.problems()[1]
-            .description()
-            .contains("`max_attempts` must be at least 1"),
-        "{err}"
+    assert_eq!(error.path(), ["capacity"]);
+    assert_eq!(error.message(), "must be at least 1");
+    // The key the driver's `validate` names, not the table's header.
+    assert_eq!(location.to_string(), "infra.toml:3:1");
+    let whole: Vec<String> = err.problems().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        whole,
+        [
+            "[SANDLOOM-B022] driver `cache.memory` (package `sandloom-embedded`) for `cache.default` cannot be used: invalid options at infra.toml:3:1: option `capacity`: must be at least 1\n    \
+             Action: fix the option in `[cache.default]`; see the options of `cache.memory` in `sandloom-embedded`'s documentation",
+            "[SANDLOOM-B022] driver `cache.memory` (package `sandloom-embedded`) for `cache.default` cannot be used: invalid options at infra.toml:4:1: option `default_ttl_ms`: must be at least 1\n    \
+             Action: fix the option in `[cache.default]`; see the options of `cache.memory` in `sandloom-embedded`'s documentation",
+            "[SANDLOOM-B022] driver `taskqueue.memory` (package `sandloom-embedded`) for `taskqueue.default` cannot be used: invalid options at infra.toml:11:1: option `max_attempts`: must be at least 1\n    \
+             Action: fix the option in `[taskqueue.default]`; see the options of `taskqueue.memory` in `sandloom-embedded`'s documentation",
+        ]
+    );
+}
+
+#[test]
+fn a_value_a_driver_refuses_from_an_override_names_the_variable() {
+    let config = InfraConfig::from_toml_str("[cache.default]\ndriver = \"memory\"\n", "infra.toml")
+        .unwrap()
+        .with_overrides([(
+            "SANDLOOM__CACHE__DEFAULT__CAPACITY".to_owned(),
+            "0".to_owned(),
+        )])
+        .unwrap();
+    let err = Kernel::new(config, sandloom::link_drivers!(sandloom_embedded))
+        .check()
+        .unwrap_err();
+    let problem = err
+        .problems()
+        .iter()
+        .find(|p| p.description().contains("cache.default"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert_eq!(
+        problem.to_string(),
+        "[SANDLOOM-B022] driver `cache.memory` (package `sandloom-embedded`) for `cache.default` cannot be used: invalid options at environment variable SANDLOOM__CACHE__DEFAULT__CAPACITY: option `capacity`: must be at least 1\n    \
+         Action: fix the value of the environment variable `SANDLOOM__CACHE__DEFAULT__CAPACITY`, or unset it"
     );
 }
 

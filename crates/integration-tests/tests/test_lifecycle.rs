@@ -361,7 +361,7 @@ async fn experimental_capability_in_production_needs_the_accepted_risk() {
     };
     assert_eq!(
         (capability.as_str(), location.to_string().as_str()),
-        ("lock", "infra.toml:2:7")
+        ("lock", "infra.toml:2:2")
     );
     assert!(
         only(&err)

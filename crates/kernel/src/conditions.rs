@@ -33,6 +33,7 @@ use crate::error::{Problem, UnusableReason};
 use crate::link::LinkedDrivers;
 use crate::registry::{self, CapabilitySpec, DriverEntry, Stability};
 use crate::resolve::{CandidateVerdict, Inputs, Refusal, Verdict, resolve_for_report};
+use crate::specs::WITHOUT_OPERATION_TRAIT;
 
 /// Why a linked driver does not serve the instance, or could not.
 ///
@@ -301,7 +302,8 @@ pub struct ConditionReport {
     pub stability: Option<Stability>,
     /// The driver name `INFRA` selects for the instance; `None` when it does not configure it.
     pub configured: Option<String>,
-    /// Where the instance is configured.
+    /// Where `INFRA` selects the driver (`driver = "…"`), the place `configured` shows: the
+    /// one SANDLOOM-B020 points at for the same key.
     pub location: Option<Location>,
     /// The instance's table could not be read (a SANDLOOM-B010 of the configuration): whether
     /// it is configured, and how, is unknown.
@@ -371,7 +373,7 @@ impl ConditionReport {
                 .find(|spec| spec.name == capability)
                 .map(|spec| spec.stability),
             configured: configured.map(|c| c.driver.clone()),
-            location: configured.map(|c| c.location.clone()),
+            location: configured.map(|c| c.driver_location.clone()),
             left_out: configured.is_none() && config.is_left_out(capability, Some(instance)),
             required_by: verdicts
                 .required_by
@@ -527,6 +529,10 @@ impl fmt::Display for ConditionReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let name = format!("{}.{}", self.capability, self.instance);
         let stability = match self.stability {
+            // Its stability says nothing a user can act on: no driver can serve it at all.
+            Some(_) if WITHOUT_OPERATION_TRAIT.contains(&self.capability.as_str()) => {
+                "reserved by Sandloom and not public yet: it has no operation trait, so no driver can serve it".to_owned()
+            }
             Some(stability) => stability.to_string(),
             None => "not defined by any linked package".to_owned(),
         };

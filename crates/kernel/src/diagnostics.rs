@@ -8,7 +8,9 @@ use crate::error::Problem;
 use crate::known::provider_of;
 use crate::link::LinkedDrivers;
 use crate::registry::{CapabilitySpec, DriverEntry};
+use crate::specs::WITHOUT_OPERATION_TRAIT;
 use crate::suggest::closest;
+use crate::survey::{Provides, Survey, survey};
 
 /// What is linked into the binary, and what the application depends on.
 pub(crate) struct Binary<'a> {
@@ -36,7 +38,10 @@ pub(crate) fn no_driver(binary: &Binary<'_>, instance: &InstanceConfig) -> Probl
     });
     let suggestion =
         closest(&instance.driver, linked.iter().map(String::as_str)).map(str::to_owned);
-    let candidates = if provided_by.is_some() {
+    // No crate can provide a driver of a reserved capability without an operation trait:
+    // naming one would send people looking for it.
+    let reserved = WITHOUT_OPERATION_TRAIT.contains(&instance.capability.as_str());
+    let candidates = if provided_by.is_some() || reserved {
         Vec::new()
     } else {
         may_provide(binary, &instance.capability, &instance.driver)
@@ -54,76 +59,17 @@ pub(crate) fn no_driver(binary: &Binary<'_>, instance: &InstanceConfig) -> Probl
     }
 }
 
-/// The application's dependencies that may provide driver `capability.driver`, whose provider no one
-/// knows: those not named in `link_drivers!` and not known to provide none. Known to provide
-/// none are Sandloom's crates other than drivers, general-purpose crates of the ecosystem (no
-/// driver crate is named like them), packages linked already (their drivers or capabilities
-/// are in the binary) and modules (they declare requirements). Of the rest, those whose name
-/// mentions the driver or the capability when there are any, else all of them.
+/// The application's dependencies that may provide driver `capability.driver`, whose provider
+/// no one knows: those not named in `link_drivers!` whose sources register drivers
+/// ([`survey`](crate::survey)), other than packages linked already (their drivers are in the
+/// binary). Of those, the ones whose name mentions the driver or the capability when there are
+/// any, else all of them. None when the sources cannot be read: a guess would name crates that
+/// cannot help (module or contract crates, general-purpose ones).
 fn may_provide(binary: &Binary<'_>, capability: &str, driver: &str) -> Vec<String> {
-    const NOT_DRIVERS: &[&str] = &[
-        "sandloom",
-        "sandloom-kernel",
-        "sandloom-sdk-infra",
-        "sandloom-driverkit",
-    ];
-    /// Prefixes of ecosystem crates that are never driver crates.
-    const GENERAL_PURPOSE: &[&str] = &[
-        "anyhow",
-        "async-trait",
-        "bytes",
-        "chrono",
-        "clap",
-        "criterion",
-        "env_logger",
-        "futures",
-        "insta",
-        "jsonschema",
-        "linkme",
-        "log",
-        "once_cell",
-        "pretty_assertions",
-        "proptest",
-        "rand",
-        "regex",
-        "semver",
-        "serde",
-        "tempfile",
-        "thiserror",
-        "time",
-        "tokio",
-        "toml",
-        "tower",
-        "tracing",
-        "trybuild",
-        "url",
-        "uuid",
-    ];
-    let general = |package: &str| {
-        GENERAL_PURPOSE.iter().any(|prefix| {
-            package == *prefix
-                || package
-                    .strip_prefix(prefix)
-                    .is_some_and(|rest| rest.starts_with(['-', '_']))
-        })
+    let Some(survey) = survey(binary.crates) else {
+        return Vec::new();
     };
-    let linked = binary.crates;
-    let mut unlinked: Vec<String> = linked
-        .dependencies()
-        .into_iter()
-        .filter(|(_, package)| {
-            !NOT_DRIVERS.contains(&package.as_str())
-                && !general(package)
-                && *package != linked.application()
-                && !binary.drivers.iter().any(|e| e.package == package)
-                && !binary.specs.iter().any(|s| s.package == package)
-                && !binary.requirements.iter().any(|r| r.module() == package)
-        })
-        .map(|(name, _)| name.replace('-', "_"))
-        .filter(|name| !linked.crates().contains(&name.as_str()))
-        .collect();
-    unlinked.sort();
-    unlinked.dedup();
+    let unlinked = unlinked(binary, survey, |provides| provides.drivers);
     let words = |name: &str| name.to_ascii_lowercase().replace('-', "_");
     let (driver, capability) = (words(driver), words(capability));
     let named: Vec<String> = unlinked
@@ -132,4 +78,39 @@ fn may_provide(binary: &Binary<'_>, capability: &str, driver: &str) -> Vec<Strin
         .cloned()
         .collect();
     if named.is_empty() { unlinked } else { named }
+}
+
+/// The application's dependencies, by the name code uses, that are not named in
+/// `link_drivers!`, are not linked otherwise, and whose survey passes `wanted`; sorted.
+fn unlinked(
+    binary: &Binary<'_>,
+    survey: &Survey,
+    wanted: impl Fn(&Provides) -> bool,
+) -> Vec<String> {
+    let linked = binary.crates;
+    let mut found: Vec<String> = linked
+        .dependencies()
+        .into_iter()
+        .filter(|(_, package)| {
+            *package != linked.application()
+                && !binary.drivers.iter().any(|e| e.package == package)
+                && !binary.specs.iter().any(|s| s.package == package)
+                && !binary.requirements.iter().any(|r| r.module() == package)
+        })
+        .map(|(name, _)| name.replace('-', "_"))
+        .filter(|name| !linked.crates().contains(&name.as_str()))
+        .filter(|name| survey.get(name).is_some_and(&wanted))
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// The unlinked dependencies that define capability `capability` (SANDLOOM-B010 names them).
+pub(crate) fn defines_capability(binary: &Binary<'_>, capability: &str) -> Vec<String> {
+    survey(binary.crates).map_or_else(Vec::new, |survey| {
+        unlinked(binary, survey, |provides| {
+            provides.capabilities.iter().any(|c| c == capability)
+        })
+    })
 }

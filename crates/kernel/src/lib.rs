@@ -90,6 +90,7 @@ mod risk;
 mod runtime;
 mod specs;
 mod suggest;
+mod survey;
 pub mod telemetry;
 mod transient;
 mod wait;

@@ -16,6 +16,8 @@ pub struct LinkedDrivers {
     crates: &'static [&'static str],
     manifest: &'static str,
     application: &'static str,
+    manifest_dir: &'static str,
+    cargo: Option<&'static str>,
 }
 
 impl LinkedDrivers {
@@ -29,7 +31,31 @@ impl LinkedDrivers {
             crates,
             manifest,
             application,
+            manifest_dir: "",
+            cargo: None,
         }
+    }
+
+    /// Where the application's manifest is, and the `cargo` that built it: what SANDLOOM-B020
+    /// and B010 read the dependencies' sources with, when an error is being explained.
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn __with_sources(
+        mut self,
+        manifest_dir: &'static str,
+        cargo: Option<&'static str>,
+    ) -> Self {
+        self.manifest_dir = manifest_dir;
+        self.cargo = cargo;
+        self
+    }
+
+    pub(crate) fn manifest_dir(&self) -> &'static str {
+        self.manifest_dir
+    }
+
+    pub(crate) fn cargo(&self) -> Option<&'static str> {
+        self.cargo
     }
 
     /// The crates named in `link_drivers!`, as written (`sandloom_embedded`).
@@ -137,5 +163,6 @@ macro_rules! link_drivers {
             ::core::include_str!(::core::concat!(::core::env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")),
             ::core::env!("CARGO_PKG_NAME"),
         )
+        .__with_sources(::core::env!("CARGO_MANIFEST_DIR"), ::core::option_env!("CARGO"))
     }};
 }

@@ -52,7 +52,7 @@ fn summary(err: &StartupError) -> Vec<(&'static str, String)> {
 fn expected() -> Vec<(&'static str, String)> {
     [
         ("SANDLOOM-B010", "infra.toml:2:1"),
-        ("SANDLOOM-B023", "infra.toml:3:7"),
+        ("SANDLOOM-B023", "infra.toml:3:2"),
         ("SANDLOOM-B020", "infra.toml:4:1"),
         ("SANDLOOM-B010", "infra.toml:7:12"),
         ("SANDLOOM-B020", "infra.toml:9:1"),

@@ -114,10 +114,10 @@ macro_rules! requires {
     };
     ($capability:path, $instance:expr, features = [$($feature:expr),* $(,)?] $(,)?) => {
         const _: () = {
-            ::core::assert!(
-                $crate::__private::valid_name($instance),
-                "instance names are non-empty lowercase ASCII letters, digits, `_` or `-`"
-            );
+            // The kernel's rule for `INFRA`'s instance names (`check_instance_name`).
+            if let ::core::result::Result::Err(error) = $crate::check_instance_name($instance) {
+                ::core::panic!("{}", error.requires_message());
+            }
 
             #[$crate::__private::distributed_slice($crate::__private::REQUIREMENTS)]
             #[linkme(crate = $crate::__private::linkme)]

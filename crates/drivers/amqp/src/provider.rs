@@ -193,7 +193,7 @@ impl Driver for AmqpTaskQueue {
 
     fn validate(options: &AmqpTaskQueueOptions) -> Result<(), DriverError> {
         match options.problem() {
-            Some(problem) => Err(DriverError::new(problem)),
+            Some(problem) => Err(DriverError::new(problem).about_option_it_names()),
             None => Ok(()),
         }
     }

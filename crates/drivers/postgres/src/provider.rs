@@ -414,7 +414,10 @@ impl Driver for PostgresTaskQueue {
     }
 
     fn validate(options: &PostgresTaskQueueOptions) -> Result<(), DriverError> {
-        options.check().map(drop)
+        options
+            .check()
+            .map(drop)
+            .map_err(DriverError::about_option_it_names)
     }
 
     fn from_options(options: PostgresTaskQueueOptions) -> Result<Self, DriverError> {

@@ -254,7 +254,10 @@ impl Driver for RedisCache {
     }
 
     fn validate(options: &RedisCacheOptions) -> Result<(), DriverError> {
-        options.check().map(|_| ())
+        options
+            .check()
+            .map(|_| ())
+            .map_err(DriverError::about_option_it_names)
     }
 
     fn from_options(options: RedisCacheOptions) -> Result<Self, DriverError> {

@@ -70,7 +70,15 @@ fn values_that_make_no_sense_are_refused_by_validate() {
     ] {
         let options = parse(text).unwrap();
         let err = RedisCache::validate(&options).unwrap_err();
-        assert!(err.message().contains(expected), "{text}: {err}");
+        // The error names its option, so the kernel places it at that key in INFRA.
+        let (key, rest) = expected[1..].split_once("` ").unwrap();
+        assert_eq!(err.option(), [key], "{text}: {err}");
+        assert!(err.message().starts_with(rest), "{text}: {err}");
+        assert!(
+            err.to_string()
+                .starts_with(&format!("option `{key}`: {rest}")),
+            "{text}: {err}"
+        );
     }
     assert!(parse("connect_timeout_ms = -1").is_err());
 }

@@ -417,7 +417,10 @@ impl Driver for S3ObjectStore {
     }
 
     fn validate(options: &S3ObjectStoreOptions) -> Result<(), DriverError> {
-        options.settings().map(drop)
+        options
+            .settings()
+            .map(drop)
+            .map_err(DriverError::about_option_it_names)
     }
 
     fn from_options(options: S3ObjectStoreOptions) -> Result<Self, DriverError> {

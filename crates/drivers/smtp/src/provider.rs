@@ -342,7 +342,9 @@ impl Driver for SmtpNotifier {
     }
 
     fn validate(options: &SmtpOptions) -> Result<(), DriverError> {
-        options.validate()
+        options
+            .validate()
+            .map_err(DriverError::about_option_it_names)
     }
 
     fn from_options(options: SmtpOptions) -> Result<Self, DriverError> {

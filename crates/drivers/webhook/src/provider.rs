@@ -334,7 +334,10 @@ impl Driver for WebhookNotifier {
     }
 
     fn validate(options: &WebhookOptions) -> Result<(), DriverError> {
-        options.check().map(drop)
+        options
+            .check()
+            .map(drop)
+            .map_err(DriverError::about_option_it_names)
     }
 
     fn from_options(options: WebhookOptions) -> Result<Self, DriverError> {

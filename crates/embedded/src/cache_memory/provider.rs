@@ -255,10 +255,10 @@ impl Driver for MemoryCache {
 
     fn validate(options: &MemoryCacheOptions) -> Result<(), DriverError> {
         if options.capacity == 0 {
-            return Err(DriverError::new("`capacity` must be at least 1"));
+            return Err(DriverError::new("must be at least 1").at_option("capacity"));
         }
         if options.default_ttl_ms == Some(0) {
-            return Err(DriverError::new("`default_ttl_ms` must be at least 1"));
+            return Err(DriverError::new("must be at least 1").at_option("default_ttl_ms"));
         }
         Ok(())
     }

@@ -158,7 +158,7 @@ impl Driver for MemoryNotifier {
 
     fn validate(options: &MemoryNotifierOptions) -> Result<(), DriverError> {
         if options.capacity == 0 {
-            return Err(DriverError::new("`capacity` must be at least 1"));
+            return Err(DriverError::new("must be at least 1").at_option("capacity"));
         }
         Ok(())
     }

@@ -205,7 +205,7 @@ impl Driver for FsObjectStore {
 
     fn validate(options: &FsObjectStoreOptions) -> Result<(), DriverError> {
         if options.root.as_os_str().is_empty() {
-            return Err(DriverError::new("`root` must not be empty"));
+            return Err(DriverError::new("must not be empty").at_option("root"));
         }
         Ok(())
     }

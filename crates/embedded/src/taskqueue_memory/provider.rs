@@ -423,12 +423,10 @@ impl Driver for MemoryTaskQueue {
 
     fn validate(options: &MemoryTaskQueueOptions) -> Result<(), DriverError> {
         if options.visibility_timeout_ms == 0 {
-            return Err(DriverError::new(
-                "`visibility_timeout_ms` must be at least 1",
-            ));
+            return Err(DriverError::new("must be at least 1").at_option("visibility_timeout_ms"));
         }
         if options.max_attempts == 0 {
-            return Err(DriverError::new("`max_attempts` must be at least 1"));
+            return Err(DriverError::new("must be at least 1").at_option("max_attempts"));
         }
         Ok(())
     }

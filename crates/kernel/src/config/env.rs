@@ -204,6 +204,7 @@ fn apply_instance(
             driver: String::new(),
             options: RawOptions::default(),
             location: location.clone(),
+            capability_location: location.clone(),
             driver_location: location.clone(),
             option_locations: std::collections::BTreeMap::new(),
             env_strings: std::collections::BTreeMap::new(),

@@ -38,6 +38,18 @@ pub struct InstanceConfig {
     pub location: Location,
     /// Where `driver` was set.
     pub driver_location: Location,
+    /// Where the capability's name is written for this instance (`cache` in
+    /// `[cache.sessions]`): what a problem about the capability itself points at (an unknown
+    /// capability, an experimental one in production).
+    ///
+    /// ```
+    /// let text = "[cache.default]\ndriver = \"memory\"\n[cache.sessions]\ndriver = \"memory\"\n";
+    /// let config = sandloom_kernel::InfraConfig::from_toml_str(text, "infra.toml").unwrap();
+    /// let sessions = config.instance("cache", "sessions").unwrap();
+    /// assert_eq!(sessions.capability_location.to_string(), "infra.toml:3:2");
+    /// assert_eq!(sessions.location.to_string(), "infra.toml:3:8");
+    /// ```
+    pub capability_location: Location,
     pub(crate) option_locations: BTreeMap<String, Location>,
     /// Options set by environment variables whose text was read as a non-string TOML value
     /// (`123456`, `true`): the raw text, used instead when the driver wants a string there.

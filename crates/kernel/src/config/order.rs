@@ -4,12 +4,13 @@
 //! is configured), and problems must not depend on `config`.
 
 use super::{InfraConfig, Location};
-use crate::error::{ConflictKind, Problem};
+use crate::error::{ConflictKind, Problem, UnusableReason};
 
 impl InfraConfig {
     /// Where in this `INFRA` `problem` is: its own [location](Problem::location), else where
-    /// the instance it concerns is configured (a driver that failed to start, a name two
-    /// packages provide); `None` for a problem with no place in `INFRA` (a module's
+    /// the instance it concerns is configured, at the token the problem is about (the driver's
+    /// name for a driver at another contract version, a name two packages provide; the table
+    /// for a driver that failed to start); `None` for a problem with no place in `INFRA` (a module's
     /// requirement, a conflict between packages no instance selects). The one way to place a
     /// problem: `check` orders problems by it, and the command line shows it.
     ///
@@ -26,12 +27,22 @@ impl InfraConfig {
             return Some(location);
         }
         match problem {
+            // At the token the reason is about: the driver's name for what is wrong with the
+            // driver, the capability's for a capability no driver can serve, else the table.
             Problem::Unusable {
                 capability,
                 instance,
+                reason,
                 ..
-            }
-            | Problem::StopFailed {
+            } => self.instance(capability, instance).map(|i| match reason {
+                UnusableReason::ContractVersion { .. }
+                | UnusableReason::MissingFeature { .. }
+                | UnusableReason::UndeclaredFeature { .. }
+                | UnusableReason::AcceptsUnknownOptions => &i.driver_location,
+                UnusableReason::NoOperationTrait => &i.capability_location,
+                _ => &i.location,
+            }),
+            Problem::StopFailed {
                 capability,
                 instance,
                 ..

@@ -42,6 +42,18 @@ impl Source<'_> {
         Location::of_offset(self.origin, self.text, span.start)
     }
 
+    /// Where `capability` is written in the header (or inline key) that names the instance
+    /// key starting at byte `instance_start`: on the same line, before it. The parsed document
+    /// keeps one span per capability key (its first header), so `[cache.sessions]` after
+    /// `[cache.default]` would otherwise point at the first header's `cache`. `None` when the
+    /// instance is not on a line with its capability (`[cache]` then `default = {…}`).
+    fn capability_before(&self, capability: &str, instance_start: usize) -> Option<Location> {
+        let before = self.text.get(..instance_start)?;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let offset = before[line_start..].rfind(capability)? + line_start;
+        Some(Location::of_offset(self.origin, self.text, offset))
+    }
+
     /// Read one value; `what` names it for a person (`` `capacity` of `[cache.default]` ``).
     fn value(&self, spanned: &Spanned<DeValue<'_>>, what: &str) -> Result<Value, Problem> {
         Value::deserialize(spanned.clone().into_deserializer()).map_err(|err| {
@@ -162,7 +174,7 @@ fn read_top_level(
         }
         capability => match spanned.get_ref() {
             DeValue::Table(instances) => {
-                read_capability(source, capability, instances, config);
+                read_capability(source, (capability, &location), instances, config);
                 Ok(())
             }
             _ if closest(capability, TOP_LEVEL_KEYS.iter().copied()).is_some() => {
@@ -202,13 +214,16 @@ impl InfraConfig {
 
 fn read_capability(
     source: &Source<'_>,
-    capability: &str,
+    (capability, capability_key): (&str, &Location),
     instances: &DeTable<'_>,
     config: &mut InfraConfig,
 ) {
     for (key, spanned) in instances {
         let instance: &str = key.get_ref();
         let location = source.at(&key.span());
+        let capability_location = source
+            .capability_before(capability, key.span().start)
+            .unwrap_or_else(|| capability_key.clone());
         let path = format!("{capability}.{instance}");
         let DeValue::Table(fields) = spanned.get_ref() else {
             config.leave_out(
@@ -230,7 +245,13 @@ fn read_capability(
             );
             continue;
         }
-        match read_instance(source, capability, instance, location, fields) {
+        match read_instance(
+            source,
+            capability,
+            instance,
+            (location, capability_location),
+            fields,
+        ) {
             Ok(instance_config) => {
                 config.instances.insert(
                     (capability.to_owned(), instance.to_owned()),
@@ -251,7 +272,7 @@ fn read_instance(
     source: &Source<'_>,
     capability: &str,
     instance: &str,
-    location: Location,
+    (location, capability_location): (Location, Location),
     fields: &DeTable<'_>,
 ) -> Result<InstanceConfig, Vec<Problem>> {
     let mut problems = Vec::new();
@@ -314,6 +335,7 @@ fn read_instance(
             driver,
             options: RawOptions(options),
             location,
+            capability_location,
             driver_location,
             option_locations,
             env_strings: BTreeMap::new(),
@@ -324,23 +346,9 @@ fn read_instance(
 }
 
 pub(super) fn check_name(name: &str) -> Result<(), String> {
-    let valid = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
-    if !valid {
-        return Err(format!(
-            "instance name `{name}` must be non-empty lowercase ASCII letters, digits, `_` or `-`"
-        ));
-    }
-    // Refused rather than escaped in overrides: `SANDLOOM__CACHE__A___URL` could mean `a_` and
-    // `_url` or `a` and `__url`; a leading `_` is fine, since the split runs left to right.
-    if name.ends_with('_') || name.contains("__") {
-        return Err(format!(
-            "instance name `{name}` cannot end in `_` or contain `__`: `__` separates the levels of a `SANDLOOM__…` override, so no override could name it"
-        ));
-    }
-    Ok(())
+    // One rule with `requires!`, which holds modules' instance names to it at compile time.
+    sandloom_sdk_infra::check_instance_name(name)
+        .map_err(|error| format!("instance name `{name}` {}", error.rule()))
 }
 
 pub(super) fn read_risks(value: &Value) -> Result<BTreeSet<String>, String> {

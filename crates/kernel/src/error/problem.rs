@@ -49,9 +49,10 @@ pub enum Problem {
         /// That package is a dependency of the application but was not linked.
         dependency_not_linked: bool,
         /// When no package is known to provide the name: the application's dependencies that
-        /// are not named in `link_drivers!` and may provide it, as crate names
-        /// (`my_driver_crate`), sorted. Those whose name mentions the driver or capability
-        /// when there are any, else every such dependency.
+        /// register drivers (their sources call `register_driver!`) and are not named in
+        /// `link_drivers!`, as crate names (`my_driver_crate`), sorted. Those whose name
+        /// mentions the driver or capability when there are any, else every such dependency.
+        /// Empty when the dependencies' sources cannot be read (a deployed binary).
         candidates: Vec<String>,
         /// The closest linked name, when one is close.
         suggestion: Option<String>,
@@ -101,7 +102,8 @@ pub enum Problem {
         capability: String,
         /// The instance.
         instance: String,
-        /// Where it is configured.
+        /// Where the capability's name is written for the instance (`cache` in
+        /// `[cache.default]`).
         location: Location,
     },
     /// SANDLOOM-B024: a module requires a feature its capability does not define.
@@ -241,7 +243,7 @@ impl Problem {
                 } else if provided_by.is_none() && !candidates.is_empty() {
                     let _ = write!(
                         text,
-                        ". Dependencies of this application that are not named in `link_drivers!`, so not linked into the binary, and may provide it: {}",
+                        ". Dependencies of this application that register drivers but are not named in `link_drivers!`, so are not linked into the binary, and may provide it: {}",
                         list_or_none(candidates)
                     );
                 }
@@ -329,15 +331,15 @@ impl Problem {
                     // No crate can provide it, so pointing at dependencies would send people
                     // looking for one.
                     return format!(
-                        "`{capability}` is defined by Sandloom but not public: it has no operation trait yet, so no driver can serve it; remove `[{capability}.{instance}]` from INFRA"
+                        "`{capability}` is reserved by Sandloom and not public yet: it has no operation trait, so no driver can serve it and INFRA cannot use it; remove `[{capability}.{instance}]` from INFRA (it becomes usable when a Sandloom release publishes its operation trait and conformance kit)"
                     );
                 }
                 let crate_ident = |package: &str| package.replace('-', "_");
                 if provided_by.is_none() && !candidates.is_empty() {
                     let which = match candidates.len() {
-                        1 => format!("{} is not named there and may provide it", list_or_none(candidates)),
-                        2 | 3 => format!("{} are not named there and may provide it", list_or_none(candidates)),
-                        n => format!("the {n} listed above are not named there and may provide it"),
+                        1 => format!("{} registers drivers, is not named there and may provide it", list_or_none(candidates)),
+                        2 | 3 => format!("{} register drivers, are not named there and may provide it", list_or_none(candidates)),
+                        n => format!("the {n} listed above register drivers, are not named there and may provide it"),
                     };
                     let link = format!(
                         "name the crate that provides `{capability}.{driver}` in the application's `sandloom::link_drivers!(…)` call: of its dependencies, {which} (for example `sandloom::link_drivers!(…, {})`); if none does, add the crate that provides it with `cargo add` and name it there too",
@@ -367,6 +369,14 @@ impl Problem {
                     ),
                 }
             }
+            // Configuring a reserved capability with no operation trait only meets B022 next.
+            Self::NoInstance {
+                capability,
+                module,
+                ..
+            } if crate::specs::WITHOUT_OPERATION_TRAIT.contains(&capability.as_str()) => format!(
+                "`{capability}` is reserved by Sandloom and not public yet: it has no operation trait, so no driver can serve it and INFRA cannot configure it. Remove the requirement from module `{module}`; `{capability}` becomes usable when a Sandloom release publishes its operation trait"
+            ),
             Self::NoInstance {
                 capability,
                 instance,

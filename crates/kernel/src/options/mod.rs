@@ -140,6 +140,8 @@ pub struct OptionsError {
     message: String,
     unknown_field: Option<String>,
     suggestion: Option<String>,
+    /// The driver's own `validate` refused the value (not serde, reading it).
+    refused_by_driver: bool,
 }
 
 impl OptionsError {
@@ -165,7 +167,24 @@ impl OptionsError {
             message: redact_string_values(message),
             unknown_field,
             suggestion,
+            refused_by_driver: false,
         }
+    }
+
+    /// A value the driver's `validate` refused, at `path` (empty when the driver names no
+    /// option). Used by driverkit.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn refused_by_driver(path: Vec<String>, message: &str) -> Self {
+        Self {
+            refused_by_driver: true,
+            ..Self::from_message(path, message)
+        }
+    }
+
+    /// Whether the driver's `validate` refused the value, as opposed to serde reading it.
+    pub(crate) fn is_refused_by_driver(&self) -> bool {
+        self.refused_by_driver
     }
 
     /// The key path of the failing value, outermost first (empty for the table itself). For an

@@ -96,7 +96,7 @@ fn judge_instances<'a>(inputs: &Inputs<'a>, focus: Option<(&str, &str)>) -> Judg
             problems.push(Problem::Experimental {
                 capability: instance.capability.clone(),
                 instance: instance.instance.clone(),
-                location: instance.location.clone(),
+                location: instance.capability_location.clone(),
             });
         }
         // The providers of the selected name, judged; for the instance `why` asks about, every

@@ -45,12 +45,14 @@ pub(super) fn parse_options(
                 break None;
             }
         };
-        // `SANDLOOM__…__PASSWORD=123456` reads as an integer; a string field wants text.
+        // `SANDLOOM__…__PASSWORD=123456` reads as an integer; a string field wants text. Not
+        // for a value the driver's `validate` refused: that is refused as it was read.
         let key = error.key_path().into_iter().next();
         if let Some((key, raw)) = key
             .as_ref()
             .and_then(|k| instance.env_strings.get_key_value(k))
             && !options.is_str(key)
+            && !error.is_refused_by_driver()
         {
             options.to_mut().set_str(key, raw);
             continue;

@@ -2,9 +2,11 @@
 //! the spec of each configured capability.
 
 use crate::config::InstanceConfig;
+use crate::diagnostics::defines_capability;
 use crate::error::{ConflictKind, Problem};
 use crate::known::{BUILTIN_DRIVERS, BUILTIN_OWNER, is_builtin};
 use crate::registry::{CapabilitySpec, DriverEntry};
+use crate::specs::WITHOUT_OPERATION_TRAIT;
 use crate::suggest::closest;
 
 use super::plan::Inputs;
@@ -78,19 +80,41 @@ pub(super) fn find_spec(
     let mut matching = inputs.specs.iter().filter(|spec| spec.name == capability);
     let first = matching.next();
     let Some(spec) = first else {
-        let mut names: Vec<&str> = inputs.specs.iter().map(|spec| spec.name).collect();
+        // Not the reserved names with no operation trait: INFRA cannot use them, so listing or
+        // suggesting one would lead into another refusal.
+        let mut names: Vec<&str> = inputs
+            .specs
+            .iter()
+            .map(|spec| spec.name)
+            .filter(|name| !WITHOUT_OPERATION_TRAIT.contains(name))
+            .collect();
         names.sort_unstable();
         names.dedup();
         let hint = closest(capability, names.iter().copied())
             .map(|s| format!(" (did you mean `{s}`?)"))
             .unwrap_or_default();
-        problems.push(Problem::config(
-            instance.location.clone(),
-            format!("unknown capability `{capability}`{hint}"),
-            format!(
+        let definers = defines_capability(&super::binary(inputs), capability);
+        let action = match definers.as_slice() {
+            [] => format!(
                 "known capabilities are {}; a third-party capability is known once the crate defining it is linked",
                 names.join(", ")
             ),
+            [one] => format!(
+                "link the crate that defines it: `{one}`, a dependency of this application, defines `{capability}` but no code names it, so it is not linked into the binary; add it to the application's `sandloom::link_drivers!(…)` call"
+            ),
+            several => format!(
+                "link the crate that defines it: dependencies of this application that define `{capability}` but are not linked into the binary: {}; add the one you mean to the application's `sandloom::link_drivers!(…)` call",
+                several
+                    .iter()
+                    .map(|c| format!("`{c}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        problems.push(Problem::config(
+            instance.capability_location.clone(),
+            format!("unknown capability `{capability}`{hint}"),
+            action,
         ));
         return None;
     };

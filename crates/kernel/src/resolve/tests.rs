@@ -232,7 +232,9 @@ const SHOP: &str = r#"
     sandloom = "0.1"
     fulltext-tantivy = "1"
     acme-drivers = "1"
+    shop-orders = { path = "../orders" }
     serde = { version = "1", features = ["derive"] }
+    strsim = "0.11"
     tokio = "1"
 
     [target.'cfg(unix)'.dependencies]
@@ -242,8 +244,43 @@ const SHOP: &str = r#"
     mail = { package = "acme-mail", version = "1" }
 "#;
 
+/// What the sources of `SHOP`'s dependencies provide, as `crate::survey` would read them:
+/// three driver crates, a contract crate (`mail`, defining `geo`), a module crate, and
+/// general-purpose crates that register nothing.
+fn shop_survey() -> crate::survey::Survey {
+    let drivers = crate::survey::Provides {
+        drivers: true,
+        capabilities: Vec::new(),
+    };
+    let nothing = crate::survey::Provides::default();
+    [
+        ("acme_drivers", drivers.clone()),
+        ("fulltext_tantivy", drivers.clone()),
+        ("maps_tools", drivers),
+        (
+            "mail",
+            crate::survey::Provides {
+                drivers: false,
+                capabilities: vec!["geocoding".to_owned()],
+            },
+        ),
+        ("shop_orders", nothing.clone()),
+        ("serde", nothing.clone()),
+        ("strsim", nothing.clone()),
+        ("tokio", nothing),
+    ]
+    .into_iter()
+    .map(|(name, provides)| (name.to_owned(), provides))
+    .collect()
+}
+
+fn shop(linked: &[&'static str]) -> LinkedDrivers {
+    crate::survey::preset("/made-up/shop", shop_survey());
+    LinkedDrivers::__new(leak(linked.to_vec()), SHOP, "shop").__with_sources("/made-up/shop", None)
+}
+
 fn no_driver(text: &str, linked: &[&'static str]) -> Problem {
-    let linked = LinkedDrivers::__new(leak(linked.to_vec()), SHOP, "shop");
+    let linked = shop(linked);
     let found = problems(
         &config(text),
         vec![],
@@ -261,25 +298,22 @@ fn no_driver(text: &str, linked: &[&'static str]) -> Problem {
 
 #[test]
 fn an_unknown_driver_names_the_unlinked_dependencies_that_may_provide_it() {
-    // None is named like `osm` or `routing`: every unlinked dependency that may hold a
-    // driver is a candidate (not sandloom, not serde or tokio), under the name code uses.
+    // None is named like `osm` or `routing`: every unlinked dependency whose sources register
+    // drivers is a candidate, under the name code uses; not the contract crate `mail`, the
+    // module crate `shop_orders`, nor `serde`, `strsim` or `tokio`.
     let problem = no_driver("[geo.routing]\ndriver = \"osm\"", &[]);
     let Problem::NoDriver { candidates, .. } = &problem else {
         unreachable!()
     };
     assert_eq!(
         candidates,
-        &["acme_drivers", "fulltext_tantivy", "mail", "maps_tools"]
-    );
-    assert!(
-        problem.description().ends_with(
-            "Dependencies of this application that are not named in `link_drivers!`, so not linked into the binary, and may provide it: `acme_drivers`, `fulltext_tantivy`, `mail`, `maps_tools`"
-        ),
-        "{problem}"
+        &["acme_drivers", "fulltext_tantivy", "maps_tools"]
     );
     assert_eq!(
-        problem.action(),
-        "name the crate that provides `geo.osm` in the application's `sandloom::link_drivers!(…)` call: of its dependencies, the 4 listed above are not named there and may provide it (for example `sandloom::link_drivers!(…, acme_drivers)`); if none does, add the crate that provides it with `cargo add` and name it there too"
+        problem.to_string(),
+        "[SANDLOOM-B020] no driver `geo.osm` is linked; `geo.routing` selects it (at infra.toml:2:1). Linked `geo` drivers: none. \
+         Dependencies of this application that register drivers but are not named in `link_drivers!`, so are not linked into the binary, and may provide it: `acme_drivers`, `fulltext_tantivy`, `maps_tools`\n    \
+         Action: name the crate that provides `geo.osm` in the application's `sandloom::link_drivers!(…)` call: of its dependencies, `acme_drivers`, `fulltext_tantivy`, `maps_tools` register drivers, are not named there and may provide it (for example `sandloom::link_drivers!(…, acme_drivers)`); if none does, add the crate that provides it with `cargo add` and name it there too"
     );
 
     // A crate named in `link_drivers!` is linked: no candidate.
@@ -290,7 +324,7 @@ fn an_unknown_driver_names_the_unlinked_dependencies_that_may_provide_it() {
     assert_eq!(candidates, &["fulltext_tantivy", "maps_tools"]);
     assert!(
         problem.action().contains(
-            "of its dependencies, `fulltext_tantivy`, `maps_tools` are not named there and may provide it"
+            "of its dependencies, `fulltext_tantivy`, `maps_tools` register drivers, are not named there and may provide it"
         ),
         "{problem}"
     );
@@ -303,7 +337,38 @@ fn an_unknown_driver_names_the_unlinked_dependencies_that_may_provide_it() {
     assert_eq!(candidates, &["fulltext_tantivy"]);
     assert_eq!(
         problem.action(),
-        "name the crate that provides `fulltext.elastic` in the application's `sandloom::link_drivers!(…)` call: of its dependencies, `fulltext_tantivy` is not named there and may provide it (for example `sandloom::link_drivers!(…, fulltext_tantivy)`); if none does, add the crate that provides it with `cargo add` and name it there too"
+        "name the crate that provides `fulltext.elastic` in the application's `sandloom::link_drivers!(…)` call: of its dependencies, `fulltext_tantivy` registers drivers, is not named there and may provide it (for example `sandloom::link_drivers!(…, fulltext_tantivy)`); if none does, add the crate that provides it with `cargo add` and name it there too"
+    );
+
+    // Where the sources cannot be read (a deployed binary), no crate is guessed.
+    let deployed = LinkedDrivers::__new(&[], SHOP, "shop");
+    let found = problems(
+        &config("[fulltext.default]\ndriver = \"elastic\""),
+        vec![],
+        vec![spec("fulltext", "fulltext-contracts", "1.0.0")],
+        &deployed,
+    );
+    let [Problem::NoDriver { candidates, .. }] = found.as_slice() else {
+        panic!("{found:#?}")
+    };
+    assert!(candidates.is_empty());
+    assert_eq!(
+        found[0].action(),
+        "add the crate that provides `fulltext.elastic` as a dependency and name it in `sandloom::link_drivers!(…)`, or select one of the linked drivers"
+    );
+}
+
+#[test]
+fn an_unknown_capability_names_the_unlinked_dependency_that_defines_it() {
+    let text = "[geocoding.default]\ndriver = \"osm\"\n";
+    let found = problems(&config(text), vec![], vec![], &shop(&[]));
+    let [problem] = found.as_slice() else {
+        panic!("{found:#?}")
+    };
+    assert_eq!(
+        problem.to_string(),
+        "[SANDLOOM-B010] unknown capability `geocoding` (at infra.toml:1:2)\n    \
+         Action: link the crate that defines it: `mail`, a dependency of this application, defines `geocoding` but no code names it, so it is not linked into the binary; add it to the application's `sandloom::link_drivers!(…)` call"
     );
 }
 
@@ -380,7 +445,7 @@ fn every_problem_is_reported_at_once_ordered_by_location() {
     assert_eq!(
         summary,
         [
-            ("SANDLOOM-B023", "infra.toml:2:7".to_owned()),
+            ("SANDLOOM-B023", "infra.toml:2:2".to_owned()),
             ("SANDLOOM-B020", "infra.toml:3:1".to_owned()),
             ("SANDLOOM-B010", "infra.toml:6:12".to_owned()),
             ("SANDLOOM-B022", String::new()),
@@ -550,5 +615,115 @@ fn a_missing_required_option_is_reported_with_the_bad_ones() {
     assert!(
         found[1].contains("infra.toml:3:1: option `capacity`"),
         "{found:#?}"
+    );
+}
+
+/// Each problem's place, as `check` orders and the command line shows it.
+fn placed(config: &InfraConfig, found: &[Problem]) -> Vec<(&'static str, String)> {
+    found
+        .iter()
+        .map(|p| {
+            let at = config
+                .problem_location(p)
+                .map_or_else(String::new, ToString::to_string);
+            (p.code(), at)
+        })
+        .collect()
+}
+
+#[test]
+fn an_unknown_capability_is_placed_at_its_name_in_each_header() {
+    let text = "[Cache.default]\n\
+                driver = \"memory\"\n\
+                [ Cache . sessions ]\n\
+                driver = \"memory\"\n";
+    let config = config(text);
+    let found = problems(&config, vec![], vec![], &crate::link_drivers!());
+    assert_eq!(
+        placed(&config, &found),
+        [
+            ("SANDLOOM-B010", "infra.toml:1:2".to_owned()),
+            ("SANDLOOM-B010", "infra.toml:3:3".to_owned()),
+        ],
+        "{found:#?}"
+    );
+    assert_eq!(
+        found[0].to_string(),
+        "[SANDLOOM-B010] unknown capability `Cache` (did you mean `cache`?) (at infra.toml:1:2)\n    \
+         Action: known capabilities are cache, lock, notifier, objectstore, taskqueue; a third-party capability is known once the crate defining it is linked"
+    );
+}
+
+#[test]
+fn an_experimental_capability_in_production_is_placed_at_the_capability() {
+    let text = "environment = \"production\"\n\
+                [preview.default]\n\
+                driver = \"probe\"\n\
+                [preview.second]\n\
+                driver = \"probe\"\n";
+    let config = config(text);
+    let mut preview = spec("preview", "preview-contracts", "0.1.0");
+    preview.stability = Stability::Experimental;
+    let found = problems(
+        &config,
+        vec![entry("preview", "probe", "preview-probe", "0.1.0")],
+        vec![preview],
+        &crate::link_drivers!(),
+    );
+    assert_eq!(
+        placed(&config, &found),
+        [
+            ("SANDLOOM-B023", "infra.toml:2:2".to_owned()),
+            ("SANDLOOM-B023", "infra.toml:4:2".to_owned()),
+        ],
+        "{found:#?}"
+    );
+    assert_eq!(
+        found[1].to_string(),
+        "[SANDLOOM-B023] capability `preview` is experimental, and `preview.second` is configured in production (at infra.toml:4:2)\n    \
+         Action: accept the risk with `accepted_risks = [\"experimental_capability\"]` at the top of INFRA, or remove the instance from the production configuration"
+    );
+}
+
+#[test]
+fn a_driver_at_another_contract_major_is_placed_at_its_name() {
+    let text = "[cache.default]\n\
+                capacity = 3\n\
+                driver = \"probe\"\n";
+    let config = config(text);
+    let found = problems(
+        &config,
+        vec![entry("cache", "probe", "probe-cache", "2.0.0")],
+        vec![],
+        &crate::link_drivers!(),
+    );
+    assert_eq!(
+        placed(&config, &found),
+        [("SANDLOOM-B022", "infra.toml:3:1".to_owned())],
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn a_required_reserved_capability_is_not_sent_to_configure_it() {
+    let problem = Problem::NoInstance {
+        capability: "search".to_owned(),
+        instance: "default".to_owned(),
+        module: "shop",
+        configured: Vec::new(),
+    };
+    assert_eq!(
+        problem.action(),
+        "`search` is reserved by Sandloom and not public yet: it has no operation trait, so no driver can serve it and INFRA cannot configure it. Remove the requirement from module `shop`; `search` becomes usable when a Sandloom release publishes its operation trait"
+    );
+    let public = Problem::NoInstance {
+        capability: "cache".to_owned(),
+        instance: "sessions".to_owned(),
+        module: "shop",
+        configured: Vec::new(),
+    };
+    assert_eq!(
+        public.action(),
+        "configure it: add `[cache.sessions]` with `driver = \"…\"` to INFRA"
     );
 }

@@ -9,7 +9,7 @@ impl Driver for Searcher {
     fn from_options(_: NoOptions) -> Result<Self, DriverError> { Ok(Searcher) }
 }
 
-// `search` is defined by the runtime but has no operation trait yet: no driver can serve it.
-sandloom_driverkit::register_driver!(capability = "search", driver = "mine", provider = Searcher);
+// A capability named by a string: the long form takes the contract's marker type.
+sandloom_driverkit::register_driver!(capability = "fulltext", driver = "mine", provider = Searcher);
 
 fn main() {}

@@ -335,7 +335,10 @@ impl Driver for PostgresLock {
     }
 
     fn validate(options: &PostgresLockOptions) -> Result<(), DriverError> {
-        options.check().map(drop)
+        options
+            .check()
+            .map(drop)
+            .map_err(DriverError::about_option_it_names)
     }
 
     fn from_options(options: PostgresLockOptions) -> Result<Self, DriverError> {

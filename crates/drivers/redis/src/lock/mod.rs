@@ -294,7 +294,10 @@ impl Driver for RedisLock {
     }
 
     fn validate(options: &RedisLockOptions) -> Result<(), DriverError> {
-        options.check().map(|_| ())
+        options
+            .check()
+            .map(|_| ())
+            .map_err(DriverError::about_option_it_names)
     }
 
     fn from_options(options: RedisLockOptions) -> Result<Self, DriverError> {
