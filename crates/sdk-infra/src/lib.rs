@@ -51,7 +51,8 @@
 //! [`Infra`] and [`requires!`] are not for drivers.
 //!
 //! This crate has no async runtime in its API: the traits are `async` and object-safe through
-//! [`macro@async_trait`], and run on whatever executor the application uses.
+//! [`macro@async_trait`], and run on whatever executor the application uses. The one exception
+//! is [`lock::KeepAlive`], which renews a lease on a task of the application's Tokio runtime.
 
 pub mod cache;
 mod capability;

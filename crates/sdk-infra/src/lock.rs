@@ -55,6 +55,14 @@
 //! }
 //! ```
 //!
+//! ## Keeping a lease alive
+//!
+//! Work that outlasts a ttl holds its lease through a [`KeepAlive`]: it renews the lease at a
+//! third of its ttl and tells the holder the moment the lease is lost or its renewal is
+//! uncertain, failing closed (a renewal not confirmed before the lease's end, as this process
+//! measures it from before the request was sent, counts as lost). Its example hands the fence
+//! to the resource while the keep-alive runs and stops the work when [`KeepAlive::lost`] fires.
+//!
 //! ```
 //! use sandloom_sdk_infra::lock::{FEATURES, NAME, REQUIRED_OPERATIONS};
 //! use sandloom_sdk_infra::LOCK;
@@ -65,6 +73,13 @@
 //! ```
 
 use std::time::SystemTime;
+
+mod keep_alive;
+mod renew;
+mod status;
+
+pub use keep_alive::{KeepAlive, LeaseWatch};
+pub use status::{LeaseLost, LeaseStatus};
 
 /// Capability name of the lock, as written in `INFRA` (`[lock.default]`); see the
 /// [module example](self).
