@@ -221,7 +221,10 @@ async fn a_renewal_answering_another_grant_loses_the_lease() {
     lock.set(Refresh::OtherFence);
     let lost = keep_alive.lost().await;
     assert!(matches!(lost, LeaseLost::Failed(ref e) if e.kind() == ErrorKind::Backend));
-    assert!(lost.to_string().contains("another grant"), "{lost}");
+    assert!(
+        lost.to_string().contains("answered another grant"),
+        "{lost}"
+    );
     assert_eq!(keep_alive.fence(), 7, "the confirmed lease is kept");
 }
 

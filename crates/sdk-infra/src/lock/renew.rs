@@ -212,9 +212,18 @@ pub(super) async fn renew(
                         ErrorKind::Backend,
                         NAME,
                         format!(
-                            "the refresh of the lease on {:?} (fence {}) answered a lease of \
-                             another grant (on {:?}, fence {}): the driver breaks the lock contract",
-                            lease.name, lease.fence, renewed.name, renewed.fence
+                            "the refresh of the lease on {:?} (fence {}) answered another grant \
+                             (on {:?}, fence {}, {} token): a refresh keeps the name, the token \
+                             and the fence; the driver breaks the lock contract",
+                            lease.name,
+                            lease.fence,
+                            renewed.name,
+                            renewed.fence,
+                            if renewed.token == lease.token {
+                                "the same"
+                            } else {
+                                "another"
+                            }
                         ),
                     );
                     mark_lost(&sender, LeaseLost::Failed(Arc::new(error)));
