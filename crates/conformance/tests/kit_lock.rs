@@ -509,7 +509,7 @@ impl Driver for Reference {
 }
 
 impl LockProvider for Reference {
-    const CONTRACT_VERSION: Version = Version::new(0, 2, 0);
+    const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
 }
 
 fn kit(flaw: Flaw) -> LockConformance<Reference> {

@@ -1,7 +1,7 @@
 //! # sandloom-sdk-infra — the module door
 //!
 //! Application modules ask for infrastructure by **capability** and get an **operation trait**:
-//! [`Cache`], [`Notifier`], [`ObjectStore`], [`TaskQueue`] (and the experimental [`Lock`]).
+//! [`Cache`], [`Notifier`], [`ObjectStore`], [`TaskQueue`], [`Lock`].
 //! Which driver serves each capability instance is the application's choice, made in its `INFRA`
 //! configuration; a module never names a driver, and never depends on `sandloom-driverkit`,
 //! a driver crate or a backend SDK (rule C004).
@@ -151,8 +151,8 @@ pub const OBJECT_STORE: CapabilityRef<dyn ObjectStore> = CapabilityRef::new(obje
 /// # }
 /// ```
 pub const TASK_QUEUE: CapabilityRef<dyn TaskQueue> = CapabilityRef::new(taskqueue::NAME);
-/// The key of the experimental `lock` capability: a `&dyn` [`Lock`]. Configuring it in
-/// production needs the accepted risk `experimental_capability`.
+/// The key of the `lock` capability: a `&dyn` [`Lock`] (the `default` one is also
+/// [`Infra::lock`]); [`Infra::capability_arc`] gives the `Arc` a [`lock::KeepAlive`] takes.
 ///
 /// ```
 /// use sandloom_sdk_infra::{Infra, LOCK};

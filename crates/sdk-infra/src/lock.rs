@@ -1,7 +1,7 @@
-//! The experimental `lock` capability: named, expiring, **fenced** mutual-exclusion leases.
+//! The `lock` capability: named, expiring, **fenced** mutual-exclusion leases.
 //!
-//! Experimental: configuring it in the `production` environment needs the accepted risk
-//! `experimental_capability` (SANDLOOM-B023), and its contract may change in a minor release.
+//! Stable since contract 1.0.0 (the operations of 0.2.0, unchanged, now under semver's
+//! promise): a driver written for 1.0 serves every 1.x.
 //!
 //! Required operations: [`acquire`](Lock::acquire), [`acquire_wait`](Lock::acquire_wait),
 //! [`release`](Lock::release), [`refresh`](Lock::refresh). No optional features.
@@ -189,8 +189,8 @@ macro_rules! __lock_contract {
         $crate::__parse_operations! {
             callback: [$($callback)*], context: [$($context)*],
             name: "lock",
-            stability: Experimental,
-            version: (0, 2, 0),
+            stability: Stable,
+            version: (1, 0, 0),
             features: [],
             trait: {
                 /// Named leases: at most one holder per name at a time, until its lease expires.

@@ -1,4 +1,4 @@
-//! The experimental `lock` kit: [`LockConformance`], for the fenced contract 0.2.
+//! The `lock` kit: [`LockConformance`], for the fenced contract 1.0.
 //!
 //! A kit can run single obligations directly, here on a deliberately flawed stand-in driver.
 //! In a driver crate's tests, run them all with [`lock_conformance!`](crate::lock_conformance)
@@ -32,7 +32,7 @@
 //! #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(PushoverLock) }
 //! # }
 //! # impl LockProvider for PushoverLock {
-//! #     const CONTRACT_VERSION: Version = Version::new(0, 2, 0);
+//! #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
 //! # }
 //!
 //! // `PushoverLock` (hidden) grants every `acquire`, even of a held lock.
@@ -89,7 +89,7 @@ const LONG: Duration = Duration::from_secs(30);
 /// A lease an obligation waits out.
 const SHORT: Duration = Duration::from_millis(300);
 
-/// The conformance kit of the experimental `lock` contract. See [`OBLIGATIONS`] for what it
+/// The conformance kit of the `lock` contract. See [`OBLIGATIONS`] for what it
 /// holds a driver to; run it with [`lock_conformance!`](crate::lock_conformance).
 ///
 /// ```
@@ -171,7 +171,7 @@ impl<T: LockProvider> Kit<T, LockSettings> {
     /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(PushoverLock) }
     /// # }
     /// # impl LockProvider for PushoverLock {
-    /// #     const CONTRACT_VERSION: Version = Version::new(0, 2, 0);
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
     /// # }
     ///
     /// let kit = LockConformance::<PushoverLock>::new(|request: &KitRequest| {
@@ -213,7 +213,7 @@ impl<T: LockProvider> Kit<T, LockSettings> {
 }
 
 crate::define_kit! {
-    /// Run the whole experimental `lock` kit from a driver crate's tests: one `#[test]` per
+    /// Run the whole `lock` kit from a driver crate's tests: one `#[test]` per
     /// obligation, in a module `lock_conformance`. A leading `name:` puts that module inside a
     /// module `name`, so one file can run the kit several times.
     ///
@@ -246,7 +246,7 @@ crate::define_kit! {
     /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(PushoverLock) }
     /// # }
     /// # impl LockProvider for PushoverLock {
-    /// #     const CONTRACT_VERSION: Version = Version::new(0, 2, 0);
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
     /// # }
     /// # pub type MyLock = PushoverLock;
     ///
@@ -259,7 +259,7 @@ crate::define_kit! {
     kit crate::lock::LockConformance::new;
     provider LockProvider;
     settings LockSettings;
-    /// Every obligation of the (experimental) lock contract, in the order the kit runs them.
+    /// Every obligation of the lock contract, in the order the kit runs them.
     ///
     /// Short leases last 300–400 ms; the kit waits up to 5 s for an expired one to become free.
     ///

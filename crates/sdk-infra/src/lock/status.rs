@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::InfraError;
 
-/// Where a [`KeepAlive`]'s lease stands, as its holder should act on it.
+/// Where a [`KeepAlive`](super::KeepAlive)'s lease stands, as its holder should act on it.
 ///
 /// `Held` and `Uncertain` carry `until`: the instant of this process's monotonic clock up to
 /// which the store has confirmed the lease. It is measured from *before* the confirming request
@@ -69,7 +69,7 @@ impl LeaseStatus {
     }
 }
 
-/// Why a [`KeepAlive`]'s lease was lost.
+/// Why a [`KeepAlive`](super::KeepAlive)'s lease was lost.
 ///
 /// ```
 /// use sandloom_sdk_infra::lock::LeaseLost;
@@ -93,9 +93,9 @@ pub enum LeaseLost {
     /// A renewal failed in a way retrying cannot mend (the driver was stopped, or answered
     /// for another grant).
     Failed(Arc<InfraError>),
-    /// The holder released the lock with [`KeepAlive::release`].
+    /// The holder released the lock with [`KeepAlive::release`](super::KeepAlive::release).
     Released,
-    /// The [`KeepAlive`] was dropped: nothing renews the lease, which ends with its ttl.
+    /// The [`KeepAlive`](super::KeepAlive) was dropped: nothing renews the lease, which ends with its ttl.
     Dropped,
 }
 
