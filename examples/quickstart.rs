@@ -1,5 +1,6 @@
 //! Quickstart: an application that links drivers, reads `INFRA`, starts the infrastructure and
-//! runs a module that uses all four public capabilities.
+//! runs a module that uses four public capabilities, then takes, fences and releases a lock
+//! through `infra.lock()` (`examples/quickstart/lock.rs`).
 //!
 //! ```text
 //! cargo run --example quickstart                                # embedded defaults
@@ -17,6 +18,9 @@
 //!
 //! On a startup error it prints every problem with its code and exits with status 1; the dry
 //! run prints what it found the same way, or the report of what would start.
+
+#[path = "quickstart/lock.rs"]
+mod lock;
 
 use std::process::ExitCode;
 
@@ -128,6 +132,9 @@ fn linked() -> LinkedDrivers {
     sandloom::link_drivers!(
         sandloom_embedded,
         sandloom_example_driver_console,
+        // An experimental third-party capability (`fulltext`): `infra check` in production
+        // shows SANDLOOM-B023 with it (README).
+        sandloom_example_fulltext_memory,
         sandloom_driver_redis,
         sandloom_driver_postgres,
         sandloom_driver_amqp,
@@ -178,5 +185,6 @@ async fn use_the_module(infra: &sandloom::sdk::Infra) -> Result<(), String> {
     println!("sent {sent} confirmations");
     let orders = desk.orders().await.map_err(|e| e.to_string())?;
     println!("{} orders on record: {}", orders.len(), orders.join(", "));
+    lock::write_the_report(infra, &mut lock::Report::default()).await?;
     Ok(())
 }

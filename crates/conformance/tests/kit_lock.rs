@@ -90,6 +90,12 @@ enum Flaw {
     WaitTakesWithoutCheck,
     /// `acquire_wait` does not check whether the driver was stopped.
     WaitWorksAfterStop,
+    /// `refresh` holds the lease for half its ttl (a unit mix-up): a keep-alive renewing at a
+    /// third of the ttl keeps it, but a renewal that hangs lets a contender in early.
+    RefreshHoldsHalfTtl,
+    /// `refresh` of a lease no longer held answers it unchanged, as if renewed (a script's
+    /// "not held" read as success).
+    RefreshOfALostLeaseSucceeds,
 }
 
 /// The longest lease the reference holds: 1,000 years (a longer ttl is held this long).
@@ -413,6 +419,13 @@ impl Lock for Reference {
             return Ok(self.lease(&lease.name, lease.token.clone(), fence, ttl));
         }
         let mut table = self.table();
+        if self.flaw == Flaw::RefreshOfALostLeaseSucceeds
+            && table
+                .get(&key)
+                .is_none_or(|held| held.token != lease.token || held.until <= Instant::now())
+        {
+            return Ok(lease.clone());
+        }
         let Some(held) = table.get_mut(&key) else {
             return Err(InfraError::conflict(NAME, "not held"));
         };
@@ -427,7 +440,11 @@ impl Lock for Reference {
         if expired {
             return Err(InfraError::conflict(NAME, "expired"));
         }
-        let until = Instant::now() + self.held_for(ttl);
+        let until = Instant::now()
+            + match self.flaw {
+                Flaw::RefreshHoldsHalfTtl => self.held_for(ttl) / 2,
+                _ => self.held_for(ttl),
+            };
         match self.flaw {
             Flaw::RefreshDoesNotExtend => {}
             Flaw::RefreshOnlyExtends => {
@@ -492,7 +509,7 @@ impl Driver for Reference {
 }
 
 impl LockProvider for Reference {
-    const CONTRACT_VERSION: Version = Version::new(0, 2, 0);
+    const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
 }
 
 fn kit(flaw: Flaw) -> LockConformance<Reference> {
@@ -665,6 +682,26 @@ const CASES: &[(Flaw, &str)] = &[
     (
         Flaw::WaitWorksAfterStop,
         "operations_after_stop_fail_with_stopped",
+    ),
+    (
+        Flaw::RefreshDoesNotExtend,
+        "keep_alive_holds_a_lease_past_several_ttls",
+    ),
+    (
+        Flaw::RefreshIssuesNewToken,
+        "keep_alive_holds_a_lease_past_several_ttls",
+    ),
+    (
+        Flaw::RefreshIgnoresToken,
+        "keep_alive_reports_a_lease_taken_over_as_lost",
+    ),
+    (
+        Flaw::RefreshOfALostLeaseSucceeds,
+        "keep_alive_reports_a_lease_taken_over_as_lost",
+    ),
+    (
+        Flaw::RefreshHoldsHalfTtl,
+        "keep_alive_fails_closed_when_renewal_hangs_or_fails",
     ),
 ];
 

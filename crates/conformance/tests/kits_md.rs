@@ -11,7 +11,7 @@ const KITS: [(&str, &str, &[&str]); 5] = [
     ("objectstore", "objectstore", objectstore::OBLIGATIONS),
     ("taskqueue", "taskqueue", taskqueue::OBLIGATIONS),
     ("notifier", "notifier", notifier::OBLIGATIONS),
-    ("lock (experimental)", "lock", lock::OBLIGATIONS),
+    ("lock", "lock", lock::OBLIGATIONS),
 ];
 
 /// The obligations KITS.md lists under `## {title} (N obligations)`, and N.

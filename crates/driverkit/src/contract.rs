@@ -88,11 +88,7 @@ pub const RESERVED_CAPABILITIES: &[ReservedCapability] = &[
     ReservedCapability::public("notifier"),
     ReservedCapability::public("objectstore"),
     ReservedCapability::public("taskqueue"),
-    ReservedCapability {
-        name: "lock",
-        has_operations: true,
-        state: "experimental: operation trait and kit, not yet public",
-    },
+    ReservedCapability::public("lock"),
     ReservedCapability::not_public("graph_store"),
     ReservedCapability::not_public("workflow"),
     ReservedCapability::not_public("search"),

@@ -240,8 +240,7 @@ provider_module!(
     taskqueue, TaskQueueProvider, TaskQueueCapability, TaskQueueGate, __taskqueue_contract
 );
 provider_module!(
-    /// The experimental `lock` contract for driver authors: below 1.0, so it may change in a
-    /// minor release.
+    /// The `lock` contract for driver authors (stable since 1.0.0).
     ///
     /// Everything of `sandloom_driverkit::sdk::lock` (the operation trait, its values and
     /// feature names) is re-exported here, next to the provider trait.
@@ -269,10 +268,10 @@ provider_module!(
     /// # }
     ///
     /// impl LockProvider for MyLock {
-    ///     const CONTRACT_VERSION: Version = Version::new(0, 2, 0);
+    ///     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
     /// }
     ///
-    /// assert_eq!(<MyLock as LockProvider>::CONTRACT_VERSION, Version::new(0, 2, 0));
+    /// assert_eq!(<MyLock as LockProvider>::CONTRACT_VERSION, Version::new(1, 0, 0));
     /// assert_eq!(lock::NAME, "lock");
     /// assert_eq!(lock::FEATURES, [] as [&str; 0]);
     /// ```

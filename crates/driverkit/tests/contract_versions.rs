@@ -160,7 +160,7 @@ impl TaskQueueProvider for Pinned {
     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
 }
 
-// lock 0.2 (experimental)
+// lock 1.0
 #[async_trait]
 impl Lock for Pinned {
     async fn acquire(&self, _name: &str, _ttl: Duration) -> InfraResult<Option<Lease>> {
@@ -182,7 +182,7 @@ impl Lock for Pinned {
     }
 }
 impl LockProvider for Pinned {
-    const CONTRACT_VERSION: Version = Version::new(0, 2, 0);
+    const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
 }
 
 #[test]

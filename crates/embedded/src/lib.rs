@@ -12,7 +12,7 @@
 //! | `notifier.log` | `batch` | `level` (`info` default, `warn`, `debug`) |
 //! | `notifier.memory` | `batch` | `capacity` (messages kept, default 1000), `outbox` (a name tests read with [`MemoryNotifier::outbox`]) |
 //! | `taskqueue.memory` | `delay`, `dead_letter`, `fifo`, `dedupe` | `visibility_timeout_ms` (30 000), `max_attempts` (5), `dedupe_window_ms` (24 h) |
-//! | `lock.memory` (experimental) | none | none |
+//! | `lock.memory` | none | none |
 //!
 //! They run on Tokio and need a runtime with timers (`#[tokio::main]` has one; the kernel refuses
 //! to start without one, SANDLOOM-B001).

@@ -1,4 +1,4 @@
-//! `lock.memory`: expiring, fenced leases inside the process (experimental capability).
+//! `lock.memory`: expiring, fenced leases inside the process.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
@@ -270,7 +270,7 @@ impl Driver for MemoryLock {
 }
 
 impl LockProvider for MemoryLock {
-    const CONTRACT_VERSION: Version = Version::new(0, 2, 0);
+    const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
 }
 
 #[cfg(test)]

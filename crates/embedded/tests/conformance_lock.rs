@@ -1,4 +1,4 @@
-//! The built-in lock passes the conformance kit of the experimental `lock` contract.
+//! The built-in lock passes the conformance kit of the `lock` contract.
 
 use sandloom_driverkit::NoOptions;
 use sandloom_embedded::MemoryLock;

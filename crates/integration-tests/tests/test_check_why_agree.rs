@@ -20,8 +20,8 @@ requires!(CACHE, "sessions", features = [cache::TTL]);
 fn linked() -> LinkedDrivers {
     // Every driver crate of the integration tests but the impostor (which claims the
     // built-in names, so that every instance of `cache.memory` would be a conflict): two
-    // providers of `cache.fixture`, the faulty drivers, the experimental `lock.fixture`, a
-    // third-party capability and its driver, and the example console notifier.
+    // providers of `cache.fixture`, the faulty drivers, `lock.fixture`, an experimental
+    // third-party capability (`fulltext`) and its driver, and the example console notifier.
     sandloom::link_drivers!(
         sandloom_embedded,
         sandloom_fixture_good,
@@ -39,15 +39,19 @@ const INLINE: &[(&str, &str)] = &[
         // `accepted_risks` is not a list, so it cannot be read (SANDLOOM-B010): whether the
         // risk is accepted is unknown, and no SANDLOOM-B023 is added on top.
         "unreadable accepted_risks",
-        "environment = \"production\"\naccepted_risks = \"experimental_capability\"\n[lock.default]\ndriver = \"fixture\"\n",
+        "environment = \"production\"\naccepted_risks = \"experimental_capability\"\n[fulltext.default]\ndriver = \"memory\"\n",
     ),
     (
         "experimental in production",
-        "environment = \"production\"\n[lock.default]\ndriver = \"fixture\"\n",
+        "environment = \"production\"\n[fulltext.default]\ndriver = \"memory\"\n",
     ),
     (
         "experimental accepted",
-        "environment = \"production\"\naccepted_risks = [\"experimental_capability\"]\n[lock.default]\ndriver = \"fixture\"\n",
+        "environment = \"production\"\naccepted_risks = [\"experimental_capability\"]\n[fulltext.default]\ndriver = \"memory\"\n",
+    ),
+    (
+        "lock, stable, in production",
+        "environment = \"production\"\n[lock.default]\ndriver = \"fixture\"\n",
     ),
     (
         "faulty drivers",
@@ -301,7 +305,7 @@ fn the_unreadable_accepted_risks_case_is_judged() {
         .find(|(name, _)| *name == "unreadable accepted_risks")
         .unwrap();
     let config = InfraConfig::from_toml_str(text, "infra.toml").unwrap();
-    assert!(config.instance("lock", "default").is_some());
+    assert!(config.instance("fulltext", "default").is_some());
     let err = Kernel::new(config, linked()).check().unwrap_err();
     // B010 for `accepted_risks`, B020 for the `cache.sessions` this test's module requires.
     assert_eq!(err.codes(), ["SANDLOOM-B010", "SANDLOOM-B020"], "{err}");

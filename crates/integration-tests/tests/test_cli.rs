@@ -12,7 +12,12 @@ use serde_json::Value;
 requires!(CACHE, "sessions", features = [cache::TTL]);
 
 fn linked() -> sandloom::LinkedDrivers {
-    sandloom::link_drivers!(sandloom_embedded, sandloom_example_driver_console)
+    // `fulltext.memory` serves an experimental capability (SANDLOOM-B023 below).
+    sandloom::link_drivers!(
+        sandloom_embedded,
+        sandloom_example_driver_console,
+        sandloom_example_fulltext_memory
+    )
 }
 
 /// `app infra ARGS…`: the status, standard output and standard error.
@@ -63,7 +68,7 @@ start_timeout_ms = "soon"
 driver = "memory"
 capacty = 10
 
-[lock.default]
+[fulltext.default]
 driver = "memory"
 
 [notifier.default]
@@ -87,7 +92,7 @@ fn check_on_a_good_file_prints_what_would_start_and_exits_0() {
     assert_eq!(json["environment"], "development");
     assert_eq!(json["problems"], Value::Array(Vec::new()));
     let instances = json["instances"].as_array().unwrap();
-    assert_eq!(instances.len(), 7);
+    assert_eq!(instances.len(), 8);
     let console = instances
         .iter()
         .find(|i| i["capability"] == "notifier" && i["instance"] == "default")
@@ -124,7 +129,7 @@ fn check_lists_every_problem_with_its_code_and_location() {
     let expected = [
         ("SANDLOOM-B010", Some(2)),  // start_timeout_ms = "soon"
         ("SANDLOOM-B022", Some(6)),  // capacty: unknown option of cache.memory
-        ("SANDLOOM-B023", Some(8)),  // lock in production
+        ("SANDLOOM-B023", Some(8)),  // fulltext (experimental) in production
         ("SANDLOOM-B020", Some(12)), // sandloom-driver-smtp is not linked
         ("SANDLOOM-B022", Some(16)), // max_attempts = "five"
         ("SANDLOOM-B020", None),     // cache.sessions, which this binary requires
@@ -226,6 +231,7 @@ fn drivers_lists_every_linked_driver_with_features_and_options() {
         names,
         [
             "cache.memory",
+            "fulltext.memory",
             "lock.memory",
             "notifier.console",
             "notifier.log",
@@ -256,10 +262,11 @@ fn drivers_lists_every_linked_driver_with_features_and_options() {
     assert!(capacity["doc"].as_str().unwrap().contains("entries"));
 
     assert_eq!(drivers[1]["stability"], "experimental");
-    let console = &drivers[2];
+    assert_eq!(drivers[2]["stability"], "stable"); // lock.memory
+    let console = &drivers[3];
     assert_eq!(console["options_schema"], "unknown");
     assert_eq!(console["options"], Value::Null);
-    let fs = &drivers[5];
+    let fs = &drivers[6];
     let root = &fs["options"][0];
     assert_eq!(
         (&root["name"], &root["required"]),

@@ -16,7 +16,8 @@ enum App {
 }
 
 fn linked() -> sandloom::LinkedDrivers {
-    sandloom::link_drivers!(sandloom_embedded)
+    // `fulltext.memory`: a driver of an experimental capability, for SANDLOOM-B023.
+    sandloom::link_drivers!(sandloom_embedded, sandloom_example_fulltext_memory)
 }
 
 /// What the application's `main` does with `app infra ARGS…`; `asynchronously` picks
@@ -151,20 +152,19 @@ fn why_on_an_instance_name_check_refuses_is_a_usage_error_with_the_rule() {
 fn why_exits_1_when_every_candidate_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = infra_file(&dir, "environment = \"production\"\n");
-    let (status, out, err) = every_way(&["why", "lock.default", "--infra", &path]);
+    let (status, out, err) = every_way(&["why", "fulltext.default", "--infra", &path]);
     assert_eq!((status, err.as_str()), (Status::Problems, ""), "{out}");
-    // The lock contract's version is read, not written: it moves on its own.
-    let contract =
-        <sandloom_driverkit::lock::LockCapability as sandloom_driverkit::Contract>::VERSION;
+    // The contract's version is read, not written: it moves on its own.
+    let contract = <sandloom_example_fulltext_contracts::FulltextCapability as sandloom_driverkit::Contract>::VERSION;
     assert_eq!(
         out,
         format!(
-            "Why `lock.default` (production environment; `lock` is experimental):
-  configured: no: INFRA has no `[lock.default]`
+            "Why `fulltext.default` (production environment; `fulltext` is experimental):
+  configured: no: INFRA has no `[fulltext.default]`
   required by: no module
   selected: none
   candidates:
-    memory (sandloom-embedded, contract {contract}): not selected
+    memory (sandloom-example-fulltext-memory, contract {contract}): not selected
       - [SANDLOOM-B023] the capability is experimental, and the environment is production without the accepted risk `experimental_capability`
 "
         )
@@ -175,7 +175,7 @@ fn why_exits_1_when_every_candidate_is_refused() {
         &dir,
         "environment = \"production\"\naccepted_risks = [\"experimental_capability\"]\n",
     );
-    let (status, out, _) = every_way(&["why", "lock.default", "--infra", &accepted]);
+    let (status, out, _) = every_way(&["why", "fulltext.default", "--infra", &accepted]);
     assert_eq!(status, Status::Ok, "{out}");
     assert!(out.contains(": could serve it\n"), "{out}");
 }

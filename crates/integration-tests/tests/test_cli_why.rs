@@ -10,12 +10,13 @@ requires!(CACHE, "sessions", features = [cache::TTL]);
 
 fn linked() -> sandloom::LinkedDrivers {
     // good and rival both register `cache.fixture`; faulty registers `cache.future-major`
-    // (contract 2.0.0) among others; good also registers the experimental `lock.fixture`.
+    // (contract 2.0.0) among others; `fulltext.memory` serves an experimental capability.
     sandloom::link_drivers!(
         sandloom_embedded,
         sandloom_fixture_good,
         sandloom_fixture_rival,
-        sandloom_fixture_faulty
+        sandloom_fixture_faulty,
+        sandloom_example_fulltext_memory
     )
 }
 
@@ -148,18 +149,19 @@ fn a_feature_a_module_requires_and_the_driver_does_not_declare() {
 
 #[test]
 fn an_experimental_capability_in_production_without_the_accepted_risk() {
-    let text =
-        format!("environment = \"production\"\n[lock.default]\ndriver = \"fixture\"\n{SESSIONS}");
-    let (status, out) = why("lock.default", &text, "text");
+    let text = format!(
+        "environment = \"production\"\n[fulltext.default]\ndriver = \"memory\"\n{SESSIONS}"
+    );
+    let (status, out) = why("fulltext.default", &text, "text");
     assert_eq!(status, Status::Problems);
     insta::assert_snapshot!("why_experimental", out);
 
-    let (_, json) = why_json("lock.default", &text);
+    let (_, json) = why_json("fulltext.default", &text);
     assert_eq!(json["environment"], "production");
     assert_eq!(json["stability"], "experimental");
-    let fixture = candidate(&json, "fixture", "sandloom-fixture-good");
-    assert_eq!(kinds(fixture), ["experimental_in_production"]);
-    assert_eq!(fixture["reasons"][0]["code"], "SANDLOOM-B023");
+    let memory = candidate(&json, "memory", "sandloom-example-fulltext-memory");
+    assert_eq!(kinds(memory), ["experimental_in_production"]);
+    assert_eq!(memory["reasons"][0]["code"], "SANDLOOM-B023");
     assert_eq!(json["problems"][0]["code"], "SANDLOOM-B023");
 
     // Accepting the risk selects it.
@@ -167,9 +169,19 @@ fn an_experimental_capability_in_production_without_the_accepted_risk() {
         "environment = \"production\"\n",
         "environment = \"production\"\naccepted_risks = [\"experimental_capability\"]\n",
     );
-    let (status, json) = why_json("lock.default", &accepted);
+    let (status, json) = why_json("fulltext.default", &accepted);
     assert_eq!(status, Status::Ok, "{json:#}");
-    assert_eq!(json["selected"], "fixture");
+    assert_eq!(json["selected"], "memory");
+
+    // `lock` is stable: in production it needs no accepted risk.
+    let lock =
+        format!("environment = \"production\"\n[lock.default]\ndriver = \"fixture\"\n{SESSIONS}");
+    let (status, json) = why_json("lock.default", &lock);
+    assert_eq!(status, Status::Ok, "{json:#}");
+    assert_eq!(
+        (&json["stability"], &json["selected"]),
+        (&Value::from("stable"), &Value::from("fixture"))
+    );
 }
 
 #[test]

@@ -31,6 +31,7 @@ async fn the_embedded_defaults_serve_a_module_using_all_four_capabilities() {
         drivers,
         [
             "cache.memory",
+            "lock.memory",
             "notifier.log",
             "objectstore.fs",
             "taskqueue.memory"

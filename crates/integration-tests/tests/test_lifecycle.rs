@@ -11,7 +11,13 @@ use sandloom::{Kernel, Problem, UnusableReason, codes};
 use sandloom_fixture_support::events;
 
 fn linked() -> sandloom::LinkedDrivers {
-    sandloom::link_drivers!(sandloom_fixture_good, sandloom_fixture_faulty)
+    // `fulltext.memory`: a driver of an experimental capability (a package's own; every
+    // built-in capability with an operation trait is stable).
+    sandloom::link_drivers!(
+        sandloom_fixture_good,
+        sandloom_fixture_faulty,
+        sandloom_example_fulltext_memory
+    )
 }
 
 #[tokio::test]
@@ -347,7 +353,7 @@ async fn a_required_instance_that_is_not_configured_is_b020_naming_the_module() 
 #[tokio::test]
 async fn experimental_capability_in_production_needs_the_accepted_risk() {
     let err = refused(
-        "environment = \"production\"\n[lock.default]\ndriver = \"fixture\"",
+        "environment = \"production\"\n[fulltext.default]\ndriver = \"memory\"",
         linked(),
     )
     .await;
@@ -361,7 +367,7 @@ async fn experimental_capability_in_production_needs_the_accepted_risk() {
     };
     assert_eq!(
         (capability.as_str(), location.to_string().as_str()),
-        ("lock", "infra.toml:2:2")
+        ("fulltext", "infra.toml:2:2")
     );
     assert!(
         only(&err)
@@ -370,18 +376,35 @@ async fn experimental_capability_in_production_needs_the_accepted_risk() {
     );
 
     let accepted = start(
-        "environment = \"production\"\naccepted_risks = [\"experimental_capability\"]\n[lock.default]\ndriver = \"fixture\"",
+        "environment = \"production\"\naccepted_risks = [\"experimental_capability\"]\n[fulltext.default]\ndriver = \"memory\"",
         linked(),
     )
     .await
     .unwrap();
-    assert!(accepted.infra().lock().is_ok());
+    assert!(
+        accepted
+            .infra()
+            .default_instance(&sandloom_example_fulltext_contracts::FULLTEXT)
+            .is_ok()
+    );
     accepted.shutdown().await.unwrap();
 
-    let development = start("[lock.default]\ndriver = \"fixture\"", linked())
+    let development = start("[fulltext.default]\ndriver = \"memory\"", linked())
         .await
         .unwrap();
     development.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn lock_is_stable_in_production_with_no_accepted_risk() {
+    let running = start(
+        "environment = \"production\"\n[lock.default]\ndriver = \"fixture\"",
+        linked(),
+    )
+    .await
+    .unwrap_or_else(|err| panic!("{err}"));
+    assert!(running.infra().lock().is_ok());
+    running.shutdown().await.unwrap();
 }
 
 #[tokio::test]
@@ -396,8 +419,8 @@ async fn every_problem_is_reported_at_once() {
         [cache.c]
         driver = "fixture"
         capacity = 3
-        [lock.default]
-        driver = "fixture"
+        [fulltext.default]
+        driver = "memory"
         "#,
         linked(),
     )

@@ -85,7 +85,7 @@ impl fmt::Display for Stability {
 /// assert_eq!(cache.package, "sandloom-kernel");
 ///
 /// let lock = capabilities().iter().find(|spec| spec.name == "lock").unwrap();
-/// assert_eq!(lock.stability, Stability::Experimental);
+/// assert_eq!((lock.stability, lock.contract_version.major), (Stability::Stable, 1));
 /// ```
 #[derive(Debug)]
 pub struct CapabilitySpec {

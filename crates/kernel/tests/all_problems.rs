@@ -1,12 +1,28 @@
 //! One report of every problem: a table `INFRA` cannot read (SANDLOOM-B010) hides nothing of
 //! the other tables, and the problems come ordered by where they are configured.
 
+use sandloom_kernel::__private::linkme::distributed_slice;
+use sandloom_kernel::registry::{CAPABILITIES, CapabilitySpec, Stability};
+use sandloom_kernel::semver::Version;
 use sandloom_kernel::{InfraConfig, Kernel, Problem, StartupError};
 use sandloom_sdk_infra::{CACHE, Requirement};
 
+/// An experimental capability a package defines (every built-in one with an operation trait is
+/// stable): in production without the accepted risk, it is SANDLOOM-B023.
+#[distributed_slice(CAPABILITIES)]
+#[allow(unsafe_code)] // linkme places the element with #[link_section]
+static PREVIEW: CapabilitySpec = CapabilitySpec {
+    name: "preview",
+    stability: Stability::Experimental,
+    contract_version: Version::new(0, 1, 0),
+    required_operations: &["peek"],
+    features: &[],
+    package: "acme-preview-contracts",
+};
+
 const TEXT: &str = "environment = \"production\"
 start_timeout_ms = 0
-[lock.default]
+[preview.default]
 driver = \"memory\"
 [cache.default]
 driver = \"memory\"

@@ -9,7 +9,7 @@ fn a_known_driver_that_is_not_a_dependency_names_the_crate_to_add() {
     let err = Kernel::new(config, sandloom_kernel::link_drivers!())
         .check()
         .unwrap_err();
-    assert_eq!(err.codes(), ["SANDLOOM-B020"; 4], "{err}");
+    assert_eq!(err.codes(), ["SANDLOOM-B020"; 5], "{err}");
     let Problem::NoDriver {
         provided_by,
         dependency_not_linked,

@@ -237,7 +237,7 @@ impl Infra {
             .ok_or_else(|| self.missing_default(TASK_QUEUE.name()))
     }
 
-    /// The `default` lock (experimental capability).
+    /// The `default` lock.
     ///
     /// ```
     /// # let infra = sandloom_sdk_infra::Infra::builder().build().unwrap();

@@ -1,7 +1,7 @@
 //! # sandloom-sdk-infra — the module door
 //!
 //! Application modules ask for infrastructure by **capability** and get an **operation trait**:
-//! [`Cache`], [`Notifier`], [`ObjectStore`], [`TaskQueue`] (and the experimental [`Lock`]).
+//! [`Cache`], [`Notifier`], [`ObjectStore`], [`TaskQueue`], [`Lock`].
 //! Which driver serves each capability instance is the application's choice, made in its `INFRA`
 //! configuration; a module never names a driver, and never depends on `sandloom-driverkit`,
 //! a driver crate or a backend SDK (rule C004).
@@ -51,7 +51,8 @@
 //! [`Infra`] and [`requires!`] are not for drivers.
 //!
 //! This crate has no async runtime in its API: the traits are `async` and object-safe through
-//! [`macro@async_trait`], and run on whatever executor the application uses.
+//! [`macro@async_trait`], and run on whatever executor the application uses. The one exception
+//! is [`lock::KeepAlive`], which renews a lease on a task of the application's Tokio runtime.
 
 pub mod cache;
 mod capability;
@@ -152,8 +153,8 @@ pub const OBJECT_STORE: CapabilityRef<dyn ObjectStore> = CapabilityRef::new(obje
 /// # }
 /// ```
 pub const TASK_QUEUE: CapabilityRef<dyn TaskQueue> = CapabilityRef::new(taskqueue::NAME);
-/// The key of the experimental `lock` capability: a `&dyn` [`Lock`]. Configuring it in
-/// production needs the accepted risk `experimental_capability`.
+/// The key of the `lock` capability: a `&dyn` [`Lock`] (the `default` one is also
+/// [`Infra::lock`]); [`Infra::capability_arc`] gives the `Arc` a [`lock::KeepAlive`] takes.
 ///
 /// ```
 /// use sandloom_sdk_infra::{Infra, LOCK};

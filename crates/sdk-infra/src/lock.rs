@@ -1,7 +1,7 @@
-//! The experimental `lock` capability: named, expiring, **fenced** mutual-exclusion leases.
+//! The `lock` capability: named, expiring, **fenced** mutual-exclusion leases.
 //!
-//! Experimental: configuring it in the `production` environment needs the accepted risk
-//! `experimental_capability` (SANDLOOM-B023), and its contract may change in a minor release.
+//! Stable since contract 1.0.0 (the operations of 0.2.0, unchanged, now under semver's
+//! promise): a driver written for 1.0 serves every 1.x.
 //!
 //! Required operations: [`acquire`](Lock::acquire), [`acquire_wait`](Lock::acquire_wait),
 //! [`release`](Lock::release), [`refresh`](Lock::refresh). No optional features.
@@ -55,6 +55,14 @@
 //! }
 //! ```
 //!
+//! ## Keeping a lease alive
+//!
+//! Work that outlasts a ttl holds its lease through a [`KeepAlive`]: it renews the lease at a
+//! third of its ttl and tells the holder the moment the lease is lost or its renewal is
+//! uncertain, failing closed (a renewal not confirmed before the lease's end, as this process
+//! measures it from before the request was sent, counts as lost). Its example hands the fence
+//! to the resource while the keep-alive runs and stops the work when [`KeepAlive::lost`] fires.
+//!
 //! ```
 //! use sandloom_sdk_infra::lock::{FEATURES, NAME, REQUIRED_OPERATIONS};
 //! use sandloom_sdk_infra::LOCK;
@@ -65,6 +73,13 @@
 //! ```
 
 use std::time::SystemTime;
+
+mod keep_alive;
+mod renew;
+mod status;
+
+pub use keep_alive::{KeepAlive, LeaseWatch};
+pub use status::{LeaseLost, LeaseStatus};
 
 /// Capability name of the lock, as written in `INFRA` (`[lock.default]`); see the
 /// [module example](self).
@@ -174,8 +189,8 @@ macro_rules! __lock_contract {
         $crate::__parse_operations! {
             callback: [$($callback)*], context: [$($context)*],
             name: "lock",
-            stability: Experimental,
-            version: (0, 2, 0),
+            stability: Stable,
+            version: (1, 0, 0),
             features: [],
             trait: {
                 /// Named leases: at most one holder per name at a time, until its lease expires.

@@ -94,6 +94,18 @@ impl<T: 'static> Instance<T> {
         }
     }
 
+    /// [`served`](Self::served), owned: for helpers that keep the operations in a task (the
+    /// lock's keep-alive).
+    pub(crate) fn served_arc<C: Contract>(&self) -> Arc<C::Operations> {
+        match self.operations.downcast_ref::<Arc<C::Operations>>() {
+            Some(operations) => Arc::clone(operations),
+            None => panic!(
+                "the kit was not built for the contract `{}`: pass that contract to `Kit::build`",
+                C::NAME
+            ),
+        }
+    }
+
     /// Whether the instance declared `feature` (its `features_for` of its options).
     ///
     /// ```

@@ -1,4 +1,4 @@
-//! The experimental `lock` kit: [`LockConformance`], for the fenced contract 0.2.
+//! The `lock` kit: [`LockConformance`], for the fenced contract 1.0.
 //!
 //! A kit can run single obligations directly, here on a deliberately flawed stand-in driver.
 //! In a driver crate's tests, run them all with [`lock_conformance!`](crate::lock_conformance)
@@ -32,7 +32,7 @@
 //! #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(PushoverLock) }
 //! # }
 //! # impl LockProvider for PushoverLock {
-//! #     const CONTRACT_VERSION: Version = Version::new(0, 2, 0);
+//! #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
 //! # }
 //!
 //! // `PushoverLock` (hidden) grants every `acquire`, even of a held lock.
@@ -51,6 +51,7 @@ use sandloom_driverkit::lock::LockProvider;
 mod concurrency;
 mod expiry;
 mod fences;
+mod keep_alive;
 mod leases;
 mod lifecycle;
 mod names;
@@ -68,6 +69,10 @@ use fences::{
     acquire_wait_wakes_when_the_lock_is_released_or_expires,
     fences_strictly_increase_with_every_grant,
 };
+use keep_alive::{
+    keep_alive_fails_closed_when_renewal_hangs_or_fails,
+    keep_alive_holds_a_lease_past_several_ttls, keep_alive_reports_a_lease_taken_over_as_lost,
+};
 use leases::{
     a_foreign_or_stale_token_can_neither_release_nor_refresh, a_held_lock_cannot_be_acquired,
     acquire_grants_a_lease_naming_the_lock, refresh_extends_the_lease,
@@ -84,7 +89,7 @@ const LONG: Duration = Duration::from_secs(30);
 /// A lease an obligation waits out.
 const SHORT: Duration = Duration::from_millis(300);
 
-/// The conformance kit of the experimental `lock` contract. See [`OBLIGATIONS`] for what it
+/// The conformance kit of the `lock` contract. See [`OBLIGATIONS`] for what it
 /// holds a driver to; run it with [`lock_conformance!`](crate::lock_conformance).
 ///
 /// ```
@@ -166,7 +171,7 @@ impl<T: LockProvider> Kit<T, LockSettings> {
     /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(PushoverLock) }
     /// # }
     /// # impl LockProvider for PushoverLock {
-    /// #     const CONTRACT_VERSION: Version = Version::new(0, 2, 0);
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
     /// # }
     ///
     /// let kit = LockConformance::<PushoverLock>::new(|request: &KitRequest| {
@@ -208,7 +213,7 @@ impl<T: LockProvider> Kit<T, LockSettings> {
 }
 
 crate::define_kit! {
-    /// Run the whole experimental `lock` kit from a driver crate's tests: one `#[test]` per
+    /// Run the whole `lock` kit from a driver crate's tests: one `#[test]` per
     /// obligation, in a module `lock_conformance`. A leading `name:` puts that module inside a
     /// module `name`, so one file can run the kit several times.
     ///
@@ -241,7 +246,7 @@ crate::define_kit! {
     /// #     fn from_options(_: Self::Options) -> Result<Self, DriverError> { Ok(PushoverLock) }
     /// # }
     /// # impl LockProvider for PushoverLock {
-    /// #     const CONTRACT_VERSION: Version = Version::new(0, 2, 0);
+    /// #     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
     /// # }
     /// # pub type MyLock = PushoverLock;
     ///
@@ -254,7 +259,7 @@ crate::define_kit! {
     kit crate::lock::LockConformance::new;
     provider LockProvider;
     settings LockSettings;
-    /// Every obligation of the (experimental) lock contract, in the order the kit runs them.
+    /// Every obligation of the lock contract, in the order the kit runs them.
     ///
     /// Short leases last 300–400 ms; the kit waits up to 5 s for an expired one to become free.
     ///
@@ -326,6 +331,22 @@ crate::define_kit! {
     ///   on a held lock, exactly one gets it within the declared tolerance of its release, with
     ///   a greater fence; a waiter on a lock whose 600 ms lease ends gets it within the declared
     ///   tolerance of that end.
+    /// - `keep_alive_holds_a_lease_past_several_ttls`: a
+    ///   [`KeepAlive`](sandloom_sdk_infra::lock::KeepAlive) of a 300 ms lease
+    ///   reports it held for four ttls, a contender trying every 50 ms never gets the lock, and
+    ///   the lease keeps its token and fence; its `release` answers `true`, tells its watches,
+    ///   and frees the lock for a grant with a greater fence.
+    /// - `keep_alive_reports_a_lease_taken_over_as_lost`: when the lease under a keep-alive is
+    ///   released and the lock taken by another holder, the keep-alive reports it lost
+    ///   (`Conflict`) within a third of the ttl and the declared tolerance, not at its expiry;
+    ///   its `release` then answers `false` and the newer holder keeps the lock.
+    /// - `keep_alive_fails_closed_when_renewal_hangs_or_fails`: a renewal that fails once
+    ///   (`Unavailable`) is reported `Uncertain` and retried, and the lease stays held; when
+    ///   renewals are handled by the store but answered a ttl late, the keep-alive reports the
+    ///   lease lost (unconfirmed) within a ttl and the declared tolerance, a contender polling
+    ///   every 10 ms gets the lock within two ttls and the tolerance but never while the
+    ///   keep-alive reports it held, with a greater fence, and the late answers do not bring the
+    ///   lease back.
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, `acquire`, `acquire_wait`,
     ///   `release` and `refresh` answer `Stopped`.
     /// - `secrets_never_show`: the secrets the kit plants itself in every `writeOnly` option
@@ -341,7 +362,7 @@ crate::define_kit! {
     /// ```
     /// use sandloom_conformance::lock::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 22);
+    /// assert_eq!(OBLIGATIONS.len(), 25);
     /// assert_eq!(OBLIGATIONS[0], "acquire_grants_a_lease_naming_the_lock");
     /// assert_eq!(OBLIGATIONS.last(), Some(&"secrets_never_show"));
     /// ```
@@ -366,6 +387,9 @@ crate::define_kit! {
         a_paused_holder_finds_its_lease_lost_and_its_fence_stale,
         acquire_wait_respects_its_timeout,
         acquire_wait_wakes_when_the_lock_is_released_or_expires,
+        keep_alive_holds_a_lease_past_several_ttls,
+        keep_alive_reports_a_lease_taken_over_as_lost,
+        keep_alive_fails_closed_when_renewal_hangs_or_fails,
         operations_after_stop_fail_with_stopped,
         secrets_never_show,
     ];

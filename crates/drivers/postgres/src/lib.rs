@@ -1,8 +1,7 @@
 //! Sandloom drivers `taskqueue.postgres`, a durable
 //! [`TaskQueue`](sandloom_driverkit::taskqueue::TaskQueue) on PostgreSQL (tokio-postgres with a
 //! deadpool connection pool, `FOR UPDATE SKIP LOCKED`), and `lock.postgres`, a fenced
-//! [`Lock`](sandloom_driverkit::lock::Lock) on a lease table ([`PostgresLock`], experimental
-//! capability). Both share the crate's pool, lifecycle and migration lock.
+//! [`Lock`](sandloom_driverkit::lock::Lock) on a lease table ([`PostgresLock`]). Both share the crate's pool, lifecycle and migration lock.
 //!
 //! Link it in the application with `sandloom::link_drivers!(sandloom_driver_postgres)` and
 //! select it in `INFRA`:

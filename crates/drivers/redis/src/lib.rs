@@ -1,6 +1,5 @@
 //! Sandloom drivers `cache.redis`, a [`Cache`](sandloom_driverkit::cache::Cache) on Redis, and
-//! `lock.redis`, a fenced [`Lock`](sandloom_driverkit::lock::Lock) ([`RedisLock`], experimental
-//! capability), through the `redis` crate's connection manager, with TLS for `rediss://` URLs.
+//! `lock.redis`, a fenced [`Lock`](sandloom_driverkit::lock::Lock) ([`RedisLock`]), through the `redis` crate's connection manager, with TLS for `rediss://` URLs.
 //! The lock's keys, scripts, and what its fences survive: [`RedisLock`] and the crate README.
 //!
 //! ## Using it

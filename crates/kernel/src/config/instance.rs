@@ -80,7 +80,7 @@ impl InstanceConfig {
     /// ```
     /// let config = sandloom_kernel::InfraConfig::embedded_defaults();
     /// let names: Vec<String> = config.instances().map(|i| i.qualified_name()).collect();
-    /// assert_eq!(names, ["cache.default", "notifier.default", "objectstore.default", "taskqueue.default"]);
+    /// assert_eq!(names, ["cache.default", "lock.default", "notifier.default", "objectstore.default", "taskqueue.default"]);
     /// ```
     pub fn qualified_name(&self) -> String {
         format!("{}.{}", self.capability, self.instance)

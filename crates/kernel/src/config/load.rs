@@ -111,11 +111,11 @@ impl InfraConfig {
     }
 
     /// The embedded defaults: `cache.memory`, `notifier.log`, `objectstore.fs` (under
-    /// `.sandloom/objects`) and `taskqueue.memory`, all as instance `default`.
+    /// `.sandloom/objects`), `taskqueue.memory` and `lock.memory`, all as instance `default`.
     ///
     /// ```
     /// let config = sandloom_kernel::InfraConfig::embedded_defaults();
-    /// assert_eq!(config.instances().count(), 4);
+    /// assert_eq!(config.instances().count(), 5);
     /// ```
     pub fn embedded_defaults() -> Self {
         let config = parse::parse(EMBEDDED_DEFAULTS, "embedded defaults")

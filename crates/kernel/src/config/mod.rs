@@ -180,6 +180,9 @@ root = ".sandloom/objects"
 
 [taskqueue.default]
 driver = "memory"
+
+[lock.default]
+driver = "memory"
 "#;
 
 impl InfraConfig {

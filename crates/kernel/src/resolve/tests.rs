@@ -70,6 +70,15 @@ fn spec(name: &'static str, package: &'static str, version: &str) -> CapabilityS
     }
 }
 
+/// An experimental capability a package defines (`lock`, the last experimental built-in with
+/// an operation trait, is stable since 1.0).
+fn experimental_spec() -> CapabilitySpec {
+    CapabilitySpec {
+        stability: Stability::Experimental,
+        ..spec("fulltext", "fulltext-contracts", "0.1.0")
+    }
+}
+
 fn leak<T>(items: Vec<T>) -> &'static [T] {
     Box::leak(items.into_boxed_slice())
 }
@@ -414,7 +423,7 @@ fn a_driver_for_a_capability_without_an_operation_trait_is_refused() {
 #[test]
 fn every_problem_is_reported_at_once_ordered_by_location() {
     let text = "environment = \"production\"\n\
-                [lock.default]\n\
+                [fulltext.default]\n\
                 driver = \"memory\"\n\
                 [cache.default]\n\
                 driver = \"probe\"\n\
@@ -427,7 +436,7 @@ fn every_problem_is_reported_at_once_ordered_by_location() {
     let found = problems(
         &config(text),
         vec![entry("cache", "probe", "probe-cache", "1.0.0")],
-        vec![],
+        vec![experimental_spec()],
         &crate::link_drivers!(),
     );
     let summary: Vec<(&str, String)> = found
@@ -462,9 +471,9 @@ fn every_problem_is_reported_at_once_ordered_by_location() {
     );
 }
 
-/// The verdicts `why` shows for `lock.default` under `text`, with a lone probe driver of `lock`,
-/// and the problems `check` reports.
-fn lock_verdicts(text: &str) -> (Vec<&'static str>, Vec<Verdict>) {
+/// The verdicts `why` shows for `fulltext.default` (an experimental capability) under `text`,
+/// with a lone probe driver of it, and the problems `check` reports.
+fn experimental_verdicts(text: &str) -> (Vec<&'static str>, Vec<Verdict>) {
     let config = config(text);
     let specs: Vec<CapabilitySpec> = capabilities()
         .iter()
@@ -476,10 +485,9 @@ fn lock_verdicts(text: &str) -> (Vec<&'static str>, Vec<Verdict>) {
             features: s.features,
             package: s.package,
         })
+        .chain([experimental_spec()])
         .collect();
-    let lock = specs.iter().find(|s| s.name == "lock").unwrap();
-    let version = lock.contract_version.to_string();
-    let drivers = leak(vec![entry("lock", "probe", "probe-lock", &version)]);
+    let drivers = leak(vec![entry("fulltext", "probe", "probe-fulltext", "0.1.0")]);
     let linked = crate::link_drivers!();
     let inputs = Inputs {
         config: &config,
@@ -488,7 +496,7 @@ fn lock_verdicts(text: &str) -> (Vec<&'static str>, Vec<Verdict>) {
         requirements: &[],
         linked: &linked,
     };
-    let (problems, verdicts) = resolve_for_report(&inputs, "lock", "default");
+    let (problems, verdicts) = resolve_for_report(&inputs, "fulltext", "default");
     let checked: Vec<&str> = match resolve(&inputs) {
         Ok(_) => Vec::new(),
         Err(problems) => problems.iter().map(Problem::code).collect(),
@@ -505,9 +513,9 @@ fn lock_verdicts(text: &str) -> (Vec<&'static str>, Vec<Verdict>) {
 #[test]
 fn the_experimental_rule_is_one_verdict_for_check_and_why() {
     let production = "environment = \"production\"\n";
-    let lock = "[lock.default]\ndriver = \"probe\"\n";
+    let instance = "[fulltext.default]\ndriver = \"probe\"\n";
 
-    let (problems, verdicts) = lock_verdicts(&format!("{production}{lock}"));
+    let (problems, verdicts) = experimental_verdicts(&format!("{production}{instance}"));
     assert_eq!(problems, ["SANDLOOM-B023"]);
     assert_eq!(
         verdicts,
@@ -515,14 +523,15 @@ fn the_experimental_rule_is_one_verdict_for_check_and_why() {
     );
 
     let accepted = "accepted_risks = [\"experimental_capability\"]\n";
-    let (problems, verdicts) = lock_verdicts(&format!("{production}{accepted}{lock}"));
+    let (problems, verdicts) = experimental_verdicts(&format!("{production}{accepted}{instance}"));
     assert!(problems.is_empty(), "{problems:?}");
     assert_eq!(verdicts, [Verdict::Selected]);
 
     // `accepted_risks` cannot be read: it is reported (B010), and whether the risk is accepted
     // is unknown, so neither check nor why refuses the instance for it on top.
     let unreadable = "accepted_risks = \"experimental_capability\"\n";
-    let (problems, verdicts) = lock_verdicts(&format!("{production}{unreadable}{lock}"));
+    let (problems, verdicts) =
+        experimental_verdicts(&format!("{production}{unreadable}{instance}"));
     assert_eq!(problems, ["SANDLOOM-B010"]);
     assert_eq!(verdicts, [Verdict::Selected]);
 }

@@ -377,7 +377,7 @@ impl Driver for PostgresLock {
 }
 
 impl LockProvider for PostgresLock {
-    const CONTRACT_VERSION: Version = Version::new(0, 2, 0);
+    const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
 }
 
 #[cfg(test)]

@@ -327,7 +327,7 @@ impl Driver for RedisLock {
 }
 
 impl LockProvider for RedisLock {
-    const CONTRACT_VERSION: Version = Version::new(0, 2, 0);
+    const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
 }
 
 #[cfg(test)]
