@@ -34,7 +34,8 @@
 //!
 //! let options = PostgresTaskQueueOptions { table: "Bad Name".into(), ..Default::default() };
 //! let err = PostgresTaskQueue::validate(&options).unwrap_err();
-//! assert!(err.message().starts_with("`table` must be a lowercase identifier"));
+//! assert_eq!(err.option(), ["table"]);
+//! assert!(err.to_string().starts_with("option `table`: must be a lowercase identifier"));
 //! ```
 
 mod address;
