@@ -90,7 +90,18 @@ enum Flaw {
     WaitTakesWithoutCheck,
     /// `acquire_wait` does not check whether the driver was stopped.
     WaitWorksAfterStop,
+    /// Cuts names longer than 1,024 bytes to their first 1,024 (on a character boundary).
+    TruncatesNamesPastTheLimit,
+    /// Holds no lock longer than 2 s, whatever the ttl (and reports the ttl asked for).
+    LeasesCappedAtTwoSeconds,
+    /// `refresh` sets the lease to `ttl` from its acquire, not from the refresh.
+    RefreshCountsFromTheAcquire,
 }
+
+/// The longest name the contract has every driver hold.
+const NAME_LIMIT: usize = 1024;
+/// What `LeasesCappedAtTwoSeconds` caps every lease to.
+const CAP: Duration = Duration::from_secs(2);
 
 /// The longest lease the reference holds: 1,000 years (a longer ttl is held this long).
 const LONGEST: Duration = Duration::from_hours(1000 * 365 * 24);
@@ -111,6 +122,8 @@ impl std::fmt::Debug for Reference {
 }
 
 struct Held {
+    /// When the lease was granted by an `acquire` (`RefreshCountsFromTheAcquire`).
+    granted: Instant,
     token: String,
     fence: u64,
     until: Instant,
@@ -155,6 +168,13 @@ impl Reference {
         Ok(match self.flaw {
             Flaw::FoldsCase => name.to_lowercase(),
             Flaw::TrimsNames => name.trim().to_owned(),
+            Flaw::TruncatesNamesPastTheLimit if name.len() > NAME_LIMIT => {
+                let end = (0..=NAME_LIMIT)
+                    .rev()
+                    .find(|end| name.is_char_boundary(*end))
+                    .unwrap_or_default();
+                name[..end].to_owned()
+            }
             _ => name.to_owned(),
         })
     }
@@ -233,12 +253,14 @@ impl Lock for Reference {
         self.check_ttl(ttl)?;
         let token = self.token(name);
         let mut held = Held {
+            granted: Instant::now(),
             token: token.clone(),
             fence: 0,
             until: Instant::now()
                 + match self.flaw {
                     Flaw::LeaseOutlivesTtl => ttl * 3,
                     Flaw::LeaseEndsEarly => ttl / 3,
+                    Flaw::LeasesCappedAtTwoSeconds => ttl.min(CAP),
                     _ => self.held_for(ttl),
                 },
         };
@@ -321,6 +343,7 @@ impl Lock for Reference {
                 self.table().insert(
                     key,
                     Held {
+                        granted: Instant::now(),
                         token: token.clone(),
                         fence,
                         until,
@@ -405,6 +428,7 @@ impl Lock for Reference {
             self.table().insert(
                 key,
                 Held {
+                    granted: held.granted,
                     token: held.token,
                     fence,
                     until,
@@ -427,7 +451,11 @@ impl Lock for Reference {
         if expired {
             return Err(InfraError::conflict(NAME, "expired"));
         }
-        let until = Instant::now() + self.held_for(ttl);
+        let until = match self.flaw {
+            Flaw::LeasesCappedAtTwoSeconds => Instant::now() + ttl.min(CAP),
+            Flaw::RefreshCountsFromTheAcquire => held.granted + self.held_for(ttl),
+            _ => Instant::now() + self.held_for(ttl),
+        };
         match self.flaw {
             Flaw::RefreshDoesNotExtend => {}
             Flaw::RefreshOnlyExtends => {
@@ -665,6 +693,18 @@ const CASES: &[(Flaw, &str)] = &[
     (
         Flaw::WaitWorksAfterStop,
         "operations_after_stop_fail_with_stopped",
+    ),
+    (
+        Flaw::TruncatesNamesPastTheLimit,
+        "names_at_and_past_the_limit",
+    ),
+    (
+        Flaw::LeasesCappedAtTwoSeconds,
+        "leases_last_their_whole_ttl_counted_from_the_last_grant",
+    ),
+    (
+        Flaw::RefreshCountsFromTheAcquire,
+        "leases_last_their_whole_ttl_counted_from_the_last_grant",
     ),
 ];
 

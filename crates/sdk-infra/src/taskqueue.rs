@@ -11,6 +11,13 @@
 //! the driver's retry limit of times and is nacked or times out again moves to the dead-letter
 //! list (feature [`DEAD_LETTER`]) instead of being retried.
 //!
+//! Nothing leaves a queue because time passed: a task stays until it is acked or moves to the
+//! dead-letter list, however long nobody reserves it, and a dead letter stays listed. A driver
+//! applies no message ttl or retention of its own.
+//!
+//! Every driver holds payloads of up to 1 MiB, exactly; a larger one it either holds whole or
+//! refuses with `InvalidInput`, enqueuing nothing: it never cuts one to fit.
+//!
 //! # Durations
 //! Every duration, a delay ([`EnqueueOptions::delay`]), a `retry_after` ([`TaskQueue::nack`])
 //! and a `reserve`'s `wait` ([`TaskQueue::reserve`]), accepts any length:
@@ -34,7 +41,10 @@
 //! trailing space, by a prefix or suffix, or as NFC and NFD forms of one text are different
 //! queues, with their own tasks and dead letters. Every operation that takes a queue name
 //! (`enqueue`, `reserve`, `dead_letters`) checks it the same way, and a refused call changes
-//! nothing.
+//! nothing. Every driver holds queue names of up to 128 bytes; a longer name it either holds
+//! whole, as a queue of its own, or refuses with `InvalidInput` in every operation: it never
+//! cuts one to fit. (128 bytes leave room for the longest queue prefix `taskqueue.amqp` takes
+//! within the broker's 255-byte queue names.)
 //!
 //! # Settling a delivery
 //! A receipt settles its delivery once: of any number of `ack`s and `nack`s of one receipt,

@@ -53,6 +53,7 @@ mod expiry;
 mod fences;
 mod leases;
 mod lifecycle;
+mod limits;
 mod names;
 
 use concurrency::{
@@ -74,6 +75,9 @@ use leases::{
     refused_acquires_leave_the_lease_as_it_was, release_by_the_holder_frees_the_lock,
 };
 use lifecycle::{operations_after_stop_fail_with_stopped, secrets_never_show};
+use limits::{
+    leases_last_their_whole_ttl_counted_from_the_last_grant, names_at_and_past_the_limit,
+};
 use names::{
     distinct_names_are_independent, empty_name_or_zero_ttl_is_invalid_input,
     many_locks_are_held_at_once,
@@ -326,6 +330,16 @@ crate::define_kit! {
     ///   on a held lock, exactly one gets it within the declared tolerance of its release, with
     ///   a greater fence; a waiter on a lock whose 600 ms lease ends gets it within the declared
     ///   tolerance of that end.
+    /// - `names_at_and_past_the_limit`: a one-byte name is a lock; names of exactly 1,024 bytes
+    ///   (ASCII, and 2-byte letters) are held beside their own prefixes one character shorter;
+    ///   a name one character past the limit is granted while the lock at the limit it starts
+    ///   with is held (a lock of its own) or refused with `InvalidInput`, never cut to fit.
+    /// - `leases_last_their_whole_ttl_counted_from_the_last_grant`: a 30 s lease, and one
+    ///   refreshed to 30 s, are still held after 3 s plus the declared tolerance, longer than
+    ///   every short lease the kit uses elsewhere (no silent cap); a lease refreshed to its ttl
+    ///   1.2 s into it (more with a wider tolerance) reports and keeps an expiry counted from the
+    ///   refresh, held past the end counted from the acquire and free within the declared
+    ///   tolerance of the one counted from the refresh.
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, `acquire`, `acquire_wait`,
     ///   `release` and `refresh` answer `Stopped`.
     /// - `secrets_never_show`: the secrets the kit plants itself in every `writeOnly` option
@@ -341,7 +355,7 @@ crate::define_kit! {
     /// ```
     /// use sandloom_conformance::lock::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 22);
+    /// assert_eq!(OBLIGATIONS.len(), 24);
     /// assert_eq!(OBLIGATIONS[0], "acquire_grants_a_lease_naming_the_lock");
     /// assert_eq!(OBLIGATIONS.last(), Some(&"secrets_never_show"));
     /// ```
@@ -366,6 +380,8 @@ crate::define_kit! {
         a_paused_holder_finds_its_lease_lost_and_its_fence_stale,
         acquire_wait_respects_its_timeout,
         acquire_wait_wakes_when_the_lock_is_released_or_expires,
+        names_at_and_past_the_limit,
+        leases_last_their_whole_ttl_counted_from_the_last_grant,
         operations_after_stop_fail_with_stopped,
         secrets_never_show,
     ];
