@@ -91,6 +91,8 @@ enum Flaw {
     TruncatesKeysPastTheLimit,
     /// Cuts values larger than 1 MiB to their first MiB.
     TruncatesValuesPastTheLimit,
+    /// Drops trailing dots and slashes off keys (as a file-backed store might).
+    TrimsTrailingDotsAndSlashes,
     /// Gives every entry written without a ttl (`set`, `set_many`, a new counter) one of 2 s.
     DefaultTtlOfTwoSeconds,
 }
@@ -155,6 +157,9 @@ impl Reference {
         }
         if self.flaw == Flaw::TrimsKeys {
             return Ok(key.trim().to_owned());
+        }
+        if self.flaw == Flaw::TrimsTrailingDotsAndSlashes {
+            return Ok(key.trim_end_matches(['.', '/']).to_owned());
         }
         if self.flaw == Flaw::TruncatesKeysPastTheLimit && key.len() > KEY_LIMIT {
             let end = (0..=KEY_LIMIT)
@@ -655,6 +660,10 @@ const CASES: &[(Flaw, &str)] = &[
     (
         Flaw::DefaultTtlOfTwoSeconds,
         "entries_without_ttl_never_expire",
+    ),
+    (
+        Flaw::TrimsTrailingDotsAndSlashes,
+        "near_identical_keys_are_distinct",
     ),
 ];
 

@@ -90,6 +90,10 @@ enum Flaw {
     WaitTakesWithoutCheck,
     /// `acquire_wait` does not check whether the driver was stopped.
     WaitWorksAfterStop,
+    /// Percent-decodes names (as a lock kept under a URL path might): `kit-j%6Fb` is `kit-job`.
+    PercentDecodesNames,
+    /// Reads an `acquire_wait` timeout over 10 years as no wait at all (an overflow guard).
+    WaitTreatsHugeTimeoutsAsZero,
     /// Cuts names longer than 1,024 bytes to their first 1,024 (on a character boundary).
     TruncatesNamesPastTheLimit,
     /// Holds no lock longer than 2 s, whatever the ttl (and reports the ttl asked for).
@@ -168,6 +172,7 @@ impl Reference {
         Ok(match self.flaw {
             Flaw::FoldsCase => name.to_lowercase(),
             Flaw::TrimsNames => name.trim().to_owned(),
+            Flaw::PercentDecodesNames => name.replace("%6F", "o"),
             Flaw::TruncatesNamesPastTheLimit if name.len() > NAME_LIMIT => {
                 let end = (0..=NAME_LIMIT)
                     .rev()
@@ -327,6 +332,9 @@ impl Lock for Reference {
         let timeout = match self.flaw {
             Flaw::WaitGivesUpAtOnce => Duration::ZERO,
             Flaw::WaitOverstaysItsTimeout => timeout * 2,
+            Flaw::WaitTreatsHugeTimeoutsAsZero if timeout > Duration::from_hours(10 * 365 * 24) => {
+                Duration::ZERO
+            }
             _ => timeout,
         };
         let deadline = tokio::time::Instant::now() + timeout;
@@ -693,6 +701,11 @@ const CASES: &[(Flaw, &str)] = &[
     (
         Flaw::WaitWorksAfterStop,
         "operations_after_stop_fail_with_stopped",
+    ),
+    (Flaw::PercentDecodesNames, "distinct_names_are_independent"),
+    (
+        Flaw::WaitTreatsHugeTimeoutsAsZero,
+        "acquire_wait_timeouts_at_the_extremes",
     ),
     (
         Flaw::TruncatesNamesPastTheLimit,

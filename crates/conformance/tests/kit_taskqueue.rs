@@ -121,6 +121,10 @@ enum Flaw {
     /// The last allowed delivery nacked with a `retry_after` waits that long like any retry,
     /// and is dead-lettered only when it would be delivered again.
     DeadLettersOnlyWhenDue,
+    /// Percent-decodes queue names (as a queue addressed in a URL path might).
+    PercentDecodesQueueNames,
+    /// Trims trailing spaces and dots off idempotency keys.
+    TrimsIdempotencyKeys,
     /// Cuts queue names longer than 128 bytes to their first 128 (on a character boundary).
     TruncatesQueueNamesPastTheLimit,
     /// Cuts payloads larger than 1 MiB to their first MiB.
@@ -240,6 +244,7 @@ impl Reference {
             Flaw::FoldsQueueCase => queue.to_lowercase(),
             Flaw::TrimsQueueNames => queue.trim_end().to_owned(),
             Flaw::NormalizesQueueNames => queue.replace("e\u{301}", "\u{e9}"),
+            Flaw::PercentDecodesQueueNames => queue.replace("%6F", "o"),
             Flaw::TruncatesQueueNamesPastTheLimit if queue.len() > QUEUE_NAME_LIMIT => {
                 let end = (0..=QUEUE_NAME_LIMIT)
                     .rev()
@@ -301,6 +306,7 @@ impl Reference {
         };
         let key = match self.flaw() {
             Flaw::ComparesKeyPrefix => key.chars().take(8).collect(),
+            Flaw::TrimsIdempotencyKeys => key.trim_end_matches([' ', '.']).to_owned(),
             _ => key.to_owned(),
         };
         (queue, key)
@@ -1052,6 +1058,11 @@ const CASES: &[(Flaw, &str)] = &[
     (
         Flaw::ReadyTasksExpire,
         "tasks_and_dead_letters_stay_until_taken",
+    ),
+    (Flaw::PercentDecodesQueueNames, "queues_are_isolated"),
+    (
+        Flaw::TrimsIdempotencyKeys,
+        "dedupe_is_per_queue_and_per_key",
     ),
     (
         Flaw::DeadLettersExpire,

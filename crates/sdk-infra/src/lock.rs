@@ -238,7 +238,9 @@ macro_rules! __lock_contract {
                     /// The wait does not poll the backend: the driver wakes when the lock is released
                     /// (Redis pub/sub, Postgres `LISTEN`/`NOTIFY`, a notification in process) or when
                     /// the holder's lease ends, and tries again. A zero `timeout` is one `acquire`. Woken
-                    /// waiters race as `acquire`s do: at most one gets the lease.
+                    /// waiters race as `acquire`s do: at most one gets the lease. Any `timeout` is accepted:
+                    /// one longer than the driver can wait (400 days, `Duration::MAX`) is waited as long as it
+                    /// can, never less than 100 years, without panic or error, and a release still wakes it.
                     ///
                     /// ```
                     /// use std::time::Duration;

@@ -38,7 +38,8 @@
 //!
 //! # Names
 //! Queue names are compared exactly, byte for byte: names that differ only in case, by a
-//! trailing space, by a prefix or suffix, or as NFC and NFD forms of one text are different
+//! trailing space or dot, by a prefix or suffix, as a percent-encoding, or as NFC and NFD forms
+//! of one text are different
 //! queues, with their own tasks and dead letters. Every operation that takes a queue name
 //! (`enqueue`, `reserve`, `dead_letters`) checks it the same way, and a refused call changes
 //! nothing. Every driver holds queue names of up to 128 bytes; a longer name it either holds
@@ -116,6 +117,8 @@ pub const FIFO: &str = "fifo";
 ///   the key is free again: an enqueue with it creates a new task, with a new id.
 /// - **Keys.** 1 to [`IDEMPOTENCY_KEY_MAX_LEN`] bytes of UTF-8 without NUL characters;
 ///   anything else answers `InvalidInput` (see [`EnqueueOptions::checked_idempotency_key`]).
+///   Keys are compared byte for byte: keys that differ only in case, by a trailing space or dot,
+///   as a percent-encoding or as NFC and NFD forms of one text are different keys.
 /// - **Without the feature** an enqueue with a key answers `Unsupported` and enqueues nothing:
 ///   a module that needs the promise requires the feature, and startup refuses a driver that
 ///   cannot keep it.

@@ -269,7 +269,8 @@ crate::define_kit! {
     ///   a prefix or suffix, or NFC vs NFD are distinct through `get`, `set`, `delete`, the bulk
     ///   operations, `increment` and an expiring ttl (each where declared); so are keys holding
     ///   glob, path and escape characters (`*`, `?`, `[k]`, `/`, `..`, `\`, `%6B` for `k`, a
-    ///   tab, a line feed, CR LF), and `delete` of `kit:near:*` removes that one key only.
+    ///   tab, a line feed, CR LF, a trailing dot or slash), and `delete` of `kit:near:*` removes
+    ///   that one key only.
     /// - `writes_are_seen_at_once_by_other_tasks`: after a `set` or `delete` completes, `get` on
     ///   other tasks (other threads) answers the new state, never the old one.
     /// - `keys_and_values_at_and_past_their_limits`: a one-byte key and value round-trip; keys of

@@ -10,7 +10,7 @@
 //! | ttl | `empty_name_or_zero_ttl_is_invalid_input` (zero) | `lease_ttl_extremes_are_accepted` (1 µs) | `sub_second_leases_are_exact` | `lease_ttl_extremes_are_accepted` (100 years) | no limit: the contract holds longer as long as it can | none apply |
 //! | ttl of `refresh` | `empty_name_or_zero_ttl_is_invalid_input` | `lease_ttl_extremes_are_accepted` | `refresh_extends_the_lease`, `refresh_sets_the_lease_to_ttl_from_now_and_keeps_the_token` | `lease_ttl_extremes_are_accepted` | as `acquire` | none apply |
 //! | lease (`release`, `refresh`) | a lease on `""`: `empty_name_or_zero_ttl_is_invalid_input` | — | `release_by_the_holder_frees_the_lock` | — | — | stale, foreign, expired values: `a_foreign_or_stale_token_can_neither_release_nor_refresh`, `an_expired_lease_can_neither_be_released_nor_refreshed` |
-//! | timeout of `acquire_wait` | `acquire_wait_respects_its_timeout` (zero) | — | the same (300, 600 ms) | — | — | none apply |
+//! | timeout of `acquire_wait` | `acquire_wait_respects_its_timeout` (zero) | `acquire_wait_timeouts_at_the_extremes` (1 µs) | `acquire_wait_respects_its_timeout` (300, 600 ms) | `acquire_wait_timeouts_at_the_extremes` (400 days, 100 years) | no limit: waited as long as the driver can | none apply |
 //! | the time a lease lasts | — | — | — | — | — | `leases_last_their_whole_ttl_counted_from_the_last_grant` (no silent cap, no refresh counted from the acquire) |
 
 use std::time::{Duration, SystemTime};
@@ -18,9 +18,9 @@ use std::time::{Duration, SystemTime};
 use sandloom_driverkit::lock::LockProvider;
 use sandloom_sdk_infra::ErrorKind;
 
-use super::expiry::{await_free, expect_expiry};
+use super::expiry::{CENTURY, DAYS_400, await_free, expect_expiry};
 use super::leases::{acquire_free, expect_held, expect_release};
-use super::{LONG, LockSettings};
+use super::{LONG, LockSettings, SHORT};
 use crate::harness::Instance;
 use crate::{call, ensure};
 
@@ -191,4 +191,81 @@ pub(super) async fn leases_last_their_whole_ttl_counted_from_the_last_grant<T: L
     }
     expect_release(lock, &long, true, "its 30 s lease is valid").await?;
     expect_release(lock, &refreshed_long, true, "its 30 s lease is valid").await
+}
+
+pub(super) async fn acquire_wait_timeouts_at_the_extremes<T: LockProvider>(
+    i: &Instance<T>,
+    s: &LockSettings,
+) -> Result<(), String> {
+    let lock = &*i.driver;
+    let late = s.late();
+    // One microsecond: no sooner than asked, and within the tolerance.
+    let brief = acquire_free(lock, "kit-wait-1us", LONG).await?;
+    let asked = tokio::time::Instant::now();
+    let got = call!(
+        "acquire_wait of a held lock for 1 µs",
+        lock.acquire_wait("kit-wait-1us", LONG, Duration::from_micros(1))
+    );
+    ensure!(
+        got.is_none() && asked.elapsed() <= late,
+        "acquire_wait of a held lock with a 1 µs timeout answered {got:?} after {:?}: None, \
+         within the declared tolerance ({late:?})",
+        asked.elapsed()
+    );
+    expect_release(
+        lock,
+        &brief,
+        true,
+        "a waiter that timed out changes nothing",
+    )
+    .await?;
+    // 400 days and 100 years: waiting still when the lock is released (not a timeout read as
+    // zero, nor an overflow), and woken for the release within the tolerance.
+    let mut holders = Vec::new();
+    let mut waiters = Vec::new();
+    for (name, timeout) in [("kit-wait-400d", DAYS_400), ("kit-wait-100y", CENTURY)] {
+        holders.push(acquire_free(lock, name, LONG).await?);
+        let shared = i.shared();
+        waiters.push((
+            name,
+            timeout,
+            tokio::spawn(async move {
+                let got = shared.acquire_wait(name, LONG, timeout).await;
+                (got, tokio::time::Instant::now())
+            }),
+        ));
+    }
+    tokio::time::sleep(SHORT).await;
+    for (name, timeout, waiter) in &waiters {
+        ensure!(
+            !waiter.is_finished(),
+            "acquire_wait of the held lock {name:?} with a {timeout:?} timeout was over after \
+             {SHORT:?}: a timeout longer than the backend can wait is waited as long as it can"
+        );
+    }
+    let released_at = tokio::time::Instant::now();
+    for holder in &holders {
+        expect_release(lock, holder, true, "waiters do not take a held lock").await?;
+    }
+    for (name, timeout, waiter) in waiters {
+        let (got, at) = waiter
+            .await
+            .map_err(|e| format!("the waiter on {name:?} panicked or was cancelled: {e}"))?;
+        let got =
+            got.map_err(|e| format!("acquire_wait of {name:?} for {timeout:?} failed: {e}"))?;
+        let Some(lease) = got else {
+            return Err(format!(
+                "acquire_wait of {name:?} with a {timeout:?} timeout answered None after the \
+                 lock was released"
+            ));
+        };
+        ensure!(
+            at.saturating_duration_since(released_at) <= late,
+            "acquire_wait of {name:?} with a {timeout:?} timeout got the lock {:?} after its \
+             release: more than the declared tolerance ({late:?})",
+            at.saturating_duration_since(released_at)
+        );
+        expect_release(lock, &lease, true, "the waiter's lease is valid").await?;
+    }
+    Ok(())
 }

@@ -76,7 +76,8 @@ use leases::{
 };
 use lifecycle::{operations_after_stop_fail_with_stopped, secrets_never_show};
 use limits::{
-    leases_last_their_whole_ttl_counted_from_the_last_grant, names_at_and_past_the_limit,
+    acquire_wait_timeouts_at_the_extremes, leases_last_their_whole_ttl_counted_from_the_last_grant,
+    names_at_and_past_the_limit,
 };
 use names::{
     distinct_names_are_independent, empty_name_or_zero_ttl_is_invalid_input,
@@ -293,8 +294,9 @@ crate::define_kit! {
     /// - `empty_name_or_zero_ttl_is_invalid_input`: `acquire`, `release` and `refresh` of an empty
     ///   name, and `acquire` or `refresh` with a zero ttl, answer `InvalidInput` and change nothing.
     /// - `distinct_names_are_independent`: locks whose names differ in case, by a suffix or a
-    ///   prefix, by a trailing or leading space, in non-ASCII letters, as NFC vs NFD, or are 200
-    ///   characters long are held and released independently.
+    ///   prefix, by a trailing or leading space, dot or slash, in non-ASCII letters, as NFC vs
+    ///   NFD, as a percent-encoding (`%6F` for `o`), or are 200 characters long are held and
+    ///   released independently.
     /// - `many_locks_are_held_at_once`: 1,500 locks acquired one after another, with short leases
     ///   ending among them, are all still held afterwards (refused to another `acquire`) and each
     ///   is released by its own lease.
@@ -340,6 +342,10 @@ crate::define_kit! {
     ///   1.2 s into it (more with a wider tolerance) reports and keeps an expiry counted from the
     ///   refresh, held past the end counted from the acquire and free within the declared
     ///   tolerance of the one counted from the refresh.
+    /// - `acquire_wait_timeouts_at_the_extremes`: `acquire_wait` of a held lock with a 1 µs
+    ///   timeout answers `None` within the declared tolerance; with timeouts of 400 days and 100
+    ///   years it is still waiting 300 ms later, and gets the lock within the declared tolerance
+    ///   of its release.
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, `acquire`, `acquire_wait`,
     ///   `release` and `refresh` answer `Stopped`.
     /// - `secrets_never_show`: the secrets the kit plants itself in every `writeOnly` option
@@ -355,7 +361,7 @@ crate::define_kit! {
     /// ```
     /// use sandloom_conformance::lock::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 24);
+    /// assert_eq!(OBLIGATIONS.len(), 25);
     /// assert_eq!(OBLIGATIONS[0], "acquire_grants_a_lease_naming_the_lock");
     /// assert_eq!(OBLIGATIONS.last(), Some(&"secrets_never_show"));
     /// ```
@@ -382,6 +388,7 @@ crate::define_kit! {
         acquire_wait_wakes_when_the_lock_is_released_or_expires,
         names_at_and_past_the_limit,
         leases_last_their_whole_ttl_counted_from_the_last_grant,
+        acquire_wait_timeouts_at_the_extremes,
         operations_after_stop_fail_with_stopped,
         secrets_never_show,
     ];

@@ -401,8 +401,9 @@ crate::define_kit! {
     ///   first payload. Undeclared: an enqueue with a key answers `Unsupported`, from the driver and
     ///   from the gate, and enqueues nothing (each `dedupe_` obligation checks the refusal).
     /// - `dedupe_is_per_queue_and_per_key`: declared `dedupe`: the same key in another queue is
-    ///   another task; keys sharing a prefix or differing in case are different keys; a keyless
-    ///   enqueue is its own task.
+    ///   another task; keys sharing a prefix or differing in case, by a trailing space or dot, as a
+    ///   percent-encoding (`%31` for `1`) or as NFC and NFD are different keys; a keyless enqueue
+    ///   is its own task.
     /// - `dedupe_holds_under_concurrent_enqueues`: declared `dedupe`: 16 enqueues with one key at
     ///   once, on several threads, all return one id, and exactly one task is delivered.
     /// - `dedupe_remembers_the_key_after_ack_and_as_a_dead_letter`: declared `dedupe`: an enqueue
@@ -418,8 +419,9 @@ crate::define_kit! {
     ///   new id, which is delivered; a key whose task is still in the queue is remembered past
     ///   the window. Nothing to check without a declared window.
     /// - `queues_are_isolated`: a task is delivered only from its own queue, also when the names
-    ///   differ only by a suffix, in case, by a trailing space, or as NFC and NFD; and a consumer
-    ///   waiting on one queue is not handed another queue's task.
+    ///   differ only by a suffix, in case, by a trailing space or dot, as a percent-encoding (`%6F`
+    ///   for `o`), or as NFC and NFD; and a consumer waiting on one queue is not handed another
+    ///   queue's task.
     /// - `empty_queue_name_is_invalid_input`: `enqueue`, `reserve` (with no wait and with a long
     ///   one) and `dead_letters` (when declared) of the queue `""` answer `InvalidInput`.
     /// - `reserve_waits_exactly_as_long_as_asked`: on an empty queue, `reserve` with a `wait` of
