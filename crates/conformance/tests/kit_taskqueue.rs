@@ -131,6 +131,8 @@ enum Flaw {
     TruncatesPayloadsPastTheLimit,
     /// Drops a task nobody reserved 2 s after it became ready (a message ttl of its own).
     ReadyTasksExpire,
+    /// Holds no delay or `retry_after` longer than 2 s (a cap of its own).
+    CapsPostponementsAtTwoSeconds,
     /// Drops a dead letter 2 s after it was buried.
     DeadLettersExpire,
 }
@@ -273,6 +275,7 @@ impl Reference {
                 InfraError::invalid_input(NAME, "delays are at most 30 days"),
             ),
             Flaw::ZeroDurationsTakeASecond if duration.is_zero() => Ok(Duration::from_secs(1)),
+            Flaw::CapsPostponementsAtTwoSeconds => Ok(duration.min(SILENT_TTL)),
             Flaw::RoundsDelaysToSeconds => Ok(Duration::from_secs(
                 duration.as_secs() + u64::from(duration.subsec_millis() >= 500),
             )),
@@ -1060,6 +1063,10 @@ const CASES: &[(Flaw, &str)] = &[
         "tasks_and_dead_letters_stay_until_taken",
     ),
     (Flaw::PercentDecodesQueueNames, "queues_are_isolated"),
+    (
+        Flaw::CapsPostponementsAtTwoSeconds,
+        "tasks_and_dead_letters_stay_until_taken",
+    ),
     (
         Flaw::TrimsIdempotencyKeys,
         "dedupe_is_per_queue_and_per_key",

@@ -11,6 +11,7 @@
 //! | wait of `reserve` | `zero_durations_mean_now`, `reserve_on_an_empty_queue_waits_then_answers_none` | `reserve_waits_exactly_as_long_as_asked` (1 µs) | the same (300 ms, 1.5 s) | `extreme_durations_are_accepted_and_held` (100 years) | no limit: held as long as the driver can | none apply |
 //! | delay, `retry_after` | `zero_durations_mean_now` | `delays_and_retries_below_and_between_seconds_are_exact` (1 µs) | `delay_is_respected`, `nack_retry_after_postpones_redelivery` | `extreme_durations_are_accepted_and_held` (100 years) | no limit | none apply |
 //! | no delay | — | — | `tasks_and_dead_letters_stay_until_taken` (ready at once and still there after the window) | — | — | — |
+//! | a long delay or `retry_after` | — | — | — | `tasks_and_dead_letters_stay_until_taken` (400 days: still not due after the window) | — | — |
 //! | idempotency key | `dedupe_key_rules_are_invalid_input` | `dedupe_is_per_queue_and_per_key` | `dedupe_returns_the_first_id_and_creates_nothing` | `dedupe_key_rules_are_invalid_input` (255 bytes) | the same (256 bytes: `InvalidInput`) | `dedupe_is_per_queue_and_per_key` (case, prefix); NUL: `dedupe_key_rules_are_invalid_input` |
 //! | `limit` of `dead_letters` | `dead_letters_list_exhausted_tasks_oldest_first` (0) | the same | the same | no limit | — | none apply |
 //! | receipt | — | — | every obligation | — | — | stale, spent, nacked: `stale_receipt_is_conflict_and_changes_nothing`, `a_second_ack_is_conflict_and_changes_nothing`, `a_nacked_receipt_is_spent_at_once` |
@@ -20,11 +21,11 @@ use std::time::Duration;
 use sandloom_driverkit::taskqueue::TaskQueueProvider;
 use sandloom_sdk_infra::ErrorKind;
 use sandloom_sdk_infra::bytes::Bytes;
-use sandloom_sdk_infra::taskqueue::{DEAD_LETTER, EnqueueOptions, TaskQueue};
+use sandloom_sdk_infra::taskqueue::{DEAD_LETTER, DELAY, EnqueueOptions, TaskQueue};
 
 use super::TaskQueueSettings;
 use super::dead_letter::exhaust;
-use super::support::{SLACK, expect_none, put, queue_name, take};
+use super::support::{DAYS_400, SLACK, expect_none, put, queue_name, take};
 use crate::harness::Instance;
 use crate::{call, ensure};
 
@@ -237,6 +238,25 @@ pub(super) async fn tasks_and_dead_letters_stay_until_taken<T: TaskQueueProvider
     let queue = queue_name(&i.request, "stay");
     let payload = Bytes::from_static(b"stays");
     let id = put(q, &queue, payload.clone()).await?;
+    // Postponed for 400 days, by a `retry_after` (and a delay, where declared): still not due
+    // at the end of the window (no silent cap on how long a task can wait).
+    let later = queue_name(&i.request, "stay-later");
+    if i.declares(DELAY) {
+        call!(
+            "enqueue with a delay of 400 days",
+            q.enqueue(
+                &later,
+                Bytes::from_static(b"delayed"),
+                EnqueueOptions::default().with_delay(DAYS_400)
+            )
+        );
+    }
+    put(q, &later, Bytes::from_static(b"nacked")).await?;
+    let nacked = take(q, &later, SLACK, "reserve of a task to nack for 400 days").await?;
+    call!(
+        "nack with a retry_after of 400 days",
+        q.nack(&nacked, Some(DAYS_400))
+    );
     let dead = queue_name(&i.request, "stay-dead");
     let buried = if i.declares(DEAD_LETTER) {
         let id = exhaust(q, &dead, b"buried", &i.request, (false, None)).await?;
@@ -270,6 +290,17 @@ pub(super) async fn tasks_and_dead_letters_stay_until_taken<T: TaskQueueProvider
         got.task.attempts
     );
     call!("ack", q.ack(&got));
+    expect_none(
+        q,
+        &later,
+        Duration::ZERO,
+        &format!(
+            "tasks delayed or nacked for 400 days are not due {:?} later (a cap on \
+             postponements applied without asking?)",
+            started.elapsed()
+        ),
+    )
+    .await?;
     if let Some(id) = buried {
         let listed = call!("dead_letters after the wait", q.dead_letters(&dead, 10));
         ensure!(

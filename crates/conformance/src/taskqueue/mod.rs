@@ -468,7 +468,8 @@ crate::define_kit! {
     ///   reserved, and (declared `dead_letter`) a dead letter, are still there after 3 s plus
     ///   the declared tolerance, longer than every delay, `retry_after` and visibility timeout
     ///   the kit uses elsewhere: the task is delivered by a zero-wait `reserve` on its first
-    ///   attempt, and the dead letter is listed.
+    ///   attempt, and the dead letter is listed; tasks postponed 400 days (by a `retry_after`,
+    ///   and by a delay where `delay` is declared) are still not delivered.
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, `enqueue`, `reserve`, `ack`, `nack`
     ///   (and `dead_letters` when declared) answer `Stopped`.
     /// - `stop_ends_a_waiting_reserve_with_stopped`: a `reserve` waiting (for up to a minute) on an
