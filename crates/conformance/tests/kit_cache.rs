@@ -91,6 +91,8 @@ enum Flaw {
     TruncatesKeysPastTheLimit,
     /// Cuts values larger than 1 MiB to their first MiB.
     TruncatesValuesPastTheLimit,
+    /// Ends keys at their first NUL character (a C-string backend).
+    TruncatesKeysAtNul,
     /// Drops trailing dots and slashes off keys (as a file-backed store might).
     TrimsTrailingDotsAndSlashes,
     /// Gives every entry written without a ttl (`set`, `set_many`, a new counter) one of 2 s.
@@ -157,6 +159,9 @@ impl Reference {
         }
         if self.flaw == Flaw::TrimsKeys {
             return Ok(key.trim().to_owned());
+        }
+        if self.flaw == Flaw::TruncatesKeysAtNul {
+            return Ok(key.split('\0').next().unwrap_or_default().to_owned());
         }
         if self.flaw == Flaw::TrimsTrailingDotsAndSlashes {
             return Ok(key.trim_end_matches(['.', '/']).to_owned());
@@ -660,6 +665,10 @@ const CASES: &[(Flaw, &str)] = &[
     (
         Flaw::DefaultTtlOfTwoSeconds,
         "entries_without_ttl_never_expire",
+    ),
+    (
+        Flaw::TruncatesKeysAtNul,
+        "keys_and_values_at_and_past_their_limits",
     ),
     (
         Flaw::TrimsTrailingDotsAndSlashes,

@@ -90,6 +90,8 @@ enum Flaw {
     WaitTakesWithoutCheck,
     /// `acquire_wait` does not check whether the driver was stopped.
     WaitWorksAfterStop,
+    /// Ends names at their first NUL character (a C-string backend).
+    TruncatesNamesAtNul,
     /// Percent-decodes names (as a lock kept under a URL path might): `kit-j%6Fb` is `kit-job`.
     PercentDecodesNames,
     /// Reads an `acquire_wait` timeout over 10 years as no wait at all (an overflow guard).
@@ -173,6 +175,7 @@ impl Reference {
             Flaw::FoldsCase => name.to_lowercase(),
             Flaw::TrimsNames => name.trim().to_owned(),
             Flaw::PercentDecodesNames => name.replace("%6F", "o"),
+            Flaw::TruncatesNamesAtNul => name.split('\0').next().unwrap_or_default().to_owned(),
             Flaw::TruncatesNamesPastTheLimit if name.len() > NAME_LIMIT => {
                 let end = (0..=NAME_LIMIT)
                     .rev()
@@ -703,6 +706,7 @@ const CASES: &[(Flaw, &str)] = &[
         "operations_after_stop_fail_with_stopped",
     ),
     (Flaw::PercentDecodesNames, "distinct_names_are_independent"),
+    (Flaw::TruncatesNamesAtNul, "names_at_and_past_the_limit"),
     (
         Flaw::WaitTreatsHugeTimeoutsAsZero,
         "acquire_wait_timeouts_at_the_extremes",

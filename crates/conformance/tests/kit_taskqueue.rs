@@ -121,6 +121,8 @@ enum Flaw {
     /// The last allowed delivery nacked with a `retry_after` waits that long like any retry,
     /// and is dead-lettered only when it would be delivered again.
     DeadLettersOnlyWhenDue,
+    /// Ends queue names at their first NUL character (a C-string backend).
+    TruncatesQueueNamesAtNul,
     /// Percent-decodes queue names (as a queue addressed in a URL path might).
     PercentDecodesQueueNames,
     /// Trims trailing spaces and dots off idempotency keys.
@@ -247,6 +249,9 @@ impl Reference {
             Flaw::TrimsQueueNames => queue.trim_end().to_owned(),
             Flaw::NormalizesQueueNames => queue.replace("e\u{301}", "\u{e9}"),
             Flaw::PercentDecodesQueueNames => queue.replace("%6F", "o"),
+            Flaw::TruncatesQueueNamesAtNul => {
+                queue.split('\0').next().unwrap_or_default().to_owned()
+            }
             Flaw::TruncatesQueueNamesPastTheLimit if queue.len() > QUEUE_NAME_LIMIT => {
                 let end = (0..=QUEUE_NAME_LIMIT)
                     .rev()
@@ -1063,6 +1068,10 @@ const CASES: &[(Flaw, &str)] = &[
         "tasks_and_dead_letters_stay_until_taken",
     ),
     (Flaw::PercentDecodesQueueNames, "queues_are_isolated"),
+    (
+        Flaw::TruncatesQueueNamesAtNul,
+        "queue_names_and_payloads_at_and_past_their_limits",
+    ),
     (
         Flaw::CapsPostponementsAtTwoSeconds,
         "tasks_and_dead_letters_stay_until_taken",

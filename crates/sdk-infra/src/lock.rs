@@ -183,7 +183,8 @@ macro_rules! __lock_contract {
                 /// Names are compared byte for byte: names that differ only in case, by a leading or trailing
                 /// space, by a prefix or suffix, or as NFC vs NFD forms of the same text are distinct locks.
                 /// Every driver holds names of up to 1,024 bytes; a longer name it either holds whole, as a
-                /// lock of its own, or refuses with `InvalidInput`: it never cuts one to fit.
+                /// lock of its own, or refuses with `InvalidInput`: it never cuts one to fit. So with a NUL
+                /// character: held whole or refused (`lock.postgres` refuses it), never cut at the NUL.
                 /// Every operation is atomic across callers: however many acquire a free, released or expired
                 /// lock at once, at most one gets a lease. Every lease granted carries a fence strictly
                 /// greater than every earlier grant's for its name (see the [module docs](self)).

@@ -44,7 +44,8 @@
 //! (`enqueue`, `reserve`, `dead_letters`) checks it the same way, and a refused call changes
 //! nothing. Every driver holds queue names of up to 128 bytes; a longer name it either holds
 //! whole, as a queue of its own, or refuses with `InvalidInput` in every operation: it never
-//! cuts one to fit. (128 bytes leave room for the longest queue prefix `taskqueue.amqp` takes
+//! cuts one to fit. So with a NUL character: held whole or refused (`taskqueue.postgres`
+//! refuses it), never cut at the NUL. (128 bytes leave room for the longest queue prefix `taskqueue.amqp` takes
 //! within the broker's 255-byte queue names.)
 //!
 //! # Settling a delivery

@@ -6,7 +6,7 @@
 //!
 //! | input | empty | one | typical | at the limit | past the limit | look-alike forms |
 //! |---|---|---|---|---|---|---|
-//! | key | `empty_key_is_invalid_input`, `every_operation_refuses_an_empty_key` | `keys_and_values_at_and_past_their_limits` | every obligation | `keys_and_values_at_and_past_their_limits` (1,024 bytes, ASCII and 2-byte letters) | the same (1,025 bytes: exact or `InvalidInput`) | `near_identical_keys_are_distinct` (case, spaces, NFC/NFD, `%6B`, glob, path and control characters), `long_and_non_ascii_keys_work` |
+//! | key | `empty_key_is_invalid_input`, `every_operation_refuses_an_empty_key` | `keys_and_values_at_and_past_their_limits` | every obligation | `keys_and_values_at_and_past_their_limits` (1,024 bytes, ASCII and 2-byte letters) | the same (1,025 bytes: exact or `InvalidInput`) | `near_identical_keys_are_distinct` (case, spaces, NFC/NFD, `%6B`, glob, path and control characters, trailing dot and slash), `long_and_non_ascii_keys_work`; NUL: `keys_and_values_at_and_past_their_limits` (whole or `InvalidInput`) |
 //! | value | `empty_value_round_trips` | `keys_and_values_at_and_past_their_limits` | `set_overwrites` | `large_value_round_trips` (1 MiB) | `keys_and_values_at_and_past_their_limits` (1 MiB + 1) | `binary_values_round_trip_exactly` (NUL, every byte) |
 //! | ttl | `ttl_entries_expire` (zero) | `ttl_extremes_are_accepted` (1 µs) | `sub_second_ttls_are_exact` | `ttl_extremes_are_accepted` (100 years) | no limit: the contract holds longer as long as it can | none apply |
 //! | no ttl | — | — | `entries_without_ttl_never_expire` | — | — | — |
@@ -120,6 +120,20 @@ pub(super) async fn keys_and_values_at_and_past_their_limits<T: CacheProvider>(
         stored_whole_or_refused(cache, &key, Bytes::from_static(b"past")).await?;
     }
     check_at_limit("after keys past the limit were written").await?;
+    // A NUL character: a key like any other, or refused (a backend of C strings cannot hold
+    // it); never cut at the NUL onto the key before it.
+    call!(
+        "set(\"kit:nul\")",
+        cache.set("kit:nul", Bytes::from_static(b"before the nul"))
+    );
+    stored_whole_or_refused(cache, "kit:nul\0after", Bytes::from_static(b"with the nul")).await?;
+    let got = call!("get(\"kit:nul\")", cache.get("kit:nul"));
+    ensure!(
+        got.as_deref() == Some(&b"before the nul"[..]),
+        "a write to \"kit:nul\\0after\" changed \"kit:nul\" to {}: a key is never cut at a NUL \
+         character",
+        describe(got.as_ref())
+    );
     // A value at the limit is `large_value_round_trips`; one byte past it is stored whole or
     // refused, and a refused one leaves the value before it.
     call!(

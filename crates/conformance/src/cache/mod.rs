@@ -277,7 +277,8 @@ crate::define_kit! {
     ///   exactly 1,024 bytes (ASCII, and 2-byte letters) are exact and distinct from their own
     ///   prefixes one character shorter; a key one character past the limit, and a value of
     ///   1 MiB and 1 byte, are stored whole (a key of its own) or refused with `InvalidInput`
-    ///   writing nothing, never cut to fit.
+    ///   writing nothing, never cut to fit; so is a key holding a NUL character, never cut at
+    ///   it.
     /// - `entries_without_ttl_never_expire`: entries written by `set` (an empty value too), by
     ///   `set` over an entry with a ttl and with a 400-day ttl (with `ttl`), by `increment` (with
     ///   `increment`) and by `set_many` (with `bulk`) are all there after 3 s plus the declared

@@ -6,7 +6,7 @@
 //!
 //! | input | empty | one | typical | at the limit | past the limit | look-alike forms |
 //! |---|---|---|---|---|---|---|
-//! | name | `empty_name_or_zero_ttl_is_invalid_input` | `names_at_and_past_the_limit` | every obligation | `names_at_and_past_the_limit` (1,024 bytes, ASCII and 2-byte letters) | the same (one character more: its own lock or `InvalidInput`) | `distinct_names_are_independent` (case, spaces, prefix, suffix, NFC/NFD) |
+//! | name | `empty_name_or_zero_ttl_is_invalid_input` | `names_at_and_past_the_limit` | every obligation | `names_at_and_past_the_limit` (1,024 bytes, ASCII and 2-byte letters) | the same (one character more: its own lock or `InvalidInput`) | `distinct_names_are_independent` (case, spaces, trailing dot and slash, `%6F`, prefix, suffix, NFC/NFD); NUL: `names_at_and_past_the_limit` (its own lock or `InvalidInput`) |
 //! | ttl | `empty_name_or_zero_ttl_is_invalid_input` (zero) | `lease_ttl_extremes_are_accepted` (1 µs) | `sub_second_leases_are_exact` | `lease_ttl_extremes_are_accepted` (100 years) | no limit: the contract holds longer as long as it can | none apply |
 //! | ttl of `refresh` | `empty_name_or_zero_ttl_is_invalid_input` | `lease_ttl_extremes_are_accepted` | `refresh_extends_the_lease`, `refresh_sets_the_lease_to_ttl_from_now_and_keeps_the_token` | `lease_ttl_extremes_are_accepted` | as `acquire` | none apply |
 //! | lease (`release`, `refresh`) | a lease on `""`: `empty_name_or_zero_ttl_is_invalid_input` | — | `release_by_the_holder_frees_the_lock` | — | — | stale, foreign, expired values: `a_foreign_or_stale_token_can_neither_release_nor_refresh`, `an_expired_lease_can_neither_be_released_nor_refreshed` |
@@ -17,6 +17,7 @@ use std::time::{Duration, SystemTime};
 
 use sandloom_driverkit::lock::LockProvider;
 use sandloom_sdk_infra::ErrorKind;
+use sandloom_sdk_infra::lock::{Lease, Lock};
 
 use super::expiry::{CENTURY, DAYS_400, await_free, expect_expiry};
 use super::leases::{acquire_free, expect_held, expect_release};
@@ -82,41 +83,50 @@ pub(super) async fn names_at_and_past_the_limit<T: LockProvider>(
     }
     // Past the limit: a lock of its own (granted while the lock at the limit it starts with is
     // held) or `InvalidInput`; never the lock at the limit, cut to fit.
-    for (at_limit, unit) in [(&ascii, "k"), (&letters, "é")] {
+    for (at_limit, unit) in [&ascii, &letters].into_iter().zip(["k", "é"]) {
         let name = format!("{at_limit}{unit}");
-        match lock.acquire(&name, LONG).await {
-            Ok(Some(lease)) => {
-                ensure!(
-                    lease.name == name,
-                    "acquire({}) answered a lease naming {}",
-                    shown(&name),
-                    shown(&lease.name)
-                );
-                leases.push(lease);
-            }
-            Ok(None) => {
-                return Err(format!(
-                    "acquire({}) answered None while only the lock named by its first \
-                     {NAME_LIMIT} bytes is held: past the limit a driver holds a name whole or \
-                     refuses it with InvalidInput, never cuts it to another lock's name",
-                    shown(&name)
-                ));
-            }
-            Err(error) if error.kind() == ErrorKind::InvalidInput => {}
-            Err(error) => {
-                return Err(format!(
-                    "acquire({}) failed with {}: past the limit a driver holds a name or \
-                     refuses it with InvalidInput: {error}",
-                    shown(&name),
-                    error.kind()
-                ));
-            }
-        }
+        leases.extend(own_lock_or_refused(lock, &name, at_limit).await?);
     }
+    // A NUL character: the same, never cut at the NUL onto the (held) lock before it.
+    leases.push(acquire_free(lock, "kit-nul", LONG).await?);
+    leases.extend(own_lock_or_refused(lock, "kit-nul\0after", "kit-nul").await?);
     for lease in &leases {
         expect_release(lock, lease, true, "each name is a lock of its own").await?;
     }
     Ok(())
+}
+
+/// `acquire(name)` while the lock `held` (what `name` starts with) is held: a lease of its own,
+/// or `InvalidInput`; `None` means the driver cut `name` to `held`.
+async fn own_lock_or_refused(
+    lock: &dyn Lock,
+    name: &str,
+    held: &str,
+) -> Result<Option<Lease>, String> {
+    match lock.acquire(name, LONG).await {
+        Ok(Some(lease)) => {
+            ensure!(
+                lease.name == name,
+                "acquire({}) answered a lease naming {}",
+                shown(name),
+                shown(&lease.name)
+            );
+            Ok(Some(lease))
+        }
+        Ok(None) => Err(format!(
+            "acquire({}) answered None while only the lock {} is held: a driver holds a name \
+             whole or refuses it with InvalidInput, never cuts it to another lock's name",
+            shown(name),
+            shown(held)
+        )),
+        Err(error) if error.kind() == ErrorKind::InvalidInput => Ok(None),
+        Err(error) => Err(format!(
+            "acquire({}) failed with {}: a driver holds a name or refuses it with \
+             InvalidInput: {error}",
+            shown(name),
+            error.kind()
+        )),
+    }
 }
 
 /// How long `leases_last_their_whole_ttl_counted_from_the_last_grant` keeps its long lease

@@ -334,8 +334,9 @@ crate::define_kit! {
     ///   tolerance of that end.
     /// - `names_at_and_past_the_limit`: a one-byte name is a lock; names of exactly 1,024 bytes
     ///   (ASCII, and 2-byte letters) are held beside their own prefixes one character shorter;
-    ///   a name one character past the limit is granted while the lock at the limit it starts
-    ///   with is held (a lock of its own) or refused with `InvalidInput`, never cut to fit.
+    ///   a name one character past the limit, and one holding a NUL character, is granted while
+    ///   the lock named by what comes before is held (a lock of its own) or refused with
+    ///   `InvalidInput`, never cut.
     /// - `leases_last_their_whole_ttl_counted_from_the_last_grant`: a 30 s lease, and one
     ///   refreshed to 30 s, are still held after 3 s plus the declared tolerance, longer than
     ///   every short lease the kit uses elsewhere (no silent cap); a lease refreshed to its ttl

@@ -6,7 +6,7 @@
 //!
 //! | input | empty | one | typical | at the limit | past the limit | look-alike forms |
 //! |---|---|---|---|---|---|---|
-//! | queue name | `empty_queue_name_is_invalid_input` | `queue_names_and_payloads_at_and_past_their_limits` | every obligation | `queue_names_and_payloads_at_and_past_their_limits` (128 bytes, ASCII and 2-byte letters) | the same (one character more: its own queue or `InvalidInput` from every operation) | `queues_are_isolated` (case, trailing space, suffix, NFC/NFD); `dead_letters_list_exhausted_tasks_oldest_first` |
+//! | queue name | `empty_queue_name_is_invalid_input` | `queue_names_and_payloads_at_and_past_their_limits` | every obligation | `queue_names_and_payloads_at_and_past_their_limits` (128 bytes, ASCII and 2-byte letters) | the same (one character more: its own queue or `InvalidInput` from every operation) | `queues_are_isolated` (case, trailing space and dot, `%6F`, suffix, NFC/NFD); `dead_letters_list_exhausted_tasks_oldest_first`; NUL: `queue_names_and_payloads_at_and_past_their_limits` (its own queue or `InvalidInput`) |
 //! | payload | `payloads_round_trip_exactly` | `queue_names_and_payloads_at_and_past_their_limits` | `payloads_round_trip_exactly` (64 KiB) | `queue_names_and_payloads_at_and_past_their_limits` (1 MiB) | the same (1 MiB + 1: whole or `InvalidInput`) | `payloads_round_trip_exactly` (NUL, every byte) |
 //! | wait of `reserve` | `zero_durations_mean_now`, `reserve_on_an_empty_queue_waits_then_answers_none` | `reserve_waits_exactly_as_long_as_asked` (1 µs) | the same (300 ms, 1.5 s) | `extreme_durations_are_accepted_and_held` (100 years) | no limit: held as long as the driver can | none apply |
 //! | delay, `retry_after` | `zero_durations_mean_now` | `delays_and_retries_below_and_between_seconds_are_exact` (1 µs) | `delay_is_respected`, `nack_retry_after_postpones_redelivery` | `extreme_durations_are_accepted_and_held` (100 years) | no limit | none apply |
@@ -113,14 +113,18 @@ pub(super) async fn queue_names_and_payloads_at_and_past_their_limits<T: TaskQue
     // Past the limit: its own queue, or `InvalidInput` from `enqueue` and `reserve` alike;
     // never the queue at the limit it starts with.
     for (at_limit, unit) in [(&ascii, "q"), (&letters, "é")] {
-        one_past_the_limit(q, at_limit, &format!("{at_limit}{unit}"), vt).await?;
+        own_queue_or_refused(q, at_limit, &format!("{at_limit}{unit}"), vt).await?;
     }
+    // A NUL character: the same, never cut at the NUL onto the (empty) queue before it.
+    let before = queue_name(&i.request, "nul");
+    own_queue_or_refused(q, &before, &format!("{before}\0after"), vt).await?;
     payloads_at_and_past_the_limit(q, &queue_name(&i.request, "payload"), vt).await
 }
 
-/// A queue named `name`, one character past the limit, is a queue of its own (not `at_limit`,
-/// just emptied) or refused with `InvalidInput` by `enqueue` and `reserve` alike.
-async fn one_past_the_limit(
+/// A queue named `name` (past the limit, or holding a NUL) is a queue of its own (not
+/// `at_limit`, the empty queue named by what comes before) or refused with `InvalidInput` by
+/// `enqueue` and `reserve` alike.
+async fn own_queue_or_refused(
     q: &dyn TaskQueue,
     at_limit: &str,
     name: &str,
@@ -138,19 +142,12 @@ async fn one_past_the_limit(
                 vt / 4,
                 &format!(
                     "nothing was enqueued to {} since its task was taken: a task enqueued to \
-                     a name one character longer must stay in a queue of its own",
+                     a name that only starts with it must stay in a queue of its own",
                     shown(at_limit)
                 ),
             )
             .await?;
-            take_exactly(
-                q,
-                name,
-                &id,
-                &payload,
-                "past the limit a name is held whole",
-            )
-            .await
+            take_exactly(q, name, &id, &payload, "a name is held whole, never cut").await
         }
         Err(error) if error.kind() == ErrorKind::InvalidInput => {
             let reserved = q.reserve(name, Duration::ZERO).await;
@@ -166,7 +163,7 @@ async fn one_past_the_limit(
             Ok(())
         }
         Err(error) => Err(format!(
-            "enqueue to {} failed with {}: past the limit a driver holds a queue name or \
+            "enqueue to {} failed with {}: a driver holds a queue name or \
              refuses it with InvalidInput: {error}",
             shown(name),
             error.kind()

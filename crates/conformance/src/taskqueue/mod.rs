@@ -460,8 +460,9 @@ crate::define_kit! {
     ///   settled (its visibility timeout still running).
     /// - `queue_names_and_payloads_at_and_past_their_limits`: a one-byte queue name and payload
     ///   work; queues named by exactly 128 bytes (ASCII, and 2-byte letters) are distinct from
-    ///   their own prefixes one character shorter; a name one character past the limit is a
-    ///   queue of its own, or `InvalidInput` from `enqueue` and `reserve` alike; a payload of
+    ///   their own prefixes one character shorter; a name one character past the limit, and one
+    ///   holding a NUL character, is a queue of its own, or `InvalidInput` from `enqueue` and
+    ///   `reserve` alike; a payload of
     ///   1 MiB comes back exactly, and one of 1 MiB and 1 byte whole or is refused with
     ///   `InvalidInput`, enqueuing nothing.
     /// - `tasks_and_dead_letters_stay_until_taken`: a task enqueued with no delay and never
