@@ -87,7 +87,23 @@ enum Flaw {
     /// Deletes by pattern (as Redis `KEYS` then `DEL` would): `delete("a*")` removes every key
     /// starting with `a`.
     DeleteByPattern,
+    /// Cuts keys longer than 1,024 bytes to their first 1,024 (on a character boundary).
+    TruncatesKeysPastTheLimit,
+    /// Cuts values larger than 1 MiB to their first MiB.
+    TruncatesValuesPastTheLimit,
+    /// Ends keys at their first NUL character (a C-string backend).
+    TruncatesKeysAtNul,
+    /// Drops trailing dots and slashes off keys (as a file-backed store might).
+    TrimsTrailingDotsAndSlashes,
+    /// Gives every entry written without a ttl (`set`, `set_many`, a new counter) one of 2 s.
+    DefaultTtlOfTwoSeconds,
 }
+
+/// The longest key and the largest value the contract has every driver hold.
+const KEY_LIMIT: usize = 1024;
+const VALUE_LIMIT: usize = 1024 * 1024;
+/// What `DefaultTtlOfTwoSeconds` applies.
+const DEFAULT_TTL: Duration = Duration::from_secs(2);
 
 /// The password the broken drivers leak; the kit is told it is secret.
 const SECRET: &str = "hunter2";
@@ -144,6 +160,19 @@ impl Reference {
         if self.flaw == Flaw::TrimsKeys {
             return Ok(key.trim().to_owned());
         }
+        if self.flaw == Flaw::TruncatesKeysAtNul {
+            return Ok(key.split('\0').next().unwrap_or_default().to_owned());
+        }
+        if self.flaw == Flaw::TrimsTrailingDotsAndSlashes {
+            return Ok(key.trim_end_matches(['.', '/']).to_owned());
+        }
+        if self.flaw == Flaw::TruncatesKeysPastTheLimit && key.len() > KEY_LIMIT {
+            let end = (0..=KEY_LIMIT)
+                .rev()
+                .find(|end| key.is_char_boundary(*end))
+                .unwrap_or_default();
+            return Ok(key[..end].to_owned());
+        }
         if self.flaw == Flaw::FoldsNonAsciiKeys {
             return Ok(key
                 .chars()
@@ -173,6 +202,9 @@ impl Reference {
             }
             Flaw::DropsEmptyValues if value.is_empty() => return Ok(()),
             Flaw::TruncatesLargeValues => value = value.slice(..value.len().min(64 * 1024)),
+            Flaw::TruncatesValuesPastTheLimit => {
+                value = value.slice(..value.len().min(VALUE_LIMIT));
+            }
             Flaw::PanicsOnLargeValues if value.len() > 64 * 1024 => panic!("value too large"),
             Flaw::FirstWriteWins if self.map().contains_key(&key) => return Ok(()),
             _ => {}
@@ -180,6 +212,7 @@ impl Reference {
         let expires = match (ttl, self.flaw) {
             (Some(_), Flaw::IgnoresTtl) => None,
             (None, Flaw::SetKeepsTtl) => self.map().get(&key).and_then(|(_, at)| *at),
+            (None, Flaw::DefaultTtlOfTwoSeconds) => Some(Instant::now() + DEFAULT_TTL),
             (Some(ttl), Flaw::TtlThreeTimesTooLong) => Some(Instant::now() + ttl * 3),
             (Some(ttl), Flaw::TtlEndsEarly) => Some(Instant::now() + ttl / 3),
             (Some(ttl), Flaw::SubMillisecondTtlNeverExpires) if ttl.as_millis() == 0 => None,
@@ -334,6 +367,9 @@ impl Cache for Reference {
         };
         let expiry = |map: &HashMap<String, (Bytes, Option<Instant>)>| match self.flaw {
             Flaw::IncrementClearsTtl => None,
+            Flaw::DefaultTtlOfTwoSeconds if !map.contains_key(&key) => {
+                Some(Instant::now() + DEFAULT_TTL)
+            }
             _ => map.get(&key).and_then(|(_, at)| *at),
         };
         if self.flaw == Flaw::RacyIncrement {
@@ -617,6 +653,26 @@ const CASES: &[(Flaw, &str)] = &[
     (
         Flaw::ReadsCachedPerThread,
         "writes_are_seen_at_once_by_other_tasks",
+    ),
+    (
+        Flaw::TruncatesKeysPastTheLimit,
+        "keys_and_values_at_and_past_their_limits",
+    ),
+    (
+        Flaw::TruncatesValuesPastTheLimit,
+        "keys_and_values_at_and_past_their_limits",
+    ),
+    (
+        Flaw::DefaultTtlOfTwoSeconds,
+        "entries_without_ttl_never_expire",
+    ),
+    (
+        Flaw::TruncatesKeysAtNul,
+        "keys_and_values_at_and_past_their_limits",
+    ),
+    (
+        Flaw::TrimsTrailingDotsAndSlashes,
+        "near_identical_keys_are_distinct",
     ),
 ];
 

@@ -96,7 +96,24 @@ enum Flaw {
     /// `refresh` of a lease no longer held answers it unchanged, as if renewed (a script's
     /// "not held" read as success).
     RefreshOfALostLeaseSucceeds,
+    /// Ends names at their first NUL character (a C-string backend).
+    TruncatesNamesAtNul,
+    /// Percent-decodes names (as a lock kept under a URL path might): `kit-j%6Fb` is `kit-job`.
+    PercentDecodesNames,
+    /// Reads an `acquire_wait` timeout over 10 years as no wait at all (an overflow guard).
+    WaitTreatsHugeTimeoutsAsZero,
+    /// Cuts names longer than 1,024 bytes to their first 1,024 (on a character boundary).
+    TruncatesNamesPastTheLimit,
+    /// Holds no lock longer than 2 s, whatever the ttl (and reports the ttl asked for).
+    LeasesCappedAtTwoSeconds,
+    /// `refresh` sets the lease to `ttl` from its acquire, not from the refresh.
+    RefreshCountsFromTheAcquire,
 }
+
+/// The longest name the contract has every driver hold.
+const NAME_LIMIT: usize = 1024;
+/// What `LeasesCappedAtTwoSeconds` caps every lease to.
+const CAP: Duration = Duration::from_secs(2);
 
 /// The longest lease the reference holds: 1,000 years (a longer ttl is held this long).
 const LONGEST: Duration = Duration::from_hours(1000 * 365 * 24);
@@ -117,6 +134,8 @@ impl std::fmt::Debug for Reference {
 }
 
 struct Held {
+    /// When the lease was granted by an `acquire` (`RefreshCountsFromTheAcquire`).
+    granted: Instant,
     token: String,
     fence: u64,
     until: Instant,
@@ -161,6 +180,15 @@ impl Reference {
         Ok(match self.flaw {
             Flaw::FoldsCase => name.to_lowercase(),
             Flaw::TrimsNames => name.trim().to_owned(),
+            Flaw::PercentDecodesNames => name.replace("%6F", "o"),
+            Flaw::TruncatesNamesAtNul => name.split('\0').next().unwrap_or_default().to_owned(),
+            Flaw::TruncatesNamesPastTheLimit if name.len() > NAME_LIMIT => {
+                let end = (0..=NAME_LIMIT)
+                    .rev()
+                    .find(|end| name.is_char_boundary(*end))
+                    .unwrap_or_default();
+                name[..end].to_owned()
+            }
             _ => name.to_owned(),
         })
     }
@@ -239,12 +267,14 @@ impl Lock for Reference {
         self.check_ttl(ttl)?;
         let token = self.token(name);
         let mut held = Held {
+            granted: Instant::now(),
             token: token.clone(),
             fence: 0,
             until: Instant::now()
                 + match self.flaw {
                     Flaw::LeaseOutlivesTtl => ttl * 3,
                     Flaw::LeaseEndsEarly => ttl / 3,
+                    Flaw::LeasesCappedAtTwoSeconds => ttl.min(CAP),
                     _ => self.held_for(ttl),
                 },
         };
@@ -311,6 +341,9 @@ impl Lock for Reference {
         let timeout = match self.flaw {
             Flaw::WaitGivesUpAtOnce => Duration::ZERO,
             Flaw::WaitOverstaysItsTimeout => timeout * 2,
+            Flaw::WaitTreatsHugeTimeoutsAsZero if timeout > Duration::from_hours(10 * 365 * 24) => {
+                Duration::ZERO
+            }
             _ => timeout,
         };
         let deadline = tokio::time::Instant::now() + timeout;
@@ -327,6 +360,7 @@ impl Lock for Reference {
                 self.table().insert(
                     key,
                     Held {
+                        granted: Instant::now(),
                         token: token.clone(),
                         fence,
                         until,
@@ -411,6 +445,7 @@ impl Lock for Reference {
             self.table().insert(
                 key,
                 Held {
+                    granted: held.granted,
                     token: held.token,
                     fence,
                     until,
@@ -440,11 +475,12 @@ impl Lock for Reference {
         if expired {
             return Err(InfraError::conflict(NAME, "expired"));
         }
-        let until = Instant::now()
-            + match self.flaw {
-                Flaw::RefreshHoldsHalfTtl => self.held_for(ttl) / 2,
-                _ => self.held_for(ttl),
-            };
+        let until = match self.flaw {
+            Flaw::LeasesCappedAtTwoSeconds => Instant::now() + ttl.min(CAP),
+            Flaw::RefreshCountsFromTheAcquire => held.granted + self.held_for(ttl),
+            Flaw::RefreshHoldsHalfTtl => Instant::now() + self.held_for(ttl) / 2,
+            _ => Instant::now() + self.held_for(ttl),
+        };
         match self.flaw {
             Flaw::RefreshDoesNotExtend => {}
             Flaw::RefreshOnlyExtends => {
@@ -702,6 +738,24 @@ const CASES: &[(Flaw, &str)] = &[
     (
         Flaw::RefreshHoldsHalfTtl,
         "keep_alive_fails_closed_when_renewal_hangs_or_fails",
+    ),
+    (Flaw::PercentDecodesNames, "distinct_names_are_independent"),
+    (Flaw::TruncatesNamesAtNul, "names_at_and_past_the_limit"),
+    (
+        Flaw::WaitTreatsHugeTimeoutsAsZero,
+        "acquire_wait_timeouts_at_the_extremes",
+    ),
+    (
+        Flaw::TruncatesNamesPastTheLimit,
+        "names_at_and_past_the_limit",
+    ),
+    (
+        Flaw::LeasesCappedAtTwoSeconds,
+        "leases_last_their_whole_ttl_counted_from_the_last_grant",
+    ),
+    (
+        Flaw::RefreshCountsFromTheAcquire,
+        "leases_last_their_whole_ttl_counted_from_the_last_grant",
     ),
 ];
 

@@ -63,6 +63,11 @@ enum Flaw {
     /// Writes the subject into a header unescaped: a line `Bcc: x` in it also sends the message
     /// to `x`.
     HeaderInjection,
+    /// Keeps only the 64 metadata pairs every driver guarantees.
+    DropsMetadataPast64,
+    /// Lower-cases metadata keys (as a case-insensitive header map does): the last of keys that
+    /// differ only in case wins.
+    FoldsMetadataKeyCase,
 }
 
 /// The secret the broken driver leaks; the kit is told it is secret.
@@ -184,6 +189,16 @@ impl Reference {
                 end -= 1;
             }
             kept.body.truncate(end);
+        }
+        if self.flaw == Flaw::DropsMetadataPast64 {
+            kept.metadata = kept.metadata.into_iter().take(64).collect();
+        }
+        if self.flaw == Flaw::FoldsMetadataKeyCase {
+            kept.metadata = kept
+                .metadata
+                .into_iter()
+                .map(|(key, value)| (key.to_lowercase(), value))
+                .collect();
         }
         if self.flaw == Flaw::DropsMetadataBeyond32 {
             kept.metadata = kept.metadata.into_iter().take(32).collect();
@@ -424,6 +439,14 @@ const CASES: &[(Flaw, &str)] = &[
     (
         Flaw::BatchReceiptsFromTheEpoch,
         "large_and_concurrent_batches_keep_order_and_ids",
+    ),
+    (
+        Flaw::DropsMetadataPast64,
+        "messages_past_the_guarantees_arrive_whole_or_are_refused",
+    ),
+    (
+        Flaw::FoldsMetadataKeyCase,
+        "messages_past_the_guarantees_arrive_whole_or_are_refused",
     ),
 ];
 

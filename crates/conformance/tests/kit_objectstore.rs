@@ -96,7 +96,20 @@ enum Flaw {
     /// Percent-decodes the key it deletes (a URL built without encoding it): deleting `a%2Fb`
     /// deletes `a/b`.
     DeleteDecodesKeys,
+    /// Cuts objects larger than 16 MiB to their first 16 MiB.
+    TruncatesObjectsPastTheLimit,
+    /// Forgets an object 2 s after its last write (a lifetime of its own).
+    ObjectsExpire,
+    /// Reports the time of the read as `last_modified` (a file's access time, say).
+    LastModifiedIsTheRead,
+    /// Caps a page at `DEFAULT_PAGE_SIZE` for a larger limit, and then announces no more.
+    LimitAboveDefaultEndsTheListing,
 }
+
+/// The largest object the contract has every driver store in one `put`.
+const SIZE_LIMIT: usize = 16 * 1024 * 1024;
+/// What `ObjectsExpire` keeps an object for.
+const LIFETIME: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Beyond this size, the large-object flaws strike.
 const LARGE: usize = 4 * 1024 * 1024;
@@ -132,6 +145,22 @@ fn etag_of(data: &[u8]) -> String {
 
 impl Reference {
     fn map(&self) -> MutexGuard<'_, BTreeMap<String, Bytes>> {
+        if self.flaw == Flaw::ObjectsExpire {
+            let now = SystemTime::now();
+            let expired: Vec<String> = self
+                .stamps
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|(_, stamp)| stamp.last_at + LIFETIME <= now)
+                .map(|(key, _)| key.clone())
+                .collect();
+            let mut map = self.objects.lock().unwrap();
+            for key in expired {
+                map.remove(&key);
+            }
+            return map;
+        }
         self.objects.lock().unwrap()
     }
 
@@ -201,6 +230,7 @@ impl Reference {
         let stamps = self.stamps.lock().unwrap();
         match stamps.get(key) {
             Some(stamp) if self.flaw == Flaw::LastModifiedOfFirstWrite => stamp.first_at,
+            Some(_) if self.flaw == Flaw::LastModifiedIsTheRead => SystemTime::now(),
             Some(stamp) => stamp.last_at,
             None => SystemTime::now(),
         }
@@ -244,6 +274,9 @@ impl Reference {
                 data.slice(..end)
             }
             Flaw::TruncatesLargeObjects if data.len() > LARGE => data.slice(..LARGE),
+            Flaw::TruncatesObjectsPastTheLimit if data.len() > SIZE_LIMIT => {
+                data.slice(..SIZE_LIMIT)
+            }
             Flaw::PanicsOnLargeObjects if data.len() > LARGE => panic!("object too large"),
             _ => data,
         }
@@ -334,6 +367,9 @@ impl Reference {
     fn page_limit(&self, options: &ListOptions) -> InfraResult<usize> {
         match (options.limit, self.flaw) {
             (_, Flaw::IgnoresLimit) | (None, Flaw::DefaultPageUnbounded) => Ok(usize::MAX),
+            (Some(limit), Flaw::LimitAboveDefaultEndsTheListing) if limit > DEFAULT_PAGE_SIZE => {
+                Ok(DEFAULT_PAGE_SIZE)
+            }
             (None, _) | (Some(0), Flaw::LimitZeroIsDefault) => Ok(DEFAULT_PAGE_SIZE),
             (Some(0), _) => Err(InfraError::invalid_input(NAME, "limit 0")),
             (Some(limit), _) => Ok(limit),
@@ -492,6 +528,11 @@ impl ObjectStore for Reference {
             Flaw::NextOnFullPage => (keys.len() >= limit).then(|| keys[limit - 1].clone()),
             _ => (keys.len() > limit).then(|| keys[limit - 1].clone()),
         };
+        if self.flaw == Flaw::LimitAboveDefaultEndsTheListing
+            && options.limit.is_some_and(|limit| limit > DEFAULT_PAGE_SIZE)
+        {
+            next = None;
+        }
         if self.flaw == Flaw::SkipsSecondPage && start_after.is_none() && next.is_some() {
             next = keys.get(2 * limit - 1).map(|key| (*key).clone());
         }
@@ -738,6 +779,22 @@ const CASES: &[(Flaw, &str)] = &[
         "listing_while_deleting_never_fails",
     ),
     (Flaw::DeleteDecodesKeys, "unusual_keys_round_trip"),
+    (
+        Flaw::TruncatesObjectsPastTheLimit,
+        "objects_at_and_past_the_size_limit",
+    ),
+    (
+        Flaw::ObjectsExpire,
+        "objects_and_their_metadata_stay_until_changed",
+    ),
+    (
+        Flaw::LastModifiedIsTheRead,
+        "objects_and_their_metadata_stay_until_changed",
+    ),
+    (
+        Flaw::LimitAboveDefaultEndsTheListing,
+        "list_default_page_size_is_bounded",
+    ),
 ];
 
 #[test]

@@ -121,7 +121,29 @@ enum Flaw {
     /// The last allowed delivery nacked with a `retry_after` waits that long like any retry,
     /// and is dead-lettered only when it would be delivered again.
     DeadLettersOnlyWhenDue,
+    /// Ends queue names at their first NUL character (a C-string backend).
+    TruncatesQueueNamesAtNul,
+    /// Percent-decodes queue names (as a queue addressed in a URL path might).
+    PercentDecodesQueueNames,
+    /// Trims trailing spaces and dots off idempotency keys.
+    TrimsIdempotencyKeys,
+    /// Cuts queue names longer than 128 bytes to their first 128 (on a character boundary).
+    TruncatesQueueNamesPastTheLimit,
+    /// Cuts payloads larger than 1 MiB to their first MiB.
+    TruncatesPayloadsPastTheLimit,
+    /// Drops a task nobody reserved 2 s after it became ready (a message ttl of its own).
+    ReadyTasksExpire,
+    /// Holds no delay or `retry_after` longer than 2 s (a cap of its own).
+    CapsPostponementsAtTwoSeconds,
+    /// Drops a dead letter 2 s after it was buried.
+    DeadLettersExpire,
 }
+
+/// The longest queue name and the largest payload the contract has every driver hold.
+const QUEUE_NAME_LIMIT: usize = 128;
+const PAYLOAD_LIMIT: usize = 1024 * 1024;
+/// How long `ReadyTasksExpire` and `DeadLettersExpire` keep what they drop.
+const SILENT_TTL: Duration = Duration::from_secs(2);
 
 /// Longest a duration is held: a hundred years, as the contract asks at least.
 const FOREVER: Duration = Duration::from_hours(100 * 366 * 24);
@@ -173,6 +195,8 @@ struct State {
     acked_keys: HashMap<(String, String), Instant>,
     enqueued: u64,
     deliveries: u64,
+    /// When each dead letter was buried, by task id (`DeadLettersExpire`).
+    buried: HashMap<String, Instant>,
 }
 
 struct Reference {
@@ -224,6 +248,17 @@ impl Reference {
             Flaw::FoldsQueueCase => queue.to_lowercase(),
             Flaw::TrimsQueueNames => queue.trim_end().to_owned(),
             Flaw::NormalizesQueueNames => queue.replace("e\u{301}", "\u{e9}"),
+            Flaw::PercentDecodesQueueNames => queue.replace("%6F", "o"),
+            Flaw::TruncatesQueueNamesAtNul => {
+                queue.split('\0').next().unwrap_or_default().to_owned()
+            }
+            Flaw::TruncatesQueueNamesPastTheLimit if queue.len() > QUEUE_NAME_LIMIT => {
+                let end = (0..=QUEUE_NAME_LIMIT)
+                    .rev()
+                    .find(|end| queue.is_char_boundary(*end))
+                    .unwrap_or_default();
+                queue[..end].to_owned()
+            }
             _ => queue.to_owned(),
         }
     }
@@ -245,6 +280,7 @@ impl Reference {
                 InfraError::invalid_input(NAME, "delays are at most 30 days"),
             ),
             Flaw::ZeroDurationsTakeASecond if duration.is_zero() => Ok(Duration::from_secs(1)),
+            Flaw::CapsPostponementsAtTwoSeconds => Ok(duration.min(SILENT_TTL)),
             Flaw::RoundsDelaysToSeconds => Ok(Duration::from_secs(
                 duration.as_secs() + u64::from(duration.subsec_millis() >= 500),
             )),
@@ -278,6 +314,7 @@ impl Reference {
         };
         let key = match self.flaw() {
             Flaw::ComparesKeyPrefix => key.chars().take(8).collect(),
+            Flaw::TrimsIdempotencyKeys => key.trim_end_matches([' ', '.']).to_owned(),
             _ => key.to_owned(),
         };
         (queue, key)
@@ -327,6 +364,7 @@ impl Reference {
         if self.flaw() == Flaw::DeadLettersMissing {
             return;
         }
+        state.buried.insert(entry.id.clone(), Instant::now());
         state
             .dead
             .entry(key.to_owned())
@@ -341,6 +379,22 @@ impl Reference {
 
     /// Expired reservations become ready again, or dead when exhausted.
     fn sweep(&self, state: &mut State, key: &str, now: Instant) {
+        let State {
+            queues,
+            dead,
+            buried,
+            ..
+        } = &mut *state;
+        if self.flaw() == Flaw::ReadyTasksExpire
+            && let Some(entries) = queues.get_mut(key)
+        {
+            entries.retain(|e| !(e.attempts == 0 && e.visible_at + SILENT_TTL <= now));
+        }
+        if self.flaw() == Flaw::DeadLettersExpire
+            && let Some(tasks) = dead.get_mut(key)
+        {
+            tasks.retain(|task| buried.get(&task.id).is_none_or(|at| *at + SILENT_TTL > now));
+        }
         if self.flaw() == Flaw::NeverRedelivers {
             return;
         }
@@ -478,6 +532,9 @@ impl TaskQueue for Reference {
                     .position(|b| *b == 0)
                     .unwrap_or(payload.len());
                 payload.slice(..end)
+            }
+            Flaw::TruncatesPayloadsPastTheLimit => {
+                payload.slice(..payload.len().min(PAYLOAD_LIMIT))
             }
             _ => payload,
         };
@@ -997,6 +1054,35 @@ const CASES: &[(Flaw, &str)] = &[
     (
         Flaw::HeadOfLineBlocks,
         "a_postponed_task_does_not_block_its_queue",
+    ),
+    (
+        Flaw::TruncatesQueueNamesPastTheLimit,
+        "queue_names_and_payloads_at_and_past_their_limits",
+    ),
+    (
+        Flaw::TruncatesPayloadsPastTheLimit,
+        "queue_names_and_payloads_at_and_past_their_limits",
+    ),
+    (
+        Flaw::ReadyTasksExpire,
+        "tasks_and_dead_letters_stay_until_taken",
+    ),
+    (Flaw::PercentDecodesQueueNames, "queues_are_isolated"),
+    (
+        Flaw::TruncatesQueueNamesAtNul,
+        "queue_names_and_payloads_at_and_past_their_limits",
+    ),
+    (
+        Flaw::CapsPostponementsAtTwoSeconds,
+        "tasks_and_dead_letters_stay_until_taken",
+    ),
+    (
+        Flaw::TrimsIdempotencyKeys,
+        "dedupe_is_per_queue_and_per_key",
+    ),
+    (
+        Flaw::DeadLettersExpire,
+        "tasks_and_dead_letters_stay_until_taken",
     ),
 ];
 

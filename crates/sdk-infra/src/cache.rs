@@ -48,13 +48,20 @@ macro_rules! __cache_contract {
             trait: {
                 /// A shared cache of byte values under string keys.
                 ///
-                /// Keys are non-empty UTF-8 strings of any length a driver can store; values are arbitrary
-                /// bytes, including empty. Keys are compared byte for byte: keys that differ only in case, by a
-                /// leading or trailing space, by a prefix or suffix, or as NFC vs NFD forms of the same text are
-                /// distinct keys in every operation, bulk ones and `increment` included. A cache may forget an
+                /// Keys are non-empty UTF-8 strings; values are arbitrary bytes, including empty. Every driver
+                /// holds keys of up to 1,024 bytes and values of up to 1 MiB; a longer key or a larger value it
+                /// either holds exactly, as a key of its own, or refuses with `InvalidInput`, writing nothing:
+                /// it never cuts one to fit. A key holding a NUL character is held like any other or refused
+                /// with `InvalidInput`, never cut at the NUL. Keys are compared byte for byte: keys that differ
+                /// only in case, by a leading or trailing space, by a trailing dot or slash, by a prefix or
+                /// suffix, as a percent-encoding, or as NFC vs NFD forms of the same text are distinct keys in
+                /// every operation, bulk ones and `increment` included. A cache may forget an
                 /// entry at any time (capacity, eviction, expiry); it never returns a value that was overwritten
                 /// or deleted before the call began, whichever task or thread asks: once `set` or `delete` has
-                /// completed, every later `get` anywhere answers the new state.
+                /// completed, every later `get` anywhere answers the new state. An entry written without a ttl
+                /// (by `set`, `set_many`, or an `increment` that makes a counter) is never forgotten because
+                /// time passed: a driver applies no expiry of its own unless the operator configured one (as
+                /// `cache.redis`'s `default_ttl_ms`), and may forget it only to make room.
                 ///
                 /// ```
                 /// use sandloom_sdk_infra::{Cache, InfraResult};

@@ -197,6 +197,9 @@ macro_rules! __lock_contract {
                 ///
                 /// Names are compared byte for byte: names that differ only in case, by a leading or trailing
                 /// space, by a prefix or suffix, or as NFC vs NFD forms of the same text are distinct locks.
+                /// Every driver holds names of up to 1,024 bytes; a longer name it either holds whole, as a
+                /// lock of its own, or refuses with `InvalidInput`: it never cuts one to fit. So with a NUL
+                /// character: held whole or refused (`lock.postgres` refuses it), never cut at the NUL.
                 /// Every operation is atomic across callers: however many acquire a free, released or expired
                 /// lock at once, at most one gets a lease. Every lease granted carries a fence strictly
                 /// greater than every earlier grant's for its name (see the [module docs](self)).
@@ -207,7 +210,8 @@ macro_rules! __lock_contract {
                 /// rounded to whole seconds either way (1.5 s is neither 1 s nor 2 s), and `expires_at` reports
                 /// it. A `ttl` longer than the backend can hold (400 days, `Duration::MAX`) is held as long as
                 /// it can, never less than 100 years: `Duration::MAX` means "as long as possible", without panic
-                /// or error.
+                /// or error. No lease ends before its `ttl`, counted from the `acquire` or `refresh` that
+                /// granted it: a driver caps no lease to a default of its own.
                 ///
                 /// ```
                 /// use std::time::Duration;
@@ -250,7 +254,9 @@ macro_rules! __lock_contract {
                     /// The wait does not poll the backend: the driver wakes when the lock is released
                     /// (Redis pub/sub, Postgres `LISTEN`/`NOTIFY`, a notification in process) or when
                     /// the holder's lease ends, and tries again. A zero `timeout` is one `acquire`. Woken
-                    /// waiters race as `acquire`s do: at most one gets the lease.
+                    /// waiters race as `acquire`s do: at most one gets the lease. Any `timeout` is accepted:
+                    /// one longer than the driver can wait (400 days, `Duration::MAX`) is waited as long as it
+                    /// can, never less than 100 years, without panic or error, and a release still wakes it.
                     ///
                     /// ```
                     /// use std::time::Duration;

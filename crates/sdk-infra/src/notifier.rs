@@ -13,7 +13,10 @@
 //!   trailing spaces, any Unicode), at least 64 metadata pairs and a subject of at least 300
 //!   characters are accepted and delivered whole, never truncated or trimmed. A driver whose
 //!   service takes less refuses the message with `InvalidInput` saying why, and documents its
-//!   limits.
+//!   limits. Past those sizes a message likewise arrives whole or is refused: it is never cut.
+//!   Metadata keys are distinct when their bytes differ: keys that differ only in letter case
+//!   (which e-mail and HTTP header names ignore), and the empty key, each arrive exactly or the
+//!   message is refused with `InvalidInput`; no key is merged with another or dropped.
 //! - **An empty subject is no subject.** `Some("")` is accepted like `None`, and may arrive as
 //!   either (an e-mail has no way to tell them apart); it is never `InvalidInput`.
 //! - **Receipts.** A receipt's id differs from every other id the instance answered, across

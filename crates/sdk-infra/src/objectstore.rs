@@ -19,6 +19,12 @@
 //! prefix of: [`put_if`](ObjectStore::put_if) with [`PutCondition::IfAbsent`] of `a/key` holds
 //! while `a/key2` or `a/key ` exists.
 //!
+//! Every driver stores objects of up to 16 MiB in one [`put`](ObjectStore::put); a larger one it
+//! either stores whole or refuses with `InvalidInput`, writing nothing: it never cuts one to fit.
+//! An object stays until it is deleted or replaced, however long nobody reads it, and its
+//! metadata stays that of the write: a driver applies no lifetime of its own, and a
+//! `last_modified` is the time of the write, never of a later read.
+//!
 //! The constants are the names drivers declare and modules require:
 //!
 //! ```
@@ -264,7 +270,9 @@ pub struct ListOptions {
     /// Only keys strictly greater than this one (the previous page's `next`).
     pub start_after: Option<String>,
     /// At most this many objects; `None` means [`DEFAULT_PAGE_SIZE`]. A limit of 0 asks for
-    /// nothing and is refused: `list` answers `InvalidInput`.
+    /// nothing and is refused: `list` answers `InvalidInput`. A limit above
+    /// [`DEFAULT_PAGE_SIZE`] may give shorter pages (a store may cap its pages, as S3 does at
+    /// 1,000), each announcing `next` while more objects follow.
     pub limit: Option<usize>,
 }
 

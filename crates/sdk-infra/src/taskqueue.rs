@@ -11,6 +11,13 @@
 //! the driver's retry limit of times and is nacked or times out again moves to the dead-letter
 //! list (feature [`DEAD_LETTER`]) instead of being retried.
 //!
+//! Nothing leaves a queue because time passed: a task stays until it is acked or moves to the
+//! dead-letter list, however long nobody reserves it, and a dead letter stays listed. A driver
+//! applies no message ttl or retention of its own.
+//!
+//! Every driver holds payloads of up to 1 MiB, exactly; a larger one it either holds whole or
+//! refuses with `InvalidInput`, enqueuing nothing: it never cuts one to fit.
+//!
 //! # Durations
 //! Every duration, a delay ([`EnqueueOptions::delay`]), a `retry_after` ([`TaskQueue::nack`])
 //! and a `reserve`'s `wait` ([`TaskQueue::reserve`]), accepts any length:
@@ -31,10 +38,15 @@
 //!
 //! # Names
 //! Queue names are compared exactly, byte for byte: names that differ only in case, by a
-//! trailing space, by a prefix or suffix, or as NFC and NFD forms of one text are different
+//! trailing space or dot, by a prefix or suffix, as a percent-encoding, or as NFC and NFD forms
+//! of one text are different
 //! queues, with their own tasks and dead letters. Every operation that takes a queue name
 //! (`enqueue`, `reserve`, `dead_letters`) checks it the same way, and a refused call changes
-//! nothing.
+//! nothing. Every driver holds queue names of up to 128 bytes; a longer name it either holds
+//! whole, as a queue of its own, or refuses with `InvalidInput` in every operation: it never
+//! cuts one to fit. So with a NUL character: held whole or refused (`taskqueue.postgres`
+//! refuses it), never cut at the NUL. (128 bytes leave room for the longest queue prefix `taskqueue.amqp` takes
+//! within the broker's 255-byte queue names.)
 //!
 //! # Settling a delivery
 //! A receipt settles its delivery once: of any number of `ack`s and `nack`s of one receipt,
@@ -106,6 +118,8 @@ pub const FIFO: &str = "fifo";
 ///   the key is free again: an enqueue with it creates a new task, with a new id.
 /// - **Keys.** 1 to [`IDEMPOTENCY_KEY_MAX_LEN`] bytes of UTF-8 without NUL characters;
 ///   anything else answers `InvalidInput` (see [`EnqueueOptions::checked_idempotency_key`]).
+///   Keys are compared byte for byte: keys that differ only in case, by a trailing space or dot,
+///   as a percent-encoding or as NFC and NFD forms of one text are different keys.
 /// - **Without the feature** an enqueue with a key answers `Unsupported` and enqueues nothing:
 ///   a module that needs the promise requires the feature, and startup refuses a driver that
 ///   cannot keep it.

@@ -356,7 +356,7 @@ async fn counters_keep_expiries(cache: &dyn Cache, late: Duration) -> Result<(),
 const GLOB_KEY: &str = "kit:near:*";
 
 /// Keys `near_identical_keys_are_distinct` holds apart.
-const NEAR_KEYS: [&str; 20] = [
+const NEAR_KEYS: [&str; 22] = [
     "kit:near:key",
     "kit:near:key ",
     " kit:near:key",
@@ -378,6 +378,8 @@ const NEAR_KEYS: [&str; 20] = [
     "kit:near:key\t",
     "kit:near:key\n",
     "kit:near:key\r\n",
+    "kit:near:key.", // a trailing dot, which some file systems drop
+    "kit:near:key/", // a trailing slash, which some path or URL layers drop
 ];
 
 pub(super) async fn near_identical_keys_are_distinct<T: CacheProvider>(

@@ -42,6 +42,7 @@ mod combined;
 mod exactness;
 mod features;
 mod lifecycle;
+mod limits;
 mod values;
 
 use combined::{
@@ -56,6 +57,7 @@ use exactness::{
 
 use features::{bulk_operations_work, increment_is_atomic, ttl_entries_expire};
 use lifecycle::{operations_after_stop_fail_with_stopped, secrets_never_show};
+use limits::{entries_without_ttl_never_expire, keys_and_values_at_and_past_their_limits};
 use values::{
     binary_values_round_trip_exactly, concurrent_tasks_lose_no_writes,
     delete_reports_existence_and_removes, empty_key_is_invalid_input, empty_value_round_trips,
@@ -267,9 +269,20 @@ crate::define_kit! {
     ///   a prefix or suffix, or NFC vs NFD are distinct through `get`, `set`, `delete`, the bulk
     ///   operations, `increment` and an expiring ttl (each where declared); so are keys holding
     ///   glob, path and escape characters (`*`, `?`, `[k]`, `/`, `..`, `\`, `%6B` for `k`, a
-    ///   tab, a line feed, CR LF), and `delete` of `kit:near:*` removes that one key only.
+    ///   tab, a line feed, CR LF, a trailing dot or slash), and `delete` of `kit:near:*` removes
+    ///   that one key only.
     /// - `writes_are_seen_at_once_by_other_tasks`: after a `set` or `delete` completes, `get` on
     ///   other tasks (other threads) answers the new state, never the old one.
+    /// - `keys_and_values_at_and_past_their_limits`: a one-byte key and value round-trip; keys of
+    ///   exactly 1,024 bytes (ASCII, and 2-byte letters) are exact and distinct from their own
+    ///   prefixes one character shorter; a key one character past the limit, and a value of
+    ///   1 MiB and 1 byte, are stored whole (a key of its own) or refused with `InvalidInput`
+    ///   writing nothing, never cut to fit; so is a key holding a NUL character, never cut at
+    ///   it.
+    /// - `entries_without_ttl_never_expire`: entries written by `set` (an empty value too), by
+    ///   `set` over an entry with a ttl and with a 400-day ttl (with `ttl`), by `increment` (with
+    ///   `increment`) and by `set_many` (with `bulk`) are all there after 3 s plus the declared
+    ///   tolerance, longer than every ttl the kit uses elsewhere: no default ttl.
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, every operation answers
     ///   `Stopped`, the declared optional ones too.
     /// - `secrets_never_show`: the secrets the kit plants itself in every `writeOnly` option
@@ -285,7 +298,7 @@ crate::define_kit! {
     /// ```
     /// use sandloom_conformance::cache::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 24);
+    /// assert_eq!(OBLIGATIONS.len(), 26);
     /// assert_eq!(OBLIGATIONS[0], "get_missing_key_returns_none");
     /// assert_eq!(OBLIGATIONS.last(), Some(&"secrets_never_show"));
     /// ```
@@ -312,6 +325,8 @@ crate::define_kit! {
         counters_are_plain_decimal_values,
         near_identical_keys_are_distinct,
         writes_are_seen_at_once_by_other_tasks,
+        keys_and_values_at_and_past_their_limits,
+        entries_without_ttl_never_expire,
         operations_after_stop_fail_with_stopped,
         secrets_never_show,
     ];

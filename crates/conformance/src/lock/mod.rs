@@ -54,6 +54,7 @@ mod fences;
 mod keep_alive;
 mod leases;
 mod lifecycle;
+mod limits;
 mod names;
 
 use concurrency::{
@@ -79,6 +80,10 @@ use leases::{
     refused_acquires_leave_the_lease_as_it_was, release_by_the_holder_frees_the_lock,
 };
 use lifecycle::{operations_after_stop_fail_with_stopped, secrets_never_show};
+use limits::{
+    acquire_wait_timeouts_at_the_extremes, leases_last_their_whole_ttl_counted_from_the_last_grant,
+    names_at_and_past_the_limit,
+};
 use names::{
     distinct_names_are_independent, empty_name_or_zero_ttl_is_invalid_input,
     many_locks_are_held_at_once,
@@ -294,8 +299,9 @@ crate::define_kit! {
     /// - `empty_name_or_zero_ttl_is_invalid_input`: `acquire`, `release` and `refresh` of an empty
     ///   name, and `acquire` or `refresh` with a zero ttl, answer `InvalidInput` and change nothing.
     /// - `distinct_names_are_independent`: locks whose names differ in case, by a suffix or a
-    ///   prefix, by a trailing or leading space, in non-ASCII letters, as NFC vs NFD, or are 200
-    ///   characters long are held and released independently.
+    ///   prefix, by a trailing or leading space, dot or slash, in non-ASCII letters, as NFC vs
+    ///   NFD, as a percent-encoding (`%6F` for `o`), or are 200 characters long are held and
+    ///   released independently.
     /// - `many_locks_are_held_at_once`: 1,500 locks acquired one after another, with short leases
     ///   ending among them, are all still held afterwards (refused to another `acquire`) and each
     ///   is released by its own lease.
@@ -347,6 +353,21 @@ crate::define_kit! {
     ///   every 10 ms gets the lock within two ttls and the tolerance but never while the
     ///   keep-alive reports it held, with a greater fence, and the late answers do not bring the
     ///   lease back.
+    /// - `names_at_and_past_the_limit`: a one-byte name is a lock; names of exactly 1,024 bytes
+    ///   (ASCII, and 2-byte letters) are held beside their own prefixes one character shorter;
+    ///   a name one character past the limit, and one holding a NUL character, is granted while
+    ///   the lock named by what comes before is held (a lock of its own) or refused with
+    ///   `InvalidInput`, never cut.
+    /// - `leases_last_their_whole_ttl_counted_from_the_last_grant`: a 30 s lease, and one
+    ///   refreshed to 30 s, are still held after 3 s plus the declared tolerance, longer than
+    ///   every short lease the kit uses elsewhere (no silent cap); a lease refreshed to its ttl
+    ///   1.2 s into it (more with a wider tolerance) reports and keeps an expiry counted from the
+    ///   refresh, held past the end counted from the acquire and free within the declared
+    ///   tolerance of the one counted from the refresh.
+    /// - `acquire_wait_timeouts_at_the_extremes`: `acquire_wait` of a held lock with a 1 µs
+    ///   timeout answers `None` within the declared tolerance; with timeouts of 400 days and 100
+    ///   years it is still waiting 300 ms later, and gets the lock within the declared tolerance
+    ///   of its release.
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, `acquire`, `acquire_wait`,
     ///   `release` and `refresh` answer `Stopped`.
     /// - `secrets_never_show`: the secrets the kit plants itself in every `writeOnly` option
@@ -390,6 +411,9 @@ crate::define_kit! {
         keep_alive_holds_a_lease_past_several_ttls,
         keep_alive_reports_a_lease_taken_over_as_lost,
         keep_alive_fails_closed_when_renewal_hangs_or_fails,
+        names_at_and_past_the_limit,
+        leases_last_their_whole_ttl_counted_from_the_last_grant,
+        acquire_wait_timeouts_at_the_extremes,
         operations_after_stop_fail_with_stopped,
         secrets_never_show,
     ];

@@ -107,6 +107,9 @@ pub(super) async fn distinct_names_are_independent<T: LockProvider>(
         "kit-jöb",
         "kit-jo\u{308}b", // ö as o + combining diaeresis (NFD)
         "kit-工作",
+        "kit-j%6Fb", // `%6F` is `o`, percent-encoded
+        "kit-job.",
+        "kit-job/",
         long.as_str(),
     ];
     let mut leases = Vec::new();

@@ -58,6 +58,7 @@ mod batch;
 mod delivery;
 mod input;
 mod lifecycle;
+mod limits;
 mod receipts;
 
 use batch::{
@@ -73,6 +74,7 @@ use input::{
     subject_and_metadata_are_accepted, unicode_and_multiline_text_is_accepted,
 };
 use lifecycle::{operations_after_stop_fail_with_stopped, secrets_never_show};
+use limits::messages_past_the_guarantees_arrive_whole_or_are_refused;
 use receipts::{
     concurrent_sends_get_distinct_receipts, receipt_ids_are_distinct,
     send_returns_a_receipt_with_an_id,
@@ -488,6 +490,11 @@ crate::define_kit! {
     ///   refused with `InvalidInput` (nothing is delivered) or accepted and, with a reader,
     ///   delivered exactly, once, to the message's own recipient; either way a plain message
     ///   still goes afterwards.
+    /// - `messages_past_the_guarantees_arrive_whole_or_are_refused`: a body of one character is
+    ///   sent; 65 metadata pairs, metadata keys that differ only in letter case (`kit-case`,
+    ///   `Kit-Case`, `KIT-CASE`) and an empty metadata key are each accepted or refused with
+    ///   `InvalidInput`; with a reader, exactly the accepted ones arrive, whole and in order:
+    ///   nothing cut, no key merged with another or dropped.
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, `send` answers `Stopped`, and so
     ///   does `send_batch` as a whole call when `batch` is declared (`Unsupported` or `Stopped`
     ///   when it is not).
@@ -504,7 +511,7 @@ crate::define_kit! {
     /// ```
     /// use sandloom_conformance::notifier::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 17);
+    /// assert_eq!(OBLIGATIONS.len(), 18);
     /// assert_eq!(OBLIGATIONS[0], "send_returns_a_receipt_with_an_id");
     /// assert_eq!(OBLIGATIONS.last(), Some(&"secrets_never_show"));
     /// ```
@@ -524,6 +531,7 @@ crate::define_kit! {
         extreme_messages_are_delivered_whole,
         large_and_concurrent_batches_keep_order_and_ids,
         line_breaks_cannot_add_recipients,
+        messages_past_the_guarantees_arrive_whole_or_are_refused,
         operations_after_stop_fail_with_stopped,
         secrets_never_show,
     ];

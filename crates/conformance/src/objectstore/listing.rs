@@ -158,6 +158,15 @@ pub(super) async fn list_default_page_size_is_bounded<T: ObjectStoreProvider>(
     let expected: Vec<&str> = keys.iter().map(String::as_str).collect();
     expect_listing(&*i.driver, "bulk/", None, &expected).await?;
     expect_listing(&*i.driver, "", None, &expected).await?;
+    // Limits at and past the default page size: a page may hold fewer than asked (a store may
+    // cap its pages, as S3 does at 1,000), but `next` leads on to every object.
+    for limit in [
+        DEFAULT_PAGE_SIZE,
+        DEFAULT_PAGE_SIZE + 1,
+        5 * DEFAULT_PAGE_SIZE,
+    ] {
+        expect_listing(&*i.driver, "bulk/", Some(limit), &expected).await?;
+    }
     Ok(())
 }
 

@@ -67,6 +67,7 @@ mod concurrency;
 mod content;
 mod key_rule;
 mod keys;
+mod limits;
 mod listing;
 mod secrets;
 mod stopped;
@@ -88,6 +89,7 @@ use key_rule::one_key_rule_for_every_operation;
 use keys::{
     invalid_keys_are_refused, near_identical_keys_are_independent, unusual_keys_round_trip,
 };
+use limits::{objects_and_their_metadata_stay_until_changed, objects_at_and_past_the_size_limit};
 use listing::{
     emptied_prefix_lists_one_empty_page, list_default_page_size_is_bounded, list_filters_by_prefix,
     list_is_in_ascending_byte_order, list_limit_of_zero_is_invalid_input,
@@ -350,7 +352,8 @@ crate::define_kit! {
     ///   keys strictly greater are listed (none when it is beyond the last, all when it precedes
     ///   the prefix).
     /// - `list_default_page_size_is_bounded`: with 1001 objects and no limit, no page exceeds
-    ///   `DEFAULT_PAGE_SIZE` (1000) and following `next` yields all 1001.
+    ///   `DEFAULT_PAGE_SIZE` (1000) and following `next` yields all 1001; so does a limit of
+    ///   1,000, 1,001 or 5,000 (a page may hold fewer than a limit above the default).
     /// - `list_limit_of_zero_is_invalid_input`: `list` with a `limit` of 0 answers `InvalidInput`,
     ///   on an empty store and a filled one, with and without a prefix and `start_after`.
     /// - `list_next_only_when_more_follows`: a page announces `next` only when more objects with
@@ -406,6 +409,14 @@ crate::define_kit! {
     ///   listing loops (each `next` moves forward), every listed key was written and comes once
     ///   and in order with its size, and every object no one deleted is in every listing; at the
     ///   end, exactly those are listed. A page may be short or empty while objects vanish.
+    /// - `objects_at_and_past_the_size_limit`: a one-byte key and object round-trip; an object
+    ///   of exactly 16 MiB is stored and read back exactly with its size; one of 16 MiB and 1
+    ///   byte is stored whole or refused with `InvalidInput`, writing nothing, never cut to fit.
+    /// - `objects_and_their_metadata_stay_until_changed`: an object and an empty object left
+    ///   alone for 3 s plus the declared tolerance, longer than every wait of the other
+    ///   obligations, are still there with their bytes, and `head` and `list` report the size
+    ///   and etag `put` reported and a `last_modified` (when reported) that is still the time of
+    ///   the `put`, give or take the declared tolerance, not of a read.
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, `put`, `get`, `head`, `delete`,
     ///   `list` (and `put_if` when declared) answer `Stopped`.
     /// - `secrets_never_show`: the secrets the kit plants itself in every `writeOnly` option
@@ -426,7 +437,7 @@ crate::define_kit! {
     /// ```
     /// use sandloom_conformance::objectstore::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 33);
+    /// assert_eq!(OBLIGATIONS.len(), 35);
     /// assert_eq!(OBLIGATIONS[0], "missing_object_is_not_found");
     /// assert_eq!(OBLIGATIONS.last(), Some(&"secrets_never_show"));
     /// ```
@@ -462,6 +473,8 @@ crate::define_kit! {
         empty_objects_meet_put_conditions,
         concurrent_put_if_match_has_one_winner,
         listing_while_deleting_never_fails,
+        objects_at_and_past_the_size_limit,
+        objects_and_their_metadata_stay_until_changed,
         operations_after_stop_fail_with_stopped,
         secrets_never_show,
     ];

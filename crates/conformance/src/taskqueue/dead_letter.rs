@@ -13,7 +13,7 @@ use sandloom_driverkit::taskqueue::TaskQueueProvider;
 
 /// Deliver the only task of `name` `max_attempts` times, ending each delivery by nack or by
 /// letting it time out; returns its id. `last_retry`: the `retry_after` of the last nack.
-async fn exhaust(
+pub(super) async fn exhaust(
     q: &dyn TaskQueue,
     name: &str,
     payload: &'static [u8],

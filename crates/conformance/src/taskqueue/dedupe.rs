@@ -171,9 +171,19 @@ pub(super) async fn dedupe_is_per_queue_and_per_key<T: TaskQueueProvider>(
         a != b,
         "the same key in two queues returned the same id {a:?}: keys are per queue"
     );
-    // Keys that share a prefix, or differ only in case, are different keys.
+    // Keys that share a prefix, or differ only in case, by a trailing space or dot, as a
+    // percent-encoding (`%31` is `1`) or as NFC and NFD, are different keys.
     let mut ids = vec![a.clone()];
-    for key in ["invoice-10", "Invoice-1", "invoice-"] {
+    for key in [
+        "invoice-10",
+        "Invoice-1",
+        "invoice-",
+        "invoice-1 ",
+        "invoice-1.",
+        "invoice-%31",
+        "invoice-\u{e9}",
+        "invoice-e\u{301}",
+    ] {
         let id = put_once(q, &first, key, b"other key").await?;
         ensure!(
             !ids.contains(&id),

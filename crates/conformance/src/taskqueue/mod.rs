@@ -67,6 +67,7 @@ mod concurrency;
 mod dead_letter;
 mod dedupe;
 mod delivery;
+mod limits;
 mod queues;
 mod redelivery;
 mod secrets;
@@ -90,6 +91,9 @@ use delivery::{
     reserve_on_an_empty_queue_waits_then_answers_none,
     reserve_wakes_for_a_task_enqueued_while_waiting, reserved_task_is_invisible_to_other_consumers,
     task_ids_are_unique,
+};
+use limits::{
+    queue_names_and_payloads_at_and_past_their_limits, tasks_and_dead_letters_stay_until_taken,
 };
 use queues::{
     empty_queue_name_is_invalid_input, operations_after_stop_fail_with_stopped, queues_are_isolated,
@@ -397,8 +401,9 @@ crate::define_kit! {
     ///   first payload. Undeclared: an enqueue with a key answers `Unsupported`, from the driver and
     ///   from the gate, and enqueues nothing (each `dedupe_` obligation checks the refusal).
     /// - `dedupe_is_per_queue_and_per_key`: declared `dedupe`: the same key in another queue is
-    ///   another task; keys sharing a prefix or differing in case are different keys; a keyless
-    ///   enqueue is its own task.
+    ///   another task; keys sharing a prefix or differing in case, by a trailing space or dot, as a
+    ///   percent-encoding (`%31` for `1`) or as NFC and NFD are different keys; a keyless enqueue
+    ///   is its own task.
     /// - `dedupe_holds_under_concurrent_enqueues`: declared `dedupe`: 16 enqueues with one key at
     ///   once, on several threads, all return one id, and exactly one task is delivered.
     /// - `dedupe_remembers_the_key_after_ack_and_as_a_dead_letter`: declared `dedupe`: an enqueue
@@ -414,8 +419,9 @@ crate::define_kit! {
     ///   new id, which is delivered; a key whose task is still in the queue is remembered past
     ///   the window. Nothing to check without a declared window.
     /// - `queues_are_isolated`: a task is delivered only from its own queue, also when the names
-    ///   differ only by a suffix, in case, by a trailing space, or as NFC and NFD; and a consumer
-    ///   waiting on one queue is not handed another queue's task.
+    ///   differ only by a suffix, in case, by a trailing space or dot, as a percent-encoding (`%6F`
+    ///   for `o`), or as NFC and NFD; and a consumer waiting on one queue is not handed another
+    ///   queue's task.
     /// - `empty_queue_name_is_invalid_input`: `enqueue`, `reserve` (with no wait and with a long
     ///   one) and `dead_letters` (when declared) of the queue `""` answer `InvalidInput`.
     /// - `reserve_waits_exactly_as_long_as_asked`: on an empty queue, `reserve` with a `wait` of
@@ -452,6 +458,19 @@ crate::define_kit! {
     ///   delivered first, nacked with a `retry_after` of 400 days, does not hold back the other:
     ///   a `reserve` delivers it within the declared tolerance; nor does one reserved and not
     ///   settled (its visibility timeout still running).
+    /// - `queue_names_and_payloads_at_and_past_their_limits`: a one-byte queue name and payload
+    ///   work; queues named by exactly 128 bytes (ASCII, and 2-byte letters) are distinct from
+    ///   their own prefixes one character shorter; a name one character past the limit, and one
+    ///   holding a NUL character, is a queue of its own, or `InvalidInput` from `enqueue` and
+    ///   `reserve` alike; a payload of
+    ///   1 MiB comes back exactly, and one of 1 MiB and 1 byte whole or is refused with
+    ///   `InvalidInput`, enqueuing nothing.
+    /// - `tasks_and_dead_letters_stay_until_taken`: a task enqueued with no delay and never
+    ///   reserved, and (declared `dead_letter`) a dead letter, are still there after 3 s plus
+    ///   the declared tolerance, longer than every delay, `retry_after` and visibility timeout
+    ///   the kit uses elsewhere: the task is delivered by a zero-wait `reserve` on its first
+    ///   attempt, and the dead letter is listed; tasks postponed 400 days (by a `retry_after`,
+    ///   and by a delay where `delay` is declared) are still not delivered.
     /// - `operations_after_stop_fail_with_stopped`: after `stop`, `enqueue`, `reserve`, `ack`, `nack`
     ///   (and `dead_letters` when declared) answer `Stopped`.
     /// - `stop_ends_a_waiting_reserve_with_stopped`: a `reserve` waiting (for up to a minute) on an
@@ -470,7 +489,7 @@ crate::define_kit! {
     /// ```
     /// use sandloom_conformance::taskqueue::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 36);
+    /// assert_eq!(OBLIGATIONS.len(), 38);
     /// assert_eq!(OBLIGATIONS[0], "enqueue_reserve_ack_round_trips");
     /// assert_eq!(OBLIGATIONS.last(), Some(&"secrets_never_show"));
     /// ```
@@ -508,6 +527,8 @@ crate::define_kit! {
         concurrent_settles_of_one_receipt_have_one_winner,
         zero_durations_mean_now,
         a_postponed_task_does_not_block_its_queue,
+        queue_names_and_payloads_at_and_past_their_limits,
+        tasks_and_dead_letters_stay_until_taken,
         operations_after_stop_fail_with_stopped,
         stop_ends_a_waiting_reserve_with_stopped,
         secrets_never_show,

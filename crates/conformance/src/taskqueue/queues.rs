@@ -29,6 +29,8 @@ pub(super) async fn queues_are_isolated<T: TaskQueueProvider>(
         format!("{first} "),
         queue_name(&i.request, "is\u{e9}"),
         queue_name(&i.request, "ise\u{301}"),
+        format!("{first}."),
+        queue_name(&i.request, "is%6F"), // `%6F` is `o`, percent-encoded
     ];
     let mut tasks = Vec::new();
     for name in std::iter::once(&first).chain(&near) {
