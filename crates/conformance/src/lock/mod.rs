@@ -383,7 +383,7 @@ crate::define_kit! {
     /// ```
     /// use sandloom_conformance::lock::OBLIGATIONS;
     ///
-    /// assert_eq!(OBLIGATIONS.len(), 25);
+    /// assert_eq!(OBLIGATIONS.len(), 28);
     /// assert_eq!(OBLIGATIONS[0], "acquire_grants_a_lease_naming_the_lock");
     /// assert_eq!(OBLIGATIONS.last(), Some(&"secrets_never_show"));
     /// ```
