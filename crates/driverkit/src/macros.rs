@@ -4,7 +4,7 @@
 /// function, no order, nothing runs before `main`, and nothing is constructed until `INFRA`
 /// selects the name.
 ///
-/// Built-in capabilities: `cache`, `notifier`, `objectstore`, `taskqueue`, `lock`. The type must
+/// Built-in capabilities: `cache`, `notifier`, `objectstore`, `taskqueue`, `lock`, `secrets`. The type must
 /// implement that capability's provider trait (`CacheProvider` for `cache`): registering it under
 /// another capability does not compile. Names are lowercase ASCII letters, digits, `_` and `-`,
 /// checked at compile time.
@@ -101,13 +101,16 @@ macro_rules! register_driver {
     (lock, $name:literal, $driver:ty $(,)?) => {
         $crate::register_driver!(@entry $crate::lock::LockCapability, $name, $driver);
     };
+    (secrets, $name:literal, $driver:ty $(,)?) => {
+        $crate::register_driver!(@entry $crate::secrets::SecretsCapability, $name, $driver);
+    };
     (capability = $capability:literal, $($rest:tt)*) => {
         const _: () = ::core::assert!(
             !$crate::__private::is_reserved($capability),
             "this capability is the runtime's: a built-in one takes the short form \
-             (`register_driver!(cache, \"name\", Type)`); `graph_store`, `workflow`, `search` and \
-             `secrets` are defined but not public: they have no operation trait yet, so no driver \
-             can be registered for them"
+             (`register_driver!(cache, \"name\", Type)`); `graph_store`, `workflow` and `search` are \
+             defined but not public: they have no operation trait yet, so no driver can be \
+             registered for them"
         );
         ::core::compile_error!(::core::concat!(
             "`capability = ", ::core::stringify!($capability), "` names a capability by a string: ",
@@ -130,7 +133,7 @@ macro_rules! register_driver {
     ($capability:ident, $name:literal, $driver:ty $(,)?) => {
         ::core::compile_error!(::core::concat!(
             "`", ::core::stringify!($capability), "` is not a built-in capability (cache, notifier, ",
-            "objectstore, taskqueue, lock). For a capability defined with `define_capability!`, use ",
+            "objectstore, taskqueue, lock, secrets). For a capability defined with `define_capability!`, use ",
             "the long form: `register_driver!(capability = path::to::Marker, driver = ",
             ::core::stringify!($name), ", provider = ", ::core::stringify!($driver),
             ")`, where `Marker` is the type the capability's package declares with `capability Marker { … }`"

@@ -51,15 +51,15 @@ fn a_package_that_reuses_a_reserved_name_is_told_to_rename_it() {
 
 #[test]
 fn a_capability_without_an_operation_trait_says_no_driver_can_serve_it() {
-    let problems = problems_of("[secrets.default]\ndriver = \"vault\"\n");
+    let problems = problems_of("[workflow.default]\ndriver = \"temporal\"\n");
     let (_, _, action) = problems
         .iter()
-        .find(|(code, text, _)| code == codes::NO_DRIVER && text.contains("secrets.vault"))
-        .unwrap_or_else(|| panic!("no B020 for secrets.vault in {problems:#?}"));
+        .find(|(code, text, _)| code == codes::NO_DRIVER && text.contains("workflow.temporal"))
+        .unwrap_or_else(|| panic!("no B020 for workflow.temporal in {problems:#?}"));
     assert!(
-        action.contains("`secrets` is defined by Sandloom but not public: it has no operation trait yet, so no driver can serve it"),
+        action.contains("`workflow` is defined by Sandloom but not public: it has no operation trait yet, so no driver can serve it"),
         "{action}"
     );
-    assert!(action.contains("remove `[secrets.default]`"), "{action}");
+    assert!(action.contains("remove `[workflow.default]`"), "{action}");
     assert!(!action.contains("link_drivers"), "{action}");
 }

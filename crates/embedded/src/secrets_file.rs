@@ -1,0 +1,9 @@
+//! `secrets.file`: secrets as files in a directory tree, as Kubernetes mounts them
+//! (experimental capability).
+
+mod options;
+mod provider;
+mod tree;
+
+pub use options::FileSecretsOptions;
+pub use provider::FileSecrets;
