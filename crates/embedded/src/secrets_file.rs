@@ -3,6 +3,8 @@
 
 mod options;
 mod provider;
+#[cfg(test)]
+mod tests;
 mod tree;
 
 pub use options::FileSecretsOptions;

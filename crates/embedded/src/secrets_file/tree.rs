@@ -65,39 +65,85 @@ pub(super) fn check_file_name(name: &str) -> InfraResult<()> {
     Ok(())
 }
 
-/// The directory the secrets are read from: `..data`'s target when there is one, else the root.
-pub(super) fn data_dir(root: &Path) -> InfraResult<OwnedFd> {
+/// Where `..data` points: `None` when there is no `..data` (the root is read as it is).
+fn data_target(root: BorrowedFd<'_>) -> InfraResult<Option<String>> {
+    let target = match rustix::fs::readlinkat(root, DATA_LINK, Vec::new()) {
+        Ok(target) => target.into_string().ok(),
+        Err(Errno::NOENT) => return Ok(None),
+        // `..data` is not a link: a directory of that name is read as Kubernetes' would be.
+        Err(Errno::INVAL) => Some(DATA_LINK.to_owned()),
+        Err(err) => return Err(unavailable("`..data`", err)),
+    };
+    target
+        .filter(|t| !t.is_empty() && !t.contains('/') && t != "." && t != "..")
+        .map(Some)
+        .ok_or_else(|| {
+            InfraError::new(
+                ErrorKind::Backend,
+                NAME,
+                "`..data` must name a directory of the secrets directory itself, as \
+                 Kubernetes' does; it points elsewhere, and is not followed",
+            )
+        })
+}
+
+/// The directory the secrets are read from, and how it was reached.
+pub(super) struct Data {
+    root: OwnedFd,
+    /// `..data`'s target when it was read, `None` for the root itself.
+    target: Option<String>,
+    /// The directory itself: `..data`'s target, or the root.
+    dir: OwnedFd,
+}
+
+/// Open the directory the secrets are read from: `..data`'s target when there is one, else
+/// the root.
+pub(super) fn data_dir(root: &Path) -> InfraResult<Data> {
     let root_fd = confined::open_root(root)
         .map_err(|err| unavailable(&format!("its directory {}", root.display()), err))?;
     for _ in 0..SWAP_RETRIES {
-        let target = match rustix::fs::readlinkat(root_fd.as_fd(), DATA_LINK, Vec::new()) {
-            Ok(target) => target.into_string().ok(),
-            Err(Errno::NOENT) => return Ok(root_fd),
-            // `..data` is not a link: a directory of that name is read as Kubernetes' would be.
-            Err(Errno::INVAL) => Some(DATA_LINK.to_owned()),
-            Err(err) => return Err(unavailable("`..data`", err)),
+        let Some(target) = data_target(root_fd.as_fd())? else {
+            let dir = confined::open_root(root)
+                .map_err(|err| unavailable(&format!("its directory {}", root.display()), err))?;
+            return Ok(Data {
+                root: root_fd,
+                target: None,
+                dir,
+            });
         };
-        let target = target
-            .filter(|t| !t.is_empty() && !t.contains('/') && t != "." && t != "..")
-            .ok_or_else(|| {
-                InfraError::new(
-                    ErrorKind::Backend,
-                    NAME,
-                    "`..data` must name a directory of the secrets directory itself, as \
-                     Kubernetes' does; it points elsewhere, and is not followed",
-                )
-            })?;
         match confined::step(root_fd.as_fd(), &target, DIR, Mode::empty()) {
-            Ok(dir) => return Ok(dir),
+            Ok(dir) => {
+                return Ok(Data {
+                    root: root_fd,
+                    target: Some(target),
+                    dir,
+                });
+            }
             // Swapped and removed between the two calls: read the link again.
             Err(Errno::NOENT) => {}
             Err(err) => return Err(unavailable("the directory `..data` names", err)),
         }
     }
-    Err(InfraError::unavailable(
-        NAME,
-        "`..data` kept changing while it was read; try again",
-    ))
+    Err(swapping())
+}
+
+fn swapping() -> InfraError {
+    InfraError::unavailable(NAME, "`..data` kept changing while it was read; try again")
+}
+
+/// Run `read` on the data directory, again while `..data` was swapped under it: Kubernetes
+/// removes the directory it swapped out, so a read that began there may find its files half
+/// gone (a `NotFound` that is not one) or, for a walk, a tree that was never published. What
+/// is answered was read from one generation that was still current when the read ended.
+fn consistent<R>(root: &Path, mut read: impl FnMut(&Data) -> InfraResult<R>) -> InfraResult<R> {
+    for _ in 0..SWAP_RETRIES {
+        let data = data_dir(root)?;
+        let result = read(&data);
+        if data.target.is_none() || data_target(data.root.as_fd())? == data.target {
+            return result;
+        }
+    }
+    Err(swapping())
 }
 
 /// Open the secret `name` beneath `dir`: `None` when there is no such regular file.
@@ -151,8 +197,12 @@ fn read_limited(
 
 /// The value of the secret `name`.
 pub(super) fn read(root: &Path, name: &str, limit: usize) -> InfraResult<Secret<Vec<u8>>> {
-    let dir = data_dir(root)?;
-    let Some((file, size)) = open_secret(dir.as_fd(), name)? else {
+    consistent(root, |data| read_in(data.dir.as_fd(), name, limit))
+}
+
+/// The value of the secret `name` beneath `dir`.
+fn read_in(dir: BorrowedFd<'_>, name: &str, limit: usize) -> InfraResult<Secret<Vec<u8>>> {
+    let Some((file, size)) = open_secret(dir, name)? else {
         return Err(sandloom_driverkit::secrets::not_found(name));
     };
     match read_limited(file, size, limit) {
@@ -193,11 +243,12 @@ fn walk(dir: BorrowedFd<'_>, prefix: &str, found: &mut Vec<String>) -> InfraResu
 
 /// Every secret's name, sorted.
 pub(super) fn names(root: &Path) -> InfraResult<Vec<String>> {
-    let dir = data_dir(root)?;
-    let mut found = Vec::new();
-    walk(dir.as_fd(), "", &mut found)?;
-    found.sort_unstable();
-    Ok(found)
+    consistent(root, |data| {
+        let mut found = Vec::new();
+        walk(data.dir.as_fd(), "", &mut found)?;
+        found.sort_unstable();
+        Ok(found)
+    })
 }
 
 /// What a scan keeps of each secret: a keyed digest of its content. Keyed with random keys of
@@ -230,12 +281,19 @@ pub(super) fn scan(
     limit: usize,
     keys: &DigestKeys,
 ) -> InfraResult<HashMap<String, Digest>> {
-    let dir = data_dir(root)?;
+    consistent(root, |data| scan_in(data.dir.as_fd(), limit, keys))
+}
+
+fn scan_in(
+    dir: BorrowedFd<'_>,
+    limit: usize,
+    keys: &DigestKeys,
+) -> InfraResult<HashMap<String, Digest>> {
     let mut found = Vec::new();
-    walk(dir.as_fd(), "", &mut found)?;
+    walk(dir, "", &mut found)?;
     let mut digests = HashMap::with_capacity(found.len());
     for name in found {
-        let Some((file, size)) = open_secret(dir.as_fd(), &name)? else {
+        let Some((file, size)) = open_secret(dir, &name)? else {
             continue;
         };
         let modified = rustix::fs::fstat(&file).map(|s| (s.st_mtime, s.st_mtime_nsec));
