@@ -46,7 +46,10 @@ struct Watched {
 /// - **Names**: the contract's rule, plus: no segment beginning with `..` (those entries are
 ///   hidden, as Kubernetes' own are) and none longer than 255 bytes, a file name's limit:
 ///   refused with `InvalidInput`. A name cannot be both a secret and a folder of secrets (`a`
-///   and `a/b`), as a file cannot be a directory; a folder is `NotFound`.
+///   and `a/b`), as a file cannot be a directory; a folder is `NotFound`. The mapping of names
+///   to paths is one to one only on a case-sensitive file system: on a case-insensitive one
+///   (macOS's default), `db/Password` and `db/password` are one file, so keep secrets on a
+///   case-sensitive volume (a Kubernetes secret volume, a tmpfs, is).
 /// - **Errors**: a missing file is `NotFound`; a `root` that cannot be opened (the volume is
 ///   gone) is `Unavailable`, never `NotFound`; a file above `max_value_bytes` is `Backend`,
 ///   and is not read.
