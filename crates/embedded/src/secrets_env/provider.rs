@@ -262,6 +262,23 @@ mod tests {
         assert_eq!(driver.name_of("P_"), None);
     }
 
+    proptest::proptest! {
+        /// Every name either maps to a variable that maps back to it alone (so no two names
+        /// share a variable), or is refused; and a refused name is one the rule accepts but
+        /// the mapping cannot hold, never one it could.
+        #[test]
+        fn every_mapped_name_round_trips(name in "[A-Za-z0-9_.-]{1,6}(/[A-Za-z0-9_.-]{1,6}){0,3}") {
+            let driver = EnvSecrets::from_options(EnvSecretsOptions::new("P_")).unwrap();
+            match EnvSecrets::variable("P_", &name) {
+                Ok(variable) => proptest::prop_assert_eq!(driver.name_of(&variable), Some(name)),
+                Err(err) => {
+                    let mappable = name.split('/').all(|segment| unmappable(segment).is_none());
+                    proptest::prop_assert!(!mappable || check_name(&name).is_err(), "{}", err);
+                }
+            }
+        }
+    }
+
     #[test]
     fn prefixes_are_validated() {
         for good in ["A", "_", "APP_SECRET_", "a1"] {
