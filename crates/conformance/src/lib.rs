@@ -100,6 +100,7 @@ pub mod cache;
 pub mod lock;
 pub mod notifier;
 pub mod objectstore;
+pub mod secrets;
 pub mod taskqueue;
 
 mod harness;

@@ -2,16 +2,17 @@
 //! obligations, by name and count, as its `OBLIGATIONS`. A new or renamed obligation fails here
 //! until the pages say so.
 
-use sandloom_conformance::{cache, lock, notifier, objectstore, taskqueue};
+use sandloom_conformance::{cache, lock, notifier, objectstore, secrets, taskqueue};
 
 const KITS_MD: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../KITS.md"));
 
-const KITS: [(&str, &str, &[&str]); 5] = [
+const KITS: [(&str, &str, &[&str]); 6] = [
     ("cache", "cache", cache::OBLIGATIONS),
     ("objectstore", "objectstore", objectstore::OBLIGATIONS),
     ("taskqueue", "taskqueue", taskqueue::OBLIGATIONS),
     ("notifier", "notifier", notifier::OBLIGATIONS),
     ("lock", "lock", lock::OBLIGATIONS),
+    ("secrets (experimental)", "secrets", secrets::OBLIGATIONS),
 ];
 
 /// The obligations KITS.md lists under `## {title} (N obligations)`, and N.

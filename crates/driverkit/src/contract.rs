@@ -89,10 +89,14 @@ pub const RESERVED_CAPABILITIES: &[ReservedCapability] = &[
     ReservedCapability::public("objectstore"),
     ReservedCapability::public("taskqueue"),
     ReservedCapability::public("lock"),
+    ReservedCapability {
+        name: "secrets",
+        has_operations: true,
+        state: "experimental: operation trait and kit, not yet public",
+    },
     ReservedCapability::not_public("graph_store"),
     ReservedCapability::not_public("workflow"),
     ReservedCapability::not_public("search"),
-    ReservedCapability::not_public("secrets"),
 ];
 
 /// A capability name the runtime defines, and how far it is.

@@ -91,7 +91,7 @@ mod secret;
 pub use async_trait::async_trait;
 pub use contract::{Contract, ProvidedBy, RESERVED_CAPABILITIES, ReservedCapability};
 pub use driver::{Driver, DriverError};
-pub use providers::{cache, lock, notifier, objectstore, taskqueue};
+pub use providers::{cache, lock, notifier, objectstore, secrets, taskqueue};
 pub use redact::redact_url;
 /// `error`'s message followed by each of its sources', joined with `: `, for a log line or an
 /// error message that must say more than the outer layer ("db error", "error sending request")

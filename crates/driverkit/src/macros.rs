@@ -4,7 +4,7 @@
 /// function, no order, nothing runs before `main`, and nothing is constructed until `INFRA`
 /// selects the name.
 ///
-/// Built-in capabilities: `cache`, `notifier`, `objectstore`, `taskqueue`, `lock`. The type must
+/// Built-in capabilities: `cache`, `notifier`, `objectstore`, `taskqueue`, `lock`, `secrets`. The type must
 /// implement that capability's provider trait (`CacheProvider` for `cache`): registering it under
 /// another capability does not compile. Names are lowercase ASCII letters, digits, `_` and `-`,
 /// checked at compile time.
@@ -101,21 +101,23 @@ macro_rules! register_driver {
     (lock, $name:literal, $driver:ty $(,)?) => {
         $crate::register_driver!(@entry $crate::lock::LockCapability, $name, $driver);
     };
+    (secrets, $name:literal, $driver:ty $(,)?) => {
+        $crate::register_driver!(@entry $crate::secrets::SecretsCapability, $name, $driver);
+    };
     (graph_store, $($rest:tt)*) => { $crate::register_driver!(@not_public "graph_store"); };
     (workflow, $($rest:tt)*) => { $crate::register_driver!(@not_public "workflow"); };
     (search, $($rest:tt)*) => { $crate::register_driver!(@not_public "search"); };
-    (secrets, $($rest:tt)*) => { $crate::register_driver!(@not_public "secrets"); };
     // The runtime's names by string: each gets the one answer that leads somewhere (a marker
     // type would not: the runtime's capabilities have the short form, or none yet).
     (capability = "graph_store", $($rest:tt)*) => { $crate::register_driver!(@not_public "graph_store"); };
     (capability = "workflow", $($rest:tt)*) => { $crate::register_driver!(@not_public "workflow"); };
     (capability = "search", $($rest:tt)*) => { $crate::register_driver!(@not_public "search"); };
-    (capability = "secrets", $($rest:tt)*) => { $crate::register_driver!(@not_public "secrets"); };
     (capability = "cache", $($rest:tt)*) => { $crate::register_driver!(@short_form cache); };
     (capability = "notifier", $($rest:tt)*) => { $crate::register_driver!(@short_form notifier); };
     (capability = "objectstore", $($rest:tt)*) => { $crate::register_driver!(@short_form objectstore); };
     (capability = "taskqueue", $($rest:tt)*) => { $crate::register_driver!(@short_form taskqueue); };
     (capability = "lock", $($rest:tt)*) => { $crate::register_driver!(@short_form lock); };
+    (capability = "secrets", $($rest:tt)*) => { $crate::register_driver!(@short_form secrets); };
     (@not_public $name:literal) => {
         ::core::compile_error!(::core::concat!(
             "`", $name, "` is reserved by Sandloom and not public yet: it has no operation trait, ",
@@ -154,7 +156,7 @@ macro_rules! register_driver {
     ($capability:ident, $name:literal, $driver:ty $(,)?) => {
         ::core::compile_error!(::core::concat!(
             "`", ::core::stringify!($capability), "` is not a built-in capability (cache, notifier, ",
-            "objectstore, taskqueue, lock). For a capability defined with `define_capability!`, use ",
+            "objectstore, taskqueue, lock, secrets). For a capability defined with `define_capability!`, use ",
             "the long form: `register_driver!(capability = path::to::Marker, driver = ",
             ::core::stringify!($name), ", provider = ", ::core::stringify!($driver),
             ")`, where `Marker` is the type the capability's package declares with `capability Marker { … }`"

@@ -277,3 +277,42 @@ provider_module!(
     /// ```
     lock, LockProvider, LockCapability, LockGate, __lock_contract
 );
+provider_module!(
+    /// The experimental `secrets` contract for driver authors: below 1.0, so it may change in a
+    /// minor release.
+    ///
+    /// Everything of `sandloom_driverkit::sdk::secrets` (the operation trait, its values, the
+    /// naming rule [`check_name`](sandloom_sdk_infra::secrets::check_name) and feature names)
+    /// is re-exported here, next to the provider trait.
+    ///
+    /// ```
+    /// use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
+    /// use sandloom_driverkit::secrets::{self, SecretsProvider};
+    /// # use sandloom_driverkit::secrets::Secrets;
+    /// # use sandloom_driverkit::sdk::{InfraResult, Secret};
+    ///
+    /// pub struct MySecrets;
+    /// # #[async_trait]
+    /// # impl Secrets for MySecrets {
+    /// #     async fn get(&self, name: &str) -> InfraResult<Secret<Vec<u8>>> {
+    /// #         secrets::check_name(name)?;
+    /// #         Err(secrets::not_found(name))
+    /// #     }
+    /// # }
+    /// # #[async_trait]
+    /// # impl Driver for MySecrets {
+    /// #     type Options = NoOptions;
+    /// #     fn supported_features() -> &'static [&'static str] { &[] }
+    /// #     fn from_options(_: NoOptions) -> Result<Self, DriverError> { Ok(MySecrets) }
+    /// # }
+    ///
+    /// impl SecretsProvider for MySecrets {
+    ///     const CONTRACT_VERSION: Version = Version::new(0, 1, 0);
+    /// }
+    ///
+    /// assert_eq!(<MySecrets as SecretsProvider>::CONTRACT_VERSION, Version::new(0, 1, 0));
+    /// assert_eq!(secrets::NAME, "secrets");
+    /// assert_eq!(secrets::FEATURES, [secrets::VERSIONS, secrets::WATCH, secrets::LIST]);
+    /// ```
+    secrets, SecretsProvider, SecretsCapability, SecretsGate, __secrets_contract
+);

@@ -2,31 +2,25 @@
 //!
 //! An options type marks a field [`Secret`] (a password, a token) or [`SecretUrl`] (an address
 //! that may carry a password) and then simply derives `Debug`: nothing to write by hand, and
-//! nothing that drifts when a field is added.
+//! nothing that drifts when a field is added. `Secret` is sdk-infra's one secret type (modules
+//! get it from `secrets.get`), re-exported here with its `Deserialize` and `JsonSchema` impls.
 
 use std::borrow::Cow;
 use std::fmt;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
+use zeroize::Zeroize;
 
 use crate::redact::redact_url;
 
-/// What `Debug` and `Display` of a [`Secret`] print instead of the value.
-const REDACTED: &str = "<redacted>";
-
-/// A value that is never shown: `Debug` and `Display` print `<redacted>`, and the value is
-/// reached only through [`expose`](Secret::expose), so it cannot slip into a format string.
+/// A value that is never shown, and is cleared from memory when dropped: `Debug` and `Display`
+/// print `<redacted>`, and the value is reached only through [`expose`](Secret::expose).
 ///
-/// Deserialized exactly as `T` is (an `INFRA` option `password = "…"` reads into a
-/// `Secret<String>`), and described by `T`'s JSON Schema marked `writeOnly`.
-///
-/// It is deliberately not `Serialize`: options are read, never written back, and a dump of
-/// options (a debug endpoint, a config echo) must not carry the secret; call
-/// [`expose`](Secret::expose) where the value really has to go somewhere.
-///
-/// `PartialEq` compares the values (for tests and option equality); it is not constant-time,
-/// so never use it to check a credential someone presented.
+/// The same type as [`sandloom_sdk_infra::Secret`], the one modules get from `secrets.get`.
+/// In options it deserializes exactly as `T` does (an `INFRA` option `password = "…"` reads
+/// into a `Secret<String>`), and is described by `T`'s JSON Schema marked `writeOnly`. It is
+/// never `Serialize`.
 ///
 /// ```
 /// use sandloom_driverkit::Secret;
@@ -43,103 +37,7 @@ const REDACTED: &str = "<redacted>";
 /// assert_eq!(shown, r#"Options { user: "app", password: <redacted> }"#);
 /// assert_eq!(options.password.to_string(), "<redacted>");
 /// ```
-#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct Secret<T>(T);
-
-impl<T> Secret<T> {
-    /// Wrap `value`.
-    ///
-    /// ```
-    /// let token = sandloom_driverkit::Secret::new(42_u64);
-    /// assert_eq!(*token.expose(), 42);
-    /// ```
-    pub const fn new(value: T) -> Self {
-        Self(value)
-    }
-
-    /// The value itself: the one deliberate way to reach it.
-    ///
-    /// ```
-    /// let password = sandloom_driverkit::Secret::<String>::from("hunter2");
-    /// assert_eq!(password.expose(), "hunter2");
-    /// ```
-    pub const fn expose(&self) -> &T {
-        &self.0
-    }
-
-    /// The value itself, taken out of its wrapper.
-    ///
-    /// ```
-    /// let password = sandloom_driverkit::Secret::new(String::from("hunter2"));
-    /// assert_eq!(password.into_exposed(), "hunter2");
-    /// ```
-    pub fn into_exposed(self) -> T {
-        self.0
-    }
-}
-
-impl<T> From<T> for Secret<T> {
-    /// ```
-    /// let key: sandloom_driverkit::Secret<Vec<u8>> = vec![1, 2, 3].into();
-    /// assert_eq!(key.expose(), &[1, 2, 3]);
-    /// ```
-    fn from(value: T) -> Self {
-        Self(value)
-    }
-}
-
-impl From<&str> for Secret<String> {
-    /// ```
-    /// let password: sandloom_driverkit::Secret<String> = "hunter2".into();
-    /// assert_eq!(password.expose(), "hunter2");
-    /// ```
-    fn from(value: &str) -> Self {
-        Self(value.to_owned())
-    }
-}
-
-impl<T> fmt::Debug for Secret<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(REDACTED)
-    }
-}
-
-impl<T> fmt::Display for Secret<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(REDACTED)
-    }
-}
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Secret<T> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        T::deserialize(deserializer).map(Self)
-    }
-}
-
-impl<T: JsonSchema> JsonSchema for Secret<T> {
-    // Always inlined: the wrapper has no schema of its own to name, only `T`'s plus a flag.
-    fn inline_schema() -> bool {
-        true
-    }
-
-    fn schema_name() -> Cow<'static, str> {
-        format!("Secret_{}", T::schema_name()).into()
-    }
-
-    fn schema_id() -> Cow<'static, str> {
-        format!("sandloom_driverkit::Secret<{}>", T::schema_id()).into()
-    }
-
-    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        write_only(generator.subschema_for::<T>())
-    }
-}
-
-/// `schema` with `writeOnly: true`: a value given to the program, never read back from it.
-fn write_only(mut schema: Schema) -> Schema {
-    schema.insert("writeOnly".to_owned(), true.into());
-    schema
-}
+pub use sandloom_sdk_infra::Secret;
 
 /// An address (`redis://:password@host:6379/0`, `amqp://user:password@host/%2f`, a webhook
 /// URL with a token in its path) that may carry a secret: `Debug` and `Display` show it through
@@ -160,6 +58,12 @@ fn write_only(mut schema: Schema) -> Schema {
 #[derive(Clone, Default, PartialEq, Eq, Hash, Deserialize)]
 #[serde(transparent)]
 pub struct SecretUrl(String);
+
+impl Drop for SecretUrl {
+    fn drop(&mut self) {
+        self.0.zeroize();
+    }
+}
 
 impl SecretUrl {
     /// Wrap `url`.
@@ -239,7 +143,10 @@ impl JsonSchema for SecretUrl {
     }
 
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        write_only(generator.subschema_for::<String>())
+        // A value given to the program, never read back from it.
+        let mut schema = generator.subschema_for::<String>();
+        schema.insert("writeOnly".to_owned(), true.into());
+        schema
     }
 }
 
@@ -248,43 +155,6 @@ mod tests {
     use super::*;
 
     const PASSWORD: &str = "hunter2-secret";
-
-    #[test]
-    fn debug_and_display_never_show_the_value() {
-        let secret = Secret::<String>::from(PASSWORD);
-        for shown in [
-            format!("{secret:?}"),
-            format!("{secret:#?}"),
-            format!("{secret}"),
-            format!("{:?}", Some(&secret)),
-            format!("{:?}", vec![secret.clone()]),
-        ] {
-            assert!(!shown.contains(PASSWORD), "{shown}");
-            assert!(shown.contains(REDACTED), "{shown}");
-        }
-        assert_eq!(secret.expose(), PASSWORD);
-        assert_eq!(secret.clone().into_exposed(), PASSWORD);
-    }
-
-    #[test]
-    fn deserializes_exactly_as_the_inner_type() {
-        let secret: Secret<String> = serde_json::from_str(r#""hunter2""#).unwrap();
-        assert_eq!(secret, Secret::<String>::from("hunter2"));
-        let number: Secret<u32> = serde_json::from_str("7").unwrap();
-        assert_eq!(*number.expose(), 7);
-        let wrong: Result<Secret<u32>, _> = serde_json::from_str(r#""seven""#);
-        let message = wrong.unwrap_err().to_string();
-        assert!(message.contains("invalid type"), "{message}");
-        let missing: Option<Secret<String>> = serde_json::from_str("null").unwrap();
-        assert!(missing.is_none());
-    }
-
-    #[test]
-    fn equality_and_clone_follow_the_inner_value() {
-        assert_eq!(Secret::new(1), Secret::new(1));
-        assert_ne!(Secret::new(1), Secret::new(2));
-        assert_eq!(Secret::<String>::default().expose(), "");
-    }
 
     #[test]
     fn a_new_secret_field_is_redacted_by_derive_alone() {

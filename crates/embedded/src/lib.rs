@@ -13,6 +13,9 @@
 //! | `notifier.memory` | `batch` | `capacity` (messages kept, default 1000), `outbox` (a name tests read with [`MemoryNotifier::outbox`]) |
 //! | `taskqueue.memory` | `delay`, `dead_letter`, `fifo`, `dedupe` | `visibility_timeout_ms` (30 000), `max_attempts` (5), `dedupe_window_ms` (24 h) |
 //! | `lock.memory` | none | none |
+//! | `secrets.memory` (experimental, for tests) | `versions`, `watch`, `list` | `store` (a name shared with [`MemorySecretStore::named`]), `max_value_bytes` (1 MiB) |
+//! | `secrets.env` (experimental) | `list` | `prefix` (required), `max_value_bytes` (1 MiB) |
+//! | `secrets.file` (experimental, Unix) | `watch`, `list` | `root` (required), `max_value_bytes` (1 MiB), `poll_interval_ms` (1000) |
 //!
 //! They run on Tokio and need a runtime with timers (`#[tokio::main]` has one; the kernel refuses
 //! to start without one, SANDLOOM-B001).
@@ -29,12 +32,18 @@
 //! ```
 
 mod cache_memory;
+#[cfg(unix)]
+mod confined;
 mod lock_memory;
 mod notifier_log;
 mod notifier_memory;
 #[cfg(unix)]
 mod objectstore_fs;
 mod objectstore_memory;
+mod secrets_env;
+#[cfg(unix)]
+mod secrets_file;
+mod secrets_memory;
 mod serving;
 mod taskqueue_memory;
 
@@ -45,6 +54,10 @@ pub use notifier_memory::{MemoryNotifier, MemoryNotifierOptions};
 #[cfg(unix)]
 pub use objectstore_fs::{FsObjectStore, FsObjectStoreOptions};
 pub use objectstore_memory::MemoryObjectStore;
+pub use secrets_env::{EnvSecrets, EnvSecretsOptions};
+#[cfg(unix)]
+pub use secrets_file::{FileSecrets, FileSecretsOptions};
+pub use secrets_memory::{MemorySecretStore, MemorySecrets, MemorySecretsOptions};
 pub use taskqueue_memory::{MemoryTaskQueue, MemoryTaskQueueOptions};
 
 sandloom_driverkit::register_driver!(cache, "memory", MemoryCache);
@@ -54,4 +67,8 @@ sandloom_driverkit::register_driver!(notifier, "memory", MemoryNotifier);
 #[cfg(unix)]
 sandloom_driverkit::register_driver!(objectstore, "fs", FsObjectStore);
 sandloom_driverkit::register_driver!(objectstore, "memory", MemoryObjectStore);
+sandloom_driverkit::register_driver!(secrets, "env", EnvSecrets);
+#[cfg(unix)]
+sandloom_driverkit::register_driver!(secrets, "file", FileSecrets);
+sandloom_driverkit::register_driver!(secrets, "memory", MemorySecrets);
 sandloom_driverkit::register_driver!(taskqueue, "memory", MemoryTaskQueue);

@@ -144,6 +144,7 @@ fn reserved_names_and_built_in_contracts_agree_with_the_runtime() {
     agrees::<sandloom_driverkit::objectstore::ObjectStoreCapability>();
     agrees::<sandloom_driverkit::taskqueue::TaskQueueCapability>();
     agrees::<sandloom_driverkit::lock::LockCapability>();
+    agrees::<sandloom_driverkit::secrets::SecretsCapability>();
     agrees::<sandloom_fixture_good::geocoder::GeocoderCapability>();
 }
 

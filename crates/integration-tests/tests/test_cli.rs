@@ -238,6 +238,9 @@ fn drivers_lists_every_linked_driver_with_features_and_options() {
             "notifier.memory",
             "objectstore.fs",
             "objectstore.memory",
+            "secrets.env",
+            "secrets.file",
+            "secrets.memory",
             "taskqueue.memory"
         ]
     );

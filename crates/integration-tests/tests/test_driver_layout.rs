@@ -211,6 +211,9 @@ fn every_built_in_driver_with_options_has_the_common_layout() {
         "notifier_log",
         "notifier_memory",
         "objectstore_fs",
+        "secrets_env",
+        "secrets_file",
+        "secrets_memory",
         "taskqueue_memory",
     ] {
         assert!(src.join(module).join("options.rs").is_file(), "{module}");

@@ -28,6 +28,9 @@ pub(crate) const BUILTIN_DRIVERS: &[(&str, &str)] = &[
     ("notifier", "memory"),
     ("objectstore", "fs"),
     ("objectstore", "memory"),
+    ("secrets", "env"),
+    ("secrets", "file"),
+    ("secrets", "memory"),
     ("taskqueue", "memory"),
 ];
 
@@ -59,6 +62,9 @@ pub const KNOWN_PROVIDERS: &[(&str, &str, &str)] = &[
     ("objectstore", "fs", BUILTIN_OWNER),
     ("objectstore", "memory", BUILTIN_OWNER),
     ("objectstore", "s3", "sandloom-driver-s3"),
+    ("secrets", "env", BUILTIN_OWNER),
+    ("secrets", "file", BUILTIN_OWNER),
+    ("secrets", "memory", BUILTIN_OWNER),
     ("taskqueue", "amqp", "sandloom-driver-amqp"),
     ("taskqueue", "memory", BUILTIN_OWNER),
     ("taskqueue", "postgres", "sandloom-driver-postgres"),

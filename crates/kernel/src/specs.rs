@@ -11,12 +11,10 @@ pub(crate) const KERNEL_PACKAGE: &str = env!("CARGO_PKG_NAME");
 /// The capabilities the kernel defines without an operation trait yet ("defined, not public"):
 /// no driver can serve them, and one selected is refused with SANDLOOM-B022. Each becomes public
 /// with its operation trait, first driver and kit.
-pub(crate) const WITHOUT_OPERATION_TRAIT: &[&str] =
-    &[GRAPH_STORE_NAME, WORKFLOW_NAME, SEARCH_NAME, SECRETS_NAME];
+pub(crate) const WITHOUT_OPERATION_TRAIT: &[&str] = &[GRAPH_STORE_NAME, WORKFLOW_NAME, SEARCH_NAME];
 const GRAPH_STORE_NAME: &str = "graph_store";
 const WORKFLOW_NAME: &str = "workflow";
 const SEARCH_NAME: &str = "search";
-const SECRETS_NAME: &str = "secrets";
 
 macro_rules! builtin_spec {
     ($static:ident, $name:expr, $stability:ident, ($major:literal, $minor:literal), $required:expr, $features:expr) => {
@@ -62,6 +60,7 @@ sandloom_sdk_infra::__notifier_contract!([crate::specs::declared_spec][NOTIFIER]
 sandloom_sdk_infra::__objectstore_contract!([crate::specs::declared_spec][OBJECT_STORE]);
 sandloom_sdk_infra::__taskqueue_contract!([crate::specs::declared_spec][TASK_QUEUE]);
 sandloom_sdk_infra::__lock_contract!([crate::specs::declared_spec][LOCK]);
+sandloom_sdk_infra::__secrets_contract!([crate::specs::declared_spec][SECRETS]);
 // Defined, not public: no operation trait yet (`WITHOUT_OPERATION_TRAIT`).
 builtin_spec!(
     GRAPH_STORE,
@@ -87,4 +86,3 @@ builtin_spec!(
     &["index", "remove", "query"],
     &[]
 );
-builtin_spec!(SECRETS, SECRETS_NAME, Experimental, (0, 1), &["get"], &[]);

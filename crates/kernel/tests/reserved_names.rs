@@ -51,14 +51,14 @@ fn a_package_that_reuses_a_reserved_name_is_told_to_rename_it() {
 
 #[test]
 fn a_capability_without_an_operation_trait_says_no_driver_can_serve_it() {
-    let problems = problems_of("[secrets.default]\ndriver = \"vault\"\n");
+    let problems = problems_of("[workflow.default]\ndriver = \"temporal\"\n");
     let (_, text, action) = problems
         .iter()
-        .find(|(code, text, _)| code == codes::NO_DRIVER && text.contains("secrets.vault"))
-        .unwrap_or_else(|| panic!("no B020 for secrets.vault in {problems:#?}"));
+        .find(|(code, text, _)| code == codes::NO_DRIVER && text.contains("workflow.temporal"))
+        .unwrap_or_else(|| panic!("no B020 for workflow.temporal in {problems:#?}"));
     assert_eq!(
         action,
-        "`secrets` is reserved by Sandloom and not public yet: it has no operation trait, so no driver can serve it and INFRA cannot use it; remove `[secrets.default]` from INFRA (it becomes usable when a Sandloom release publishes its operation trait and conformance kit)"
+        "`workflow` is reserved by Sandloom and not public yet: it has no operation trait, so no driver can serve it and INFRA cannot use it; remove `[workflow.default]` from INFRA (it becomes usable when a Sandloom release publishes its operation trait and conformance kit)"
     );
     // No crate can help, so none is named as one that may.
     assert!(!text.contains("may provide it"), "{text}");

@@ -9,7 +9,8 @@ use std::marker::PhantomData;
 /// [`Infra::capability`](crate::Infra::capability) and gets back a `&dyn Cache`, with no
 /// downcasting in module code. Built-in keys are [`CACHE`](crate::CACHE),
 /// [`NOTIFIER`](crate::NOTIFIER), [`OBJECT_STORE`](crate::OBJECT_STORE),
-/// [`TASK_QUEUE`](crate::TASK_QUEUE) and [`LOCK`](crate::LOCK).
+/// [`TASK_QUEUE`](crate::TASK_QUEUE), [`LOCK`](crate::LOCK) and the experimental
+/// [`SECRETS`](crate::SECRETS).
 ///
 /// A package that defines its own capability declares its own key next to its operation trait:
 ///

@@ -9,8 +9,9 @@ use crate::capability::{CapabilityRef, DEFAULT_INSTANCE};
 use crate::lock::Lock;
 use crate::notifier::Notifier;
 use crate::objectstore::ObjectStore;
+use crate::secrets::Secrets;
 use crate::taskqueue::TaskQueue;
-use crate::{CACHE, LOCK, NOTIFIER, OBJECT_STORE, TASK_QUEUE};
+use crate::{CACHE, LOCK, NOTIFIER, OBJECT_STORE, SECRETS, TASK_QUEUE};
 
 /// An accessor found nothing usable under the capability and instance it was asked for.
 ///
@@ -99,6 +100,7 @@ pub struct Infra {
     object_store: Option<Arc<dyn ObjectStore>>,
     task_queue: Option<Arc<dyn TaskQueue>>,
     lock: Option<Arc<dyn Lock>>,
+    secrets: Option<Arc<dyn Secrets>>,
 }
 
 impl Infra {
@@ -251,6 +253,22 @@ impl Infra {
         self.lock
             .as_deref()
             .ok_or_else(|| self.missing_default(LOCK.name()))
+    }
+
+    /// The `default` secrets store (experimental capability).
+    ///
+    /// ```
+    /// # let infra = sandloom_sdk_infra::Infra::builder().build().unwrap();
+    /// assert!(infra.secrets().is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// [`AccessError::NotConfigured`] when no `default` secrets store is configured.
+    #[inline]
+    pub fn secrets(&self) -> Result<&dyn Secrets, AccessError> {
+        self.secrets
+            .as_deref()
+            .ok_or_else(|| self.missing_default(SECRETS.name()))
     }
 
     /// Every configured `(capability, instance)`, sorted.
@@ -451,6 +469,7 @@ impl InfraBuilder {
             object_store: Infra::typed_default(&slots, &OBJECT_STORE),
             task_queue: Infra::typed_default(&slots, &TASK_QUEUE),
             lock: Infra::typed_default(&slots, &LOCK),
+            secrets: Infra::typed_default(&slots, &SECRETS),
             slots,
         })
     }

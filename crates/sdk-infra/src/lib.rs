@@ -1,7 +1,8 @@
 //! # sandloom-sdk-infra — the module door
 //!
 //! Application modules ask for infrastructure by **capability** and get an **operation trait**:
-//! [`Cache`], [`Notifier`], [`ObjectStore`], [`TaskQueue`], [`Lock`].
+//! [`Cache`], [`Notifier`], [`ObjectStore`], [`TaskQueue`], [`Lock`] (and the experimental
+//! [`Secrets`]).
 //! Which driver serves each capability instance is the application's choice, made in its `INFRA`
 //! configuration; a module never names a driver, and never depends on `sandloom-driverkit`,
 //! a driver crate or a backend SDK (rule C004).
@@ -64,6 +65,8 @@ mod names;
 pub mod notifier;
 pub mod objectstore;
 mod requirement;
+mod secret;
+pub mod secrets;
 pub mod taskqueue;
 
 /// The attribute that makes the `async` operation traits object-safe; put it on every
@@ -104,6 +107,8 @@ pub use names::{InstanceNameError, check_instance_name};
 pub use notifier::Notifier;
 pub use objectstore::ObjectStore;
 pub use requirement::Requirement;
+pub use secret::Secret;
+pub use secrets::Secrets;
 pub use taskqueue::TaskQueue;
 
 /// The key of the `cache` capability: pass it to [`Infra::capability`] or [`requires!`] to get
@@ -164,6 +169,17 @@ pub const TASK_QUEUE: CapabilityRef<dyn TaskQueue> = CapabilityRef::new(taskqueu
 /// assert!(infra.default_instance(&LOCK).is_err()); // nothing configured here
 /// ```
 pub const LOCK: CapabilityRef<dyn Lock> = CapabilityRef::new(lock::NAME);
+/// The key of the experimental `secrets` capability: a `&dyn` [`Secrets`]. Configuring it in
+/// production needs the accepted risk `experimental_capability`.
+///
+/// ```
+/// use sandloom_sdk_infra::{Infra, SECRETS};
+///
+/// let infra = Infra::builder().build().unwrap();
+/// assert_eq!(SECRETS.name(), "secrets");
+/// assert!(infra.default_instance(&SECRETS).is_err()); // nothing configured here
+/// ```
+pub const SECRETS: CapabilityRef<dyn Secrets> = CapabilityRef::new(secrets::NAME);
 
 /// Requirements every linked module declared with [`requires!`], in no defined order.
 ///

@@ -47,7 +47,7 @@ impl Target {
         Ok(Self { config, redacted })
     }
 
-    /// `postgres://user:***@host:port/database`: safe to show.
+    /// `postgres://***@host:port/database`: safe to show (user-info is redacted whole).
     pub(crate) fn redacted(&self) -> &str {
         &self.redacted
     }
@@ -61,13 +61,11 @@ impl Target {
 }
 
 fn redact(config: &tokio_postgres::Config) -> String {
+    // The user name is redacted with the password, as `SecretUrl` (and so the redis driver)
+    // redacts all user-info: a user name can be a credential too (a per-tenant or generated one).
     let mut shown = String::from("postgres://");
-    if let Some(user) = config.get_user() {
-        shown.push_str(user);
-        if config.get_password().is_some() {
-            shown.push_str(":***");
-        }
-        shown.push('@');
+    if config.get_user().is_some() || config.get_password().is_some() {
+        shown.push_str("***@");
     }
     let hosts: Vec<String> = config
         .get_hosts()
@@ -111,11 +109,20 @@ mod tests {
             ),
         ] {
             let target = Target::parse(url, password).unwrap();
-            assert_eq!(
-                target.redacted(),
-                "postgres://app:***@db:6543/jobs",
-                "{url}"
-            );
+            assert_eq!(target.redacted(), "postgres://***@db:6543/jobs", "{url}");
+        }
+    }
+
+    #[test]
+    fn user_names_are_redacted_too() {
+        // Issue 25: a generated or per-tenant user name is a credential; the redis driver and
+        // `SecretUrl` hide all user-info, and so does this driver.
+        for url in [
+            "postgres://s3cr3t-USER-456:pw@db:5432/app",
+            "postgres://s3cr3t-USER-456@db:5432/app",
+        ] {
+            let target = Target::parse(url, None).unwrap();
+            assert_eq!(target.redacted(), "postgres://***@db:5432/app", "{url}");
         }
     }
 
@@ -138,8 +145,8 @@ mod tests {
     #[test]
     fn hosts_and_ports_pair_up() {
         let target = Target::parse("postgres://u@a:1,b:2/d", None).unwrap();
-        assert_eq!(target.redacted(), "postgres://u@a:1,b:2/d");
+        assert_eq!(target.redacted(), "postgres://***@a:1,b:2/d");
         let target = Target::parse("postgres://u@a/d", None).unwrap();
-        assert_eq!(target.redacted(), "postgres://u@a:5432/d");
+        assert_eq!(target.redacted(), "postgres://***@a:5432/d");
     }
 }

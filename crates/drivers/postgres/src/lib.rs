@@ -22,7 +22,7 @@
 //! budget `Timeout` (the connection is then dropped from the pool), a stale receipt
 //! `Conflict`, an empty queue name `InvalidInput`, any other server error `Backend`, and
 //! everything after `stop` `Stopped`. Messages name the server as
-//! `postgres://user:***@host:port/database`: the password never appears in an error, a log
+//! `postgres://***@host:port/database`: the user name and password never appear in an error, a log
 //! line or `Debug` output. An `enqueue` that answered `Timeout` or `Unavailable` may still have
 //! committed: a retry can enqueue the task twice, which at-least-once handlers tolerate anyway,
 //! unless the enqueue carries an idempotency key (feature `dedupe`): then every retry returns

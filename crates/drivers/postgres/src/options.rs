@@ -223,10 +223,7 @@ mod tests {
     #[test]
     fn defaults_are_valid() {
         let target = PostgresTaskQueueOptions::default().check().unwrap();
-        assert_eq!(
-            target.redacted(),
-            "postgres://postgres@127.0.0.1:5432/postgres"
-        );
+        assert_eq!(target.redacted(), "postgres://***@127.0.0.1:5432/postgres");
     }
 
     #[test]

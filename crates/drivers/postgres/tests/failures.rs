@@ -49,7 +49,7 @@ async fn a_closed_port_at_start_is_an_error_naming_the_address_without_the_passw
         "took {elapsed:?}, connect timeout 1 s"
     );
     assert!(
-        message.contains(&format!("postgres://postgres:***@127.0.0.1:{port}/test")),
+        message.contains(&format!("postgres://***@127.0.0.1:{port}/test")),
         "{message}"
     );
     assert!(!message.contains(SECRET), "{message}");

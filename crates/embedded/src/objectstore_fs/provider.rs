@@ -1,6 +1,5 @@
 //! The `objectstore.fs` driver: objects as files beneath a root, every path resolved beneath it.
 
-mod confined;
 mod files;
 mod list;
 

@@ -207,7 +207,7 @@ fn apply_instance(
             capability_location: location.clone(),
             driver_location: location.clone(),
             option_locations: std::collections::BTreeMap::new(),
-            env_strings: std::collections::BTreeMap::new(),
+            env_strings: super::instance::EnvStrings::default(),
             settings: settings::InstanceSettings::default(),
         });
     if key == "driver" {

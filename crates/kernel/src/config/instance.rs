@@ -53,9 +53,35 @@ pub struct InstanceConfig {
     pub(crate) option_locations: BTreeMap<String, Location>,
     /// Options set by environment variables whose text was read as a non-string TOML value
     /// (`123456`, `true`): the raw text, used instead when the driver wants a string there.
-    pub(crate) env_strings: BTreeMap<String, String>,
+    pub(crate) env_strings: EnvStrings,
     /// The kernel's own keys of the table.
     pub(crate) settings: settings::InstanceSettings,
+}
+
+/// The raw text of overrides, by option key. A `PASSWORD` override is such a text, so `Debug`
+/// (derived by [`InstanceConfig`], [`InfraConfig`] and the kernel) shows the keys only, as
+/// [`RawOptions`] does.
+#[derive(Clone, Default, PartialEq)]
+pub(crate) struct EnvStrings(BTreeMap<String, String>);
+
+impl std::ops::Deref for EnvStrings {
+    type Target = BTreeMap<String, String>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for EnvStrings {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl std::fmt::Debug for EnvStrings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set().entries(self.0.keys()).finish()
+    }
 }
 
 impl InstanceConfig {

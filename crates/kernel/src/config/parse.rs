@@ -61,10 +61,12 @@ impl Source<'_> {
             let raw = self.text.get(span.clone()).unwrap_or_default();
             let is_integer =
                 DeValue::parse(raw).is_ok_and(|value| value.get_ref().is_integer());
+            // The number itself is not echoed: an option's value may be a secret (a numeric
+            // password written unquoted), and the location already points at it.
             let (message, action) = if is_integer {
                 (
                     format!(
-                        "{what} cannot be read: integer `{raw}` is out of range (TOML integers are 64-bit: {} to {})",
+                        "{what} cannot be read: its integer is out of range (TOML integers are 64-bit: {} to {})",
                         i64::MIN,
                         i64::MAX
                     ),
@@ -338,7 +340,7 @@ fn read_instance(
             capability_location,
             driver_location,
             option_locations,
-            env_strings: BTreeMap::new(),
+            env_strings: super::instance::EnvStrings::default(),
             settings: kernel_settings,
         }),
         _ => Err(problems),

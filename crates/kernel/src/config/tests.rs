@@ -127,8 +127,8 @@ fn an_integer_out_of_range_is_located_and_leaves_the_other_tables_alone() {
     assert_eq!(
         found,
         [
-            "`capacity` of `[cache.default]` cannot be read: integer `18446744073709551616` is out of range (TOML integers are 64-bit: -9223372036854775808 to 9223372036854775807) (at infra.toml:3:12)",
-            "`sizes` of `[cache.sessions]` cannot be read: integer `99999999999999999999` is out of range (TOML integers are 64-bit: -9223372036854775808 to 9223372036854775807) (at infra.toml:6:13)",
+            "`capacity` of `[cache.default]` cannot be read: its integer is out of range (TOML integers are 64-bit: -9223372036854775808 to 9223372036854775807) (at infra.toml:3:12)",
+            "`sizes` of `[cache.sessions]` cannot be read: its integer is out of range (TOML integers are 64-bit: -9223372036854775808 to 9223372036854775807) (at infra.toml:6:13)",
         ]
     );
     assert!(config.instance("cache", "default").is_none());
@@ -208,4 +208,33 @@ fn an_instance_name_no_override_could_reach_is_refused_saying_why() {
     let text = "[cache._eu_west]\ndriver = \"memory\"\n";
     let config = InfraConfig::from_toml_str(text, "INFRA").unwrap();
     assert!(config.problems().is_empty(), "{:#?}", config.problems());
+}
+
+#[test]
+fn an_overridden_password_never_shows_in_debug() {
+    // Issue 25: `SANDLOOM__TASKQUEUE__DEFAULT__PASSWORD=918273645` (the variable the postgres
+    // driver's docs recommend) is read as an integer; its raw text was kept, and shown by the
+    // derived `Debug` of the configuration and of the kernel.
+    let config =
+        InfraConfig::from_toml_str("[taskqueue.default]\ndriver = \"postgres\"\n", "INFRA")
+            .unwrap()
+            .with_overrides([
+                (
+                    "SANDLOOM__TASKQUEUE__DEFAULT__PASSWORD".to_owned(),
+                    "918273645".to_owned(),
+                ),
+                (
+                    "SANDLOOM__TASKQUEUE__DEFAULT__TOKEN".to_owned(),
+                    "s3cr3t-string".to_owned(),
+                ),
+            ])
+            .unwrap();
+    let shown = format!("{config:?} {config:#?}");
+    assert!(!shown.contains("918273645"), "{shown}");
+    assert!(!shown.contains("s3cr3t-string"), "{shown}");
+    // The keys still show: what was set, not to what.
+    assert!(shown.contains("\"password\""), "{shown}");
+    let kernel = crate::Kernel::new(config, crate::link_drivers!());
+    let shown = format!("{kernel:?}");
+    assert!(!shown.contains("918273645"), "{shown}");
 }

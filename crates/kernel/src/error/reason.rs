@@ -181,7 +181,7 @@ pub enum UnusableReason {
         ended: bool,
     },
     /// The capability is defined by Sandloom but has no operation trait yet (`graph_store`,
-    /// `workflow`, `search`, `secrets`): modules cannot call it, and no driver can serve it.
+    /// `workflow`, `search`): modules cannot call it, and no driver can serve it.
     NoOperationTrait,
 }
 

@@ -145,7 +145,7 @@ pub struct OptionsError {
 }
 
 impl OptionsError {
-    /// An error at `path` with `message` (as serde wrote it; string values are redacted).
+    /// An error at `path` with `message` (as serde wrote it; values of any type are redacted).
     ///
     /// ```
     /// let e = sandloom_kernel::OptionsError::from_message(vec![], "unknown field `tll`, expected `ttl` or `capacity`");
@@ -164,7 +164,7 @@ impl OptionsError {
         };
         Self {
             path,
-            message: redact_string_values(message),
+            message: redact_values(message),
             unknown_field,
             suggestion,
             refused_by_driver: false,
@@ -205,7 +205,7 @@ impl OptionsError {
         &self.path
     }
 
-    /// The message, with string values redacted.
+    /// The message, with values of any type redacted.
     ///
     /// ```
     /// use sandloom_kernel::RawOptions;
@@ -294,16 +294,29 @@ fn parse_unknown_field(message: &str) -> Option<(String, Vec<String>)> {
     Some((field.to_owned(), expected))
 }
 
-// serde writes `invalid type: string "value"`; a value may be a password, so never echo it.
-fn redact_string_values(message: &str) -> String {
+// serde writes `invalid type: string "value"` or `invalid value: integer `918273645``; any value
+// may be a password (one written unquoted is an integer), so never echo one, whatever its type.
+fn redact_values(message: &str) -> String {
+    // (what serde writes before the value, the value's closing quote, what we write instead)
+    const VALUES: [(&str, char, &str); 5] = [
+        ("string \"", '"', "a string"),
+        ("integer `", '`', "an integer"),
+        ("floating point `", '`', "a floating point number"),
+        ("boolean `", '`', "a boolean"),
+        ("character `", '`', "a character"),
+    ];
     let mut out = String::with_capacity(message.len());
     let mut rest = message;
-    while let Some(start) = rest.find("string \"") {
-        let value_start = start + "string \"".len();
+    while let Some((start, (opening, closing, replacement))) = VALUES
+        .iter()
+        .filter_map(|value| rest.find(value.0).map(|at| (at, value)))
+        .min_by_key(|(at, _)| *at)
+    {
+        let value_start = start + opening.len();
         out.push_str(&rest[..start]);
-        out.push_str("a string");
-        match rest[value_start..].find('"') {
-            Some(end) => rest = &rest[value_start + end + 1..],
+        out.push_str(replacement);
+        match closing_quote(&rest[value_start..], *closing) {
+            Some(end) => rest = &rest[value_start + end + closing.len_utf8()..],
             None => {
                 rest = "";
             }
@@ -311,6 +324,21 @@ fn redact_string_values(message: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// Where `closing` ends a value that serde quoted; a string is written with `Debug`, so `\"`
+/// inside it is not the end.
+fn closing_quote(value: &str, closing: char) -> Option<usize> {
+    let mut escaped = false;
+    for (at, c) in value.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if closing == '"' => escaped = true,
+            _ if c == closing => return Some(at),
+            _ => {}
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -357,10 +385,62 @@ mod tests {
     }
 
     #[test]
-    fn string_values_are_redacted() {
-        assert_eq!(
-            redact_string_values(r#"invalid type: string "hunter2", expected u64"#),
-            "invalid type: a string, expected u64"
-        );
+    fn values_of_every_type_are_redacted() {
+        for (serde_wrote, shown) in [
+            (
+                r#"invalid type: string "hunter2", expected u64"#,
+                "invalid type: a string, expected u64",
+            ),
+            (
+                "invalid type: integer `918273645`, expected a string",
+                "invalid type: an integer, expected a string",
+            ),
+            (
+                "invalid value: integer `-1`, expected u64",
+                "invalid value: an integer, expected u64",
+            ),
+            (
+                "invalid type: floating point `9182.73645`, expected a string",
+                "invalid type: a floating point number, expected a string",
+            ),
+            (
+                "invalid type: boolean `true`, expected a string",
+                "invalid type: a boolean, expected a string",
+            ),
+            (
+                "invalid type: character `x`, expected u8",
+                "invalid type: a character, expected u8",
+            ),
+            (
+                r#"invalid type: integer `1`, expected `a` or string "b`c""#,
+                "invalid type: an integer, expected `a` or a string",
+            ),
+            (
+                r#"invalid type: string "pa\"ss\\", expected u64"#,
+                "invalid type: a string, expected u64",
+            ),
+            // Field names in backticks are not values.
+            (
+                "unknown field `tll`, expected `ttl` or `capacity`",
+                "unknown field `tll`, expected `ttl` or `capacity`",
+            ),
+        ] {
+            assert_eq!(redact_values(serde_wrote), shown);
+        }
+    }
+
+    #[test]
+    fn an_unquoted_numeric_password_is_not_echoed() {
+        // Issue 25: `password = 918273645` was echoed in B022.
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Opts {
+            password: String,
+        }
+        let raw: RawOptions = "password = 918273645".parse().unwrap();
+        let err = raw.deserialize::<Opts>().unwrap_err();
+        assert!(!err.to_string().contains("918273645"), "{err}");
+        assert!(!format!("{err:?}").contains("918273645"), "{err:?}");
+        assert_eq!(err.path(), ["password"]);
     }
 }

@@ -383,7 +383,7 @@ fn an_unknown_capability_names_the_unlinked_dependency_that_defines_it() {
 
 #[test]
 fn a_driver_for_a_capability_without_an_operation_trait_is_refused() {
-    for capability in ["graph_store", "workflow", "search", "secrets"] {
+    for capability in ["graph_store", "workflow", "search"] {
         let configured = config(&format!("[{capability}.default]\ndriver = \"rogue\""));
         let found = problems(
             &configured,

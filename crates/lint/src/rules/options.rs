@@ -118,7 +118,7 @@ fn check_secret_fields(def: &TypeDef, driver: &str, sink: &mut Sink<'_>, krate: 
                 def.ident
             ),
             help: format!(
-                "type it `Secret<…>` (or `SecretUrl` for an address), from `sandloom_driverkit`; if `{name}` is not a credential, rename it"
+                "type it `Secret<…>` (or `SecretUrl` for an address), from `sandloom_driverkit` (the same `Secret` as `sandloom_sdk_infra::Secret`); if `{name}` is not a credential, rename it"
             ),
         });
     }

@@ -11,7 +11,7 @@ impl Driver for Searcher {
 
 // `search` is reserved by the runtime but has no operation trait yet: no marker type to name.
 sandloom_driverkit::register_driver!(capability = "search", driver = "mine", provider = Searcher);
-sandloom_driverkit::register_driver!(secrets, "mine", Searcher);
+sandloom_driverkit::register_driver!(workflow, "mine", Searcher);
 // `cache` is built in: the short form names it.
 sandloom_driverkit::register_driver!(capability = "cache", driver = "mine", provider = Searcher);
 

@@ -23,7 +23,7 @@ use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
 
 use super::TMP_DIR;
-use super::confined::{self, DIR, READ};
+use crate::confined::{self, DIR, READ};
 use crate::objectstore_memory::{EtagHasher, check_condition, etag_of};
 
 /// How often a write makes its directories and renames into them again when a concurrent

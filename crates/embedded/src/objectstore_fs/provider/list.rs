@@ -18,8 +18,8 @@ use sandloom_driverkit::objectstore::{ListPage, validate_key, validate_prefix};
 use sandloom_driverkit::sdk::InfraResult;
 
 use super::TMP_DIR;
-use super::confined::{self, DIR};
 use super::files::{Paths, failed};
+use crate::confined::{self, DIR};
 
 enum Item {
     File(String),

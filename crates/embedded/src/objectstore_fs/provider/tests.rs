@@ -329,7 +329,7 @@ fn the_walk_by_handles_agrees_with_openat2() {
 
     use rustix::fs::Mode;
 
-    use super::confined::{self, DIR, READ};
+    use crate::confined::{self, DIR, READ};
 
     let outer = tempfile::tempdir().unwrap();
     let (root, outside) = (outer.path().join("root"), outer.path().join("outside"));
@@ -419,7 +419,7 @@ async fn the_walk_by_handles_never_follows_a_link_swapped_in_during_a_race() {
 
     use rustix::fs::{CWD, RenameFlags, renameat_with};
 
-    super::confined::stop_using_openat2();
+    crate::confined::stop_using_openat2();
     let fixture = Fixture::new().await;
     let outside = fixture.outer.path().join("outside");
     fs::create_dir(&outside).unwrap();

@@ -1,5 +1,6 @@
-//! Paths confined to the store's root: opened beneath a directory handle, resolved without
-//! following symbolic links at the moment they are used.
+//! Paths confined to a driver's root: opened beneath a directory handle, resolved without
+//! following symbolic links at the moment they are used. Shared by `objectstore.fs` and
+//! `secrets.file`, so both refuse an escape from their root the same way.
 //!
 //! `objectstore.fs` never hands a path under its root to the operating system. It opens the
 //! root once per operation and does everything else relative to directory handles (file
@@ -32,11 +33,11 @@ use rustix::io::Errno;
 const ALWAYS: OFlags = OFlags::CLOEXEC.union(OFlags::NOFOLLOW);
 
 /// Open a directory to look up, create, rename and unlink in, read and sync.
-pub(super) const DIR: OFlags = OFlags::RDONLY.union(OFlags::DIRECTORY);
+pub(crate) const DIR: OFlags = OFlags::RDONLY.union(OFlags::DIRECTORY);
 
 /// Open a file to read it. Non-blocking, so that a FIFO planted in the tree cannot hang the
 /// open; callers check that what they opened is a regular file.
-pub(super) const READ: OFlags = OFlags::RDONLY.union(OFlags::NONBLOCK);
+pub(crate) const READ: OFlags = OFlags::RDONLY.union(OFlags::NONBLOCK);
 
 /// Directories are created `rwxrwxrwx` less the umask, as `std::fs::create_dir` does.
 const DIR_MODE: Mode = Mode::RWXU.union(Mode::RWXG).union(Mode::RWXO);
@@ -47,25 +48,25 @@ static OPENAT2: AtomicBool = AtomicBool::new(true);
 
 /// Use the walk by handles from now on, as on a kernel without `openat2`: tests of the fallback.
 #[cfg(test)]
-pub(super) fn stop_using_openat2() {
+pub(crate) fn stop_using_openat2() {
     #[cfg(any(target_os = "linux", target_os = "android"))]
     OPENAT2.store(false, Ordering::Relaxed);
 }
 
 /// Whether `err` means the path met a symbolic link (or would have left the directory).
-pub(super) fn is_link(err: Errno) -> bool {
+pub(crate) fn is_link(err: Errno) -> bool {
     matches!(err, Errno::LOOP | Errno::XDEV)
 }
 
 /// Open the store's root directory. Its path is the operator's configuration, so links in it
 /// are followed; everything beneath it is opened through the handle this returns.
-pub(super) fn open_root(root: &Path) -> Result<OwnedFd, Errno> {
+pub(crate) fn open_root(root: &Path) -> Result<OwnedFd, Errno> {
     rustix::fs::open(root, DIR | OFlags::CLOEXEC, Mode::empty())
 }
 
 /// Open `path`, a relative path of valid key segments, beneath `dir` without following any
 /// symbolic link: `ELOOP` (or `EXDEV`) when the path passes through one.
-pub(super) fn open(
+pub(crate) fn open(
     dir: BorrowedFd<'_>,
     path: &str,
     flags: OFlags,
@@ -83,7 +84,7 @@ pub(super) fn open(
 
 /// [`open`] in one system call.
 #[cfg(any(target_os = "linux", target_os = "android"))]
-pub(super) fn open_at2(
+pub(crate) fn open_at2(
     dir: BorrowedFd<'_>,
     path: &str,
     flags: OFlags,
@@ -106,7 +107,7 @@ pub(super) fn open_at2(
 }
 
 /// [`open`] one segment at a time, each directory through its parent's handle.
-pub(super) fn walk(
+pub(crate) fn walk(
     dir: BorrowedFd<'_>,
     path: &str,
     flags: OFlags,
@@ -125,7 +126,7 @@ pub(super) fn walk(
 }
 
 /// Open the single name `name` in `dir` without following it: `ELOOP` when it is a link.
-pub(super) fn step(
+pub(crate) fn step(
     dir: BorrowedFd<'_>,
     name: &str,
     flags: OFlags,
@@ -141,7 +142,7 @@ pub(super) fn step(
 }
 
 /// The type of `name` in `dir`, not following a link.
-pub(super) fn file_type(dir: BorrowedFd<'_>, name: &str) -> Result<FileType, Errno> {
+pub(crate) fn file_type(dir: BorrowedFd<'_>, name: &str) -> Result<FileType, Errno> {
     rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
         .map(|stat| FileType::from_raw_mode(stat.st_mode))
 }
@@ -151,7 +152,7 @@ fn is_symlink(dir: BorrowedFd<'_>, name: &str) -> bool {
 }
 
 /// Open the directory `name` in `dir`, creating it if it is missing.
-pub(super) fn make_dir(dir: BorrowedFd<'_>, name: &str) -> Result<OwnedFd, Errno> {
+pub(crate) fn make_dir(dir: BorrowedFd<'_>, name: &str) -> Result<OwnedFd, Errno> {
     match step(dir, name, DIR, Mode::empty()) {
         Err(Errno::NOENT) => {}
         other => return other,
@@ -165,7 +166,7 @@ pub(super) fn make_dir(dir: BorrowedFd<'_>, name: &str) -> Result<OwnedFd, Errno
 
 /// Open the directory `path` beneath `dir`, creating what is missing of it, one segment at a
 /// time through handles: `ELOOP` for a link on the way, `ENOTDIR` for a file in the way.
-pub(super) fn make_dirs(dir: BorrowedFd<'_>, path: &str) -> Result<OwnedFd, Errno> {
+pub(crate) fn make_dirs(dir: BorrowedFd<'_>, path: &str) -> Result<OwnedFd, Errno> {
     match open(dir, path, DIR, Mode::empty()) {
         Err(Errno::NOENT) => {}
         other => return other,
@@ -180,13 +181,13 @@ pub(super) fn make_dirs(dir: BorrowedFd<'_>, path: &str) -> Result<OwnedFd, Errn
 }
 
 /// Make the entries of directory `dir` durable (best effort: some file systems refuse).
-pub(super) fn sync(dir: BorrowedFd<'_>) {
+pub(crate) fn sync(dir: BorrowedFd<'_>) {
     let _ = rustix::fs::fsync(dir);
 }
 
 /// The names in directory `dir` with their types (looked up, not followed, where the directory
 /// does not say), without `.` and `..`. Names that are not UTF-8 are left out: no key has them.
-pub(super) fn entries(dir: BorrowedFd<'_>) -> Result<Vec<(String, FileType)>, Errno> {
+pub(crate) fn entries(dir: BorrowedFd<'_>) -> Result<Vec<(String, FileType)>, Errno> {
     let mut listing = rustix::fs::Dir::read_from(dir)?;
     let mut found = Vec::new();
     while let Some(entry) = listing.read() {

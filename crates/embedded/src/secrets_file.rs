@@ -1,0 +1,11 @@
+//! `secrets.file`: secrets as files in a directory tree, as Kubernetes mounts them
+//! (experimental capability).
+
+mod options;
+mod provider;
+#[cfg(test)]
+mod tests;
+mod tree;
+
+pub use options::FileSecretsOptions;
+pub use provider::FileSecrets;
