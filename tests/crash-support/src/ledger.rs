@@ -62,6 +62,15 @@ pub enum Record {
         /// Accepted (`true`) or refused as stale.
         accepted: bool,
     },
+    /// A release of the lease with this fence is about to be called, at `asked`: written (and
+    /// synced) before the call, so that a holder killed after its release took effect, but
+    /// before it could record the answer, still shows when its lease may have ended.
+    Releasing {
+        /// The lease's fence.
+        fence: u64,
+        /// When the release was called.
+        asked: u64,
+    },
     /// A release of the lease with this fence, called at `asked`, answered `outcome`: `true`,
     /// `false` (already lost) or an error kind.
     Released {
@@ -101,6 +110,7 @@ impl Record {
                 id,
                 accepted,
             } => format!("wrote {fence} {asked} {answered} {id} {accepted}\n"),
+            Record::Releasing { fence, asked } => format!("releasing {fence} {asked}\n"),
             Record::Released {
                 fence,
                 asked,
@@ -143,6 +153,10 @@ impl Record {
                 id: number(w4)?,
                 accepted: w5?.parse().ok()?,
             },
+            "releasing" => Record::Releasing {
+                fence: number(w1)?,
+                asked: number(w2)?,
+            },
             "released" => Record::Released {
                 fence: number(w1)?,
                 asked: number(w2)?,
@@ -158,7 +172,10 @@ impl Record {
         // leave the grant that explains it.
         matches!(
             self,
-            Record::Done(_) | Record::Enqueued(..) | Record::Granted { .. }
+            Record::Done(_)
+                | Record::Enqueued(..)
+                | Record::Granted { .. }
+                | Record::Releasing { .. }
         )
     }
 }
@@ -253,6 +270,10 @@ mod tests {
                 answered: 50,
                 id: 9,
                 accepted: false,
+            },
+            Record::Releasing {
+                fence: 7,
+                asked: 60,
             },
             Record::Released {
                 fence: 7,

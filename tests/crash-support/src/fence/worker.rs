@@ -178,6 +178,9 @@ async fn run(
             control.park().await;
         }
         let asked = now_micros();
+        // Recorded before the call: a kill between the release taking effect and its answer
+        // being recorded must not look like a lease still held (a false "two holders").
+        ledger.write(&Record::Releasing { fence, asked });
         let outcome = match lock.release(&lease).await {
             Ok(released) => released.to_string(),
             Err(err) => kind_name(err.kind()),
