@@ -659,7 +659,7 @@ fn an_unknown_capability_is_placed_at_its_name_in_each_header() {
     assert_eq!(
         found[0].to_string(),
         "[SANDLOOM-B010] unknown capability `Cache` (did you mean `cache`?) (at infra.toml:1:2)\n    \
-         Action: known capabilities are cache, lock, notifier, objectstore, taskqueue; a third-party capability is known once the crate defining it is linked"
+         Action: known capabilities are cache, lock, notifier, objectstore, secrets, taskqueue; a third-party capability is known once the crate defining it is linked"
     );
 }
 
