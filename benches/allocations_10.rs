@@ -1,5 +1,5 @@
 //! Allocations counted by a global allocator: of `Kernel::check()` with 11 linked driver entries
-//! (`sandloom-embedded`'s 7, 3 synthetic, and the no-op cache of the accessor benchmarks; compare
+//! (`sandloom-embedded`'s 10, no synthetic, and the no-op cache of the accessor benchmarks; compare
 //! with `allocations_10000`), and per accessor call, of the accessor alone (goal: none) and of the
 //! accessor with a no-op `get` against the same `get` on a held `Arc<dyn Cache>`.
 //! See `benches/allocations/mod.rs` and `BENCHMARKS.md`.

@@ -1,5 +1,5 @@
-//! Allocations of `Kernel::check()` with 1,000 linked driver entries (`sandloom-embedded`'s 7
-//! and 993 synthetic), counted by a global allocator; compare with `allocations_10`.
+//! Allocations of `Kernel::check()` with 1,000 linked driver entries (`sandloom-embedded`'s 10
+//! and 990 synthetic), counted by a global allocator; compare with `allocations_10`.
 //! See `benches/allocations/mod.rs` and `BENCHMARKS.md`.
 
 mod allocations;

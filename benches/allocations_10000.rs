@@ -1,4 +1,4 @@
-//! Allocations of `Kernel::check()` with 10,000 linked driver entries (`sandloom-embedded`'s 7
+//! Allocations of `Kernel::check()` with 10,000 linked driver entries (`sandloom-embedded`'s 10
 //! and 9,993 synthetic), counted by a global allocator; compare with `allocations_10`.
 //! See `benches/allocations/mod.rs` and `BENCHMARKS.md`.
 

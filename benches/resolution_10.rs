@@ -1,4 +1,4 @@
-//! Resolution with 10 linked driver entries (`sandloom-embedded`'s 7 and 3 synthetic):
+//! Resolution with 10 linked driver entries (`sandloom-embedded`'s 10, no synthetic):
 //! the kernel against its baselines. See `benches/resolution/mod.rs` and `BENCHMARKS.md`.
 
 mod resolution;

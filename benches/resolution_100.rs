@@ -1,4 +1,4 @@
-//! Resolution with 100 linked driver entries (`sandloom-embedded`'s 7 and 93 synthetic):
+//! Resolution with 100 linked driver entries (`sandloom-embedded`'s 10 and 90 synthetic):
 //! the kernel against its baselines. See `benches/resolution/mod.rs` and `BENCHMARKS.md`.
 
 mod resolution;

@@ -1,4 +1,4 @@
-//! Resolution with 10000 linked driver entries (`sandloom-embedded`'s 7 and 9993 synthetic):
+//! Resolution with 10000 linked driver entries (`sandloom-embedded`'s 10 and 9990 synthetic):
 //! the kernel against its baselines. See `benches/resolution/mod.rs` and `BENCHMARKS.md`.
 
 mod resolution;

@@ -1,5 +1,5 @@
 //! The resolution benchmark, shared by `resolution_10` … `resolution_10000`: each of those
-//! binaries links `sandloom-embedded` (7 driver entries) and one synthetic driver crate, so that
+//! binaries links `sandloom-embedded` (10 driver entries) and one synthetic driver crate, so that
 //! it holds exactly N entries; linkme slices are global to a binary and the kernel reads all of
 //! the slice on every resolution, so N cannot vary inside one binary.
 //!
@@ -62,7 +62,7 @@ const SELECTED_BUILTINS: [Found; 4] = [
     Found::Builtin(0),
     Found::Builtin(2),
     Found::Builtin(4),
-    Found::Builtin(6),
+    Found::Builtin(9),
 ];
 
 /// A constructed driver, kept only to be dropped outside the timing.
@@ -88,7 +88,7 @@ fn construct(found: Found, root: &Path) -> Built {
             root: root.to_path_buf(),
         })
         .map(Built::ObjectStore),
-        Found::Builtin(6) => {
+        Found::Builtin(9) => {
             MemoryTaskQueue::from_options(MemoryTaskQueueOptions::default()).map(Built::TaskQueue)
         }
         Found::Builtin(other) => panic!("built-in {other} is not selected"),

@@ -1,4 +1,4 @@
-//! Generates the 3 `register_driver!` calls, the `match` and the `register()` calls.
+//! Generates the `match` and the `register()` calls (no `register_driver!`: the 10 built-in drivers are the 10 entries).
 
 fn main() {
     sandloom_bench_synthetic_gen::write(10);

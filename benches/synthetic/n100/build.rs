@@ -1,4 +1,4 @@
-//! Generates the 93 `register_driver!` calls, the `match` and the `register()` calls.
+//! Generates the 90 `register_driver!` calls, the `match` and the `register()` calls.
 
 fn main() {
     sandloom_bench_synthetic_gen::write(100);

@@ -1,4 +1,4 @@
-//! Generates the 9993 `register_driver!` calls, the `match` and the `register()` calls.
+//! Generates the 9990 `register_driver!` calls, the `match` and the `register()` calls.
 
 fn main() {
     sandloom_bench_synthetic_gen::write(10000);

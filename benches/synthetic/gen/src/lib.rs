@@ -2,8 +2,8 @@
 //! (`sandloom-bench-synthetic-10`, `-100`, `-1000`, `-10000`) that the resolution benchmarks
 //! link, one per benchmark binary.
 //!
-//! A crate of this family registers `linked − 7` synthetic drivers, so that a binary linking
-//! it and `sandloom-embedded` (7 built-in drivers) holds exactly `linked` driver entries: linkme
+//! A crate of this family registers `linked − 10` synthetic drivers, so that a binary linking
+//! it and `sandloom-embedded` (10 built-in drivers) holds exactly `linked` driver entries: linkme
 //! slices are global to a binary, and the kernel scans all of it on every resolution, so the
 //! only honest way to measure N entries is a binary that links N entries.
 //!
@@ -15,7 +15,7 @@
 //! `(capability, name)` and a `register_all` making one explicit `register()` call for each.
 //!
 //! ```
-//! let source = sandloom_bench_synthetic_gen::generate(9);
+//! let source = sandloom_bench_synthetic_gen::generate(12);
 //! assert!(source.contains("register_driver!(cache, \"redis-0\""));
 //! assert!(source.contains("register_driver!(notifier, \"s3-1\""));
 //! assert!(source.contains("(\"objectstore\", \"fs\") => Some(Found::Builtin(4))"));
@@ -25,13 +25,16 @@ use std::fmt::Write as _;
 
 /// The drivers `sandloom-embedded` registers, as `(capability, driver)`; `Found::Builtin(i)` is
 /// an index into this list.
-pub const BUILTIN: [(&str, &str); 7] = [
+pub const BUILTIN: [(&str, &str); 10] = [
     ("cache", "memory"),
     ("lock", "memory"),
     ("notifier", "log"),
     ("notifier", "memory"),
     ("objectstore", "fs"),
     ("objectstore", "memory"),
+    ("secrets", "env"),
+    ("secrets", "file"),
+    ("secrets", "memory"),
     ("taskqueue", "memory"),
 ];
 
@@ -68,7 +71,7 @@ pub fn synthetic_name(index: usize) -> String {
 pub fn generate(linked: usize) -> String {
     let synthetic = linked
         .checked_sub(BUILTIN.len())
-        .expect("`linked` counts the 7 built-in drivers too");
+        .expect("`linked` counts the built-in drivers too");
     let mut names: Vec<(&str, String, String)> = BUILTIN
         .iter()
         .enumerate()
@@ -87,7 +90,7 @@ pub fn generate(linked: usize) -> String {
         out,
         "/// Driver entries in a binary that links this crate and `sandloom-embedded`.\n\
          pub const LINKED: usize = {linked};\n\
-         /// Synthetic drivers this crate registers: [`LINKED`] less the 7 built-in ones.\n\
+         /// Synthetic drivers this crate registers: [`LINKED`] less the built-in ones.\n\
          pub const SYNTHETIC: usize = {synthetic};\n"
     );
     for (capability, name, _) in &names[BUILTIN.len()..] {
