@@ -473,6 +473,42 @@ impl Drop for ProcessPool {
     }
 }
 
+/// An error kind as the ledgers write it (`Unavailable`).
+pub(crate) fn kind_name(kind: sandloom_driverkit::sdk::ErrorKind) -> String {
+    format!("{kind:?}")
+}
+
+/// Run a worker process's body on the runtime every worker uses, once `open(target)` has
+/// opened its backend: retried every 100 ms for up to 30 s while it fails (the proxy may be
+/// cut, the server restarting), then a panic naming `what`.
+pub(crate) fn run_opened<T, F, Fut, Body, BodyFut>(open: F, target: &str, what: &str, body: Body)
+where
+    F: Fn(String) -> Fut,
+    Fut: std::future::Future<Output = Result<T, String>>,
+    Body: FnOnce(T) -> BodyFut,
+    BodyFut: std::future::Future<Output = ()>,
+{
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a Tokio runtime");
+    runtime.block_on(async {
+        let mut tries = 0;
+        let opened = loop {
+            match open(target.to_owned()).await {
+                Ok(opened) => break opened,
+                Err(_) if tries < 300 => {
+                    tries += 1;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(err) => panic!("{what}: {err}"),
+            }
+        };
+        body(opened).await;
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

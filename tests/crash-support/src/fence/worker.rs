@@ -14,7 +14,7 @@ use sandloom_driverkit::sdk::ErrorKind;
 use super::resource::Resource;
 use crate::Rng;
 use crate::ledger::{Ledger, Record, now_micros};
-use crate::pool::{Control, Event, Orders, Point};
+use crate::pool::{Control, Event, Orders, Point, kind_name, run_opened};
 
 /// How long one `acquire_wait` waits before it tries again.
 const WAIT: Duration = Duration::from_secs(2);
@@ -53,10 +53,6 @@ impl Params {
     }
 }
 
-fn kind_name(kind: ErrorKind) -> String {
-    format!("{kind:?}")
-}
-
 /// Run this test process as a fence worker when the campaign started it so (the body of the
 /// test named [`WORKER_TEST`](crate::WORKER_TEST)); alone it says so and returns.
 ///
@@ -77,29 +73,20 @@ where
     let params = Params::decode(&orders.params)
         .unwrap_or_else(|| panic!("fence worker: unreadable params {:?}", orders.params));
     let control = Control::for_process();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a Tokio runtime");
-    runtime.block_on(async {
-        let mut tries = 0;
-        let lock = loop {
-            match open(orders.target.clone()).await {
-                Ok(lock) => break lock,
-                // The proxy may be cut, the server restarting.
-                Err(_) if tries < 300 => {
-                    tries += 1;
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-                Err(err) => panic!("fence worker: cannot open the lock: {err}"),
+    run_opened(
+        open,
+        &orders.target,
+        "fence worker: cannot open the lock",
+        |lock: Arc<dyn Lock>| {
+            let (orders, params, control) = (&orders, &params, &control);
+            async move {
+                let resource = Resource::connect(&params.resource_url, &params.namespace)
+                    .await
+                    .unwrap_or_else(|err| panic!("fence worker: {err}"));
+                run(&*lock, &resource, orders, params, control).await;
             }
-        };
-        let resource = Resource::connect(&params.resource_url, &params.namespace)
-            .await
-            .unwrap_or_else(|err| panic!("fence worker: {err}"));
-        run(&*lock, &resource, &orders, &params, &control).await;
-    });
+        },
+    );
 }
 
 /// Contend for the lock until stopped (or killed).

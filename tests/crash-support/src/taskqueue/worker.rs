@@ -5,12 +5,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use sandloom_driverkit::sdk::ErrorKind;
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::taskqueue::{EnqueueOptions, TaskQueue};
 
 use crate::ledger::{self, Ledger, Record};
-use crate::pool::{Control, Event, Orders, Point};
+use crate::pool::{Control, Event, Orders, Point, kind_name, run_opened};
 
 /// How long an idle `reserve` of a worker waits.
 const RESERVE_WAIT: Duration = Duration::from_millis(200);
@@ -18,10 +17,6 @@ const RESERVE_WAIT: Duration = Duration::from_millis(200);
 const WORK: Duration = Duration::from_millis(1);
 /// Pause after a failed operation before the next try.
 const RETRY_PAUSE: Duration = Duration::from_millis(20);
-
-fn kind_name(kind: ErrorKind) -> String {
-    format!("{kind:?}")
-}
 
 /// Run this test process as a worker when the campaign started it so (the body of the test
 /// named [`WORKER_TEST`](crate::WORKER_TEST)); alone it says so and returns.
@@ -41,26 +36,15 @@ where
         return;
     };
     let control = Control::for_process();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a Tokio runtime");
-    runtime.block_on(async {
-        let mut tries = 0;
-        let queue = loop {
-            match open(orders.target.clone()).await {
-                Ok(queue) => break queue,
-                // The proxy may be cut.
-                Err(_) if tries < 300 => {
-                    tries += 1;
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-                Err(err) => panic!("crash worker: cannot open the queue: {err}"),
-            }
-        };
-        run(&*queue, &orders, &control).await;
-    });
+    run_opened(
+        open,
+        &orders.target,
+        "crash worker: cannot open the queue",
+        |queue: Arc<dyn TaskQueue>| {
+            let (orders, control) = (&orders, &control);
+            async move { run(&*queue, orders, control).await }
+        },
+    );
 }
 
 /// Work as `orders` say, on `queue`, until stopped (or killed).
