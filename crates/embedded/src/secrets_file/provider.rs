@@ -16,7 +16,7 @@ use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
 
 use super::options::FileSecretsOptions;
 use super::tree::{self, Digest, DigestKeys, check_file_name};
-use crate::secrets_memory::check_max_value_bytes;
+use crate::secrets_memory::{changed_since, check_max_value_bytes};
 use crate::serving::Serving;
 
 /// What the change signal knows: the last scan and the history of changes it found.
@@ -178,24 +178,9 @@ impl Secrets for FileSecrets {
                 if due || since.is_none() {
                     self.rescan(&mut watched).await?;
                 }
-                if after > watched.cursor {
-                    return Err(InfraError::invalid_input(
-                        NAME,
-                        format!(
-                            "cursor {after} was never issued by this store (it stands at {})",
-                            watched.cursor
-                        ),
-                    ));
-                }
-                let since = *since.get_or_insert(watched.cursor);
-                let mut names: Vec<String> = watched
-                    .changed
-                    .iter()
-                    .filter(|&(_, &at)| at > since)
-                    .map(|(name, _)| name.clone())
-                    .collect();
+                let names =
+                    changed_since(NAME, watched.cursor, &watched.changed, after, &mut since)?;
                 if !names.is_empty() || Instant::now() >= deadline {
-                    names.sort_unstable();
                     return Ok(Changes::new(watched.cursor, names));
                 }
                 watched

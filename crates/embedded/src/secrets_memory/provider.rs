@@ -278,24 +278,8 @@ impl Secrets for MemorySecrets {
             self.serving.check(NAME)?;
             {
                 let state = self.store.state();
-                if after > state.cursor {
-                    return Err(InfraError::invalid_input(
-                        NAME,
-                        format!(
-                            "cursor {after} was never issued by this store (it stands at {})",
-                            state.cursor
-                        ),
-                    ));
-                }
-                let since = *since.get_or_insert(state.cursor);
-                let mut names: Vec<String> = state
-                    .changed
-                    .iter()
-                    .filter(|&(_, &at)| at > since)
-                    .map(|(name, _)| name.clone())
-                    .collect();
+                let names = changed_since(NAME, state.cursor, &state.changed, after, &mut since)?;
                 if !names.is_empty() || tokio::time::Instant::now() >= deadline {
-                    names.sort_unstable();
                     return Ok(Changes::new(state.cursor, names));
                 }
             }
@@ -380,6 +364,33 @@ pub(crate) fn check_max_value_bytes(max: usize) -> Result<(), DriverError> {
 
 impl SecretsProvider for MemorySecrets {
     const CONTRACT_VERSION: Version = Version::new(0, 1, 0);
+}
+
+/// What a `changes` call answers from a store's change log (`cursor`, and each name's last
+/// change): the names changed after `since`, sorted. `since` is fixed at the call's first look:
+/// `after`, or the store's cursor then for 0 ("from now"). `InvalidInput` for a cursor the store
+/// never issued. Shared by `secrets.memory` and `secrets.file`.
+pub(crate) fn changed_since(
+    driver: &'static str,
+    cursor: u64,
+    changed: &HashMap<String, u64>,
+    after: u64,
+    since: &mut Option<u64>,
+) -> InfraResult<Vec<String>> {
+    if after > cursor {
+        return Err(InfraError::invalid_input(
+            driver,
+            format!("cursor {after} was never issued by this store (it stands at {cursor})"),
+        ));
+    }
+    let since = *since.get_or_insert(cursor);
+    let mut names: Vec<String> = changed
+        .iter()
+        .filter(|&(_, &at)| at > since)
+        .map(|(name, _)| name.clone())
+        .collect();
+    names.sort_unstable();
+    Ok(names)
 }
 
 #[cfg(test)]
