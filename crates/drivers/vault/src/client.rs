@@ -1,0 +1,398 @@
+//! The HTTP side: requests to the Vault API with the token, answers read within a size bound,
+//! and failures as the contract's error kinds.
+
+use std::time::{Duration, Instant};
+
+use reqwest::header::HeaderValue;
+use reqwest::{Method, StatusCode};
+use sandloom_driverkit::sdk::{ErrorKind, InfraError, InfraResult};
+use sandloom_driverkit::secrets::NAME;
+use sandloom_driverkit::{DriverError, Secret, SecretUrl};
+use serde::Deserialize;
+use tokio::sync::Mutex;
+use zeroize::Zeroizing;
+
+use crate::options::{Auth, Checked};
+
+/// The token header. Its value is marked sensitive, so that the HTTP stack never prints it.
+const TOKEN_HEADER: &str = "x-vault-token";
+/// The namespace header (Vault Enterprise, `OpenBao` namespaces).
+const NAMESPACE_HEADER: &str = "x-vault-namespace";
+
+/// An answer: its status and its body, cleared from memory when dropped.
+pub(crate) struct Answer {
+    pub(crate) status: StatusCode,
+    pub(crate) body: Zeroizing<Vec<u8>>,
+}
+
+/// Why a body was not read whole.
+pub(crate) enum Read {
+    /// It was above the bound.
+    Oversized,
+    Failed(InfraError),
+}
+
+impl From<InfraError> for Read {
+    fn from(err: InfraError) -> Self {
+        Self::Failed(err)
+    }
+}
+
+/// A token obtained by `AppRole` login, and when to log in again.
+struct Lease {
+    token: HeaderValue,
+    renew_at: Instant,
+}
+
+/// How requests are authenticated.
+enum Login {
+    Token(HeaderValue),
+    AppRole {
+        role_id: Secret<String>,
+        secret_id: Secret<String>,
+        mount: String,
+        lease: Mutex<Option<Lease>>,
+    },
+}
+
+/// The Vault API of one server, namespace and credentials.
+pub(crate) struct Client {
+    http: reqwest::Client,
+    /// `<address>/v1/`.
+    base: String,
+    /// The address as configured, shown redacted in messages.
+    address: SecretUrl,
+    namespace: Option<HeaderValue>,
+    login: Login,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("address", &self.address)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A header value that the HTTP stack never shows.
+fn sensitive(value: &str) -> Result<HeaderValue, DriverError> {
+    let mut header = HeaderValue::from_str(value)
+        .map_err(|_| DriverError::new("a credential is not a valid header value"))?;
+    header.set_sensitive(true);
+    Ok(header)
+}
+
+impl Client {
+    pub(crate) fn new(checked: &Checked, address: SecretUrl) -> Result<Self, DriverError> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(checked.connect_timeout)
+            .timeout(checked.request_timeout)
+            // A redirect could carry the token to another host: Vault does not redirect reads.
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("sandloom-driver-vault/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| DriverError::new(format!("cannot build the HTTP client: {e}")))?;
+        let namespace = checked
+            .namespace
+            .as_deref()
+            .map(HeaderValue::from_str)
+            .transpose()
+            .map_err(|_| DriverError::new("is not a valid header value").at_option("namespace"))?;
+        let login = match &checked.auth {
+            Auth::Token(token) => Login::Token(sensitive(token.expose())?),
+            Auth::AppRole {
+                role_id,
+                secret_id,
+                mount,
+            } => Login::AppRole {
+                role_id: role_id.clone(),
+                secret_id: secret_id.clone(),
+                mount: mount.clone(),
+                lease: Mutex::new(None),
+            },
+        };
+        Ok(Self {
+            http,
+            base: checked.base.clone(),
+            address,
+            namespace,
+            login,
+        })
+    }
+
+    /// The token for the next request: the configured one, or the `AppRole` login's, logging in
+    /// again once two thirds of its time to live have passed.
+    async fn token(&self) -> InfraResult<HeaderValue> {
+        match &self.login {
+            Login::Token(token) => Ok(token.clone()),
+            Login::AppRole {
+                role_id,
+                secret_id,
+                mount,
+                lease,
+            } => {
+                let mut lease = lease.lock().await;
+                if let Some(current) = lease.as_ref().filter(|l| Instant::now() < l.renew_at) {
+                    return Ok(current.token.clone());
+                }
+                let renewed = self.approle_login(role_id, secret_id, mount).await?;
+                let token = renewed.token.clone();
+                *lease = Some(renewed);
+                Ok(token)
+            }
+        }
+    }
+
+    /// `POST auth/<mount>/login` with the role id and secret id.
+    async fn approle_login(
+        &self,
+        role_id: &Secret<String>,
+        secret_id: &Secret<String>,
+        mount: &str,
+    ) -> InfraResult<Lease> {
+        #[derive(Deserialize)]
+        struct Login {
+            auth: Option<LoginAuth>,
+        }
+        #[derive(Deserialize)]
+        struct LoginAuth {
+            client_token: Secret<String>,
+            #[serde(default)]
+            lease_duration: u64,
+        }
+        let body = Zeroizing::new(
+            serde_json::to_vec(&serde_json::json!({
+                "role_id": role_id.expose(),
+                "secret_id": secret_id.expose(),
+            }))
+            .unwrap_or_default(),
+        );
+        let path = format!("auth/{mount}/login");
+        let started = Instant::now();
+        let mut request = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .body(body.to_vec());
+        if let Some(namespace) = &self.namespace {
+            request = request.header(NAMESPACE_HEADER, namespace.clone());
+        }
+        let answer = self
+            .finish(&path, request, 64 * 1024)
+            .await
+            .map_err(|read| match read {
+                Read::Oversized => backend(&path, "the login answer is too large"),
+                Read::Failed(err) => err,
+            })?;
+        if !answer.status.is_success() {
+            return Err(self.refused(&path, &answer));
+        }
+        let login: Login = serde_json::from_slice(&answer.body).map_err(|e| {
+            backend(
+                &path,
+                &format!("the login answer is not what AppRole answers: {e}"),
+            )
+        })?;
+        let auth = login
+            .auth
+            .ok_or_else(|| backend(&path, "the login answer carries no token"))?;
+        let token = sensitive(auth.client_token.expose()).map_err(|_| {
+            backend(
+                &path,
+                "the login answer's token is not a valid header value",
+            )
+        })?;
+        // A token without a time to live (root-like) is kept; else log in again at 2/3 of it.
+        let ttl = if auth.lease_duration == 0 {
+            Duration::from_hours(365 * 24)
+        } else {
+            Duration::from_secs(auth.lease_duration) * 2 / 3
+        };
+        Ok(Lease {
+            token,
+            renew_at: started + ttl,
+        })
+    }
+
+    /// Send `method` to `path` (relative to `/v1/`), with the token, and read the answer's body
+    /// up to `limit` bytes.
+    pub(crate) async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        limit: usize,
+    ) -> Result<Answer, Read> {
+        let token = self.token().await?;
+        let mut request = self
+            .http
+            .request(method, format!("{}{path}", self.base))
+            .header(TOKEN_HEADER, token);
+        if let Some(namespace) = &self.namespace {
+            request = request.header(NAMESPACE_HEADER, namespace.clone());
+        }
+        self.finish(path, request, limit).await
+    }
+
+    async fn finish(
+        &self,
+        path: &str,
+        request: reqwest::RequestBuilder,
+        limit: usize,
+    ) -> Result<Answer, Read> {
+        let mut response = request.send().await.map_err(|e| self.transport(path, &e))?;
+        let status = response.status();
+        if response
+            .content_length()
+            .is_some_and(|length| length > limit as u64)
+        {
+            return Err(Read::Oversized);
+        }
+        let mut body = Zeroizing::new(Vec::new());
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| self.transport(path, &e))?
+        {
+            if body.len() + chunk.len() > limit {
+                return Err(Read::Oversized);
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(Answer { status, body })
+    }
+
+    /// A request that got no answer: `Timeout` when out of time, else `Unavailable`.
+    fn transport(&self, path: &str, err: &reqwest::Error) -> InfraError {
+        let kind = if err.is_timeout() {
+            ErrorKind::Timeout
+        } else {
+            ErrorKind::Unavailable
+        };
+        // The URL holds no credential (user-info is refused), but the chain says it once, here.
+        let cause = sandloom_driverkit::error_chain(&err.without_url_ref());
+        InfraError::new(
+            kind,
+            NAME,
+            format!(
+                "secrets.vault: {path} at {} got no answer: {cause}",
+                self.address
+            ),
+        )
+    }
+
+    /// An answer that is not a success, as an error of the kind its status says. `NotFound`
+    /// is left to the caller, who knows which secret it is about.
+    pub(crate) fn refused(&self, path: &str, answer: &Answer) -> InfraError {
+        let said = said(&answer.body);
+        let status = answer.status;
+        let (kind, what) = match status.as_u16() {
+            401 | 403 => (
+                ErrorKind::Backend,
+                "the token was refused (permission denied): check that it is valid and that \
+                 its policy grants `read` and `list` under the mount and prefix",
+            ),
+            404 => (
+                ErrorKind::Backend,
+                "no such route: is `mount` a KV version 2 engine this token can reach?",
+            ),
+            429 | 472 | 473 | 502 | 503 => (
+                ErrorKind::Unavailable,
+                "the server cannot serve now (sealed, standby, rate-limited or behind a failing proxy)",
+            ),
+            504 => (
+                ErrorKind::Timeout,
+                "a proxy in front of the server timed out",
+            ),
+            _ => (ErrorKind::Backend, "the server refused the request"),
+        };
+        InfraError::new(
+            kind,
+            NAME,
+            format!(
+                "secrets.vault: {path} at {} answered {status}: {what}{said}",
+                self.address
+            ),
+        )
+    }
+
+    /// The address, redacted.
+    pub(crate) fn address(&self) -> &SecretUrl {
+        &self.address
+    }
+}
+
+/// What the server said in `{"errors": […]}`, short, for a message: Vault's errors name paths
+/// and policies, never a stored value.
+fn said(body: &[u8]) -> String {
+    #[derive(Deserialize)]
+    struct Errors {
+        #[serde(default)]
+        errors: Vec<String>,
+    }
+    let Ok(errors) = serde_json::from_slice::<Errors>(body) else {
+        return String::new();
+    };
+    if errors.errors.is_empty() {
+        return String::new();
+    }
+    let mut text = errors.errors.join("; ");
+    if text.len() > 300 {
+        let mut end = 300;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    format!(" (the server said: {text})")
+}
+
+/// Whether a 404 is KV's "no such entry" (`{"errors":[]}`) rather than a missing route or
+/// mount, which says why in its errors.
+pub(crate) fn is_missing_entry(answer: &Answer) -> bool {
+    #[derive(Deserialize)]
+    struct Errors {
+        #[serde(default)]
+        errors: Vec<serde::de::IgnoredAny>,
+    }
+    answer.status == StatusCode::NOT_FOUND
+        && serde_json::from_slice::<Errors>(&answer.body).is_ok_and(|e| e.errors.is_empty())
+}
+
+/// A `Backend` error about `path`.
+pub(crate) fn backend(path: &str, what: &str) -> InfraError {
+    InfraError::new(
+        ErrorKind::Backend,
+        NAME,
+        format!("secrets.vault: {path}: {what}"),
+    )
+}
+
+trait WithoutUrlRef {
+    /// The error's text without its URL: the chain is printed once, with the path.
+    fn without_url_ref(&self) -> WithoutUrl<'_>;
+}
+
+impl WithoutUrlRef for reqwest::Error {
+    fn without_url_ref(&self) -> WithoutUrl<'_> {
+        WithoutUrl(self)
+    }
+}
+
+/// A reqwest error shown without the URL it names.
+#[derive(Debug)]
+struct WithoutUrl<'a>(&'a reqwest::Error);
+
+impl std::fmt::Display for WithoutUrl<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = self.0.to_string();
+        // reqwest writes "… for url (http://…)": cut that part, the message names the path.
+        let text = text.split(" for url (").next().unwrap_or(&text);
+        f.write_str(text)
+    }
+}
+
+impl std::error::Error for WithoutUrl<'_> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(self.0)
+    }
+}
