@@ -140,7 +140,8 @@ fn linked() -> LinkedDrivers {
         sandloom_driver_amqp,
         sandloom_driver_s3,
         sandloom_driver_webhook,
-        sandloom_driver_smtp
+        sandloom_driver_smtp,
+        sandloom_driver_vault
     )
 }
 

@@ -14,7 +14,8 @@ fn linked() -> sandloom::LinkedDrivers {
         sandloom_driver_amqp,
         sandloom_driver_s3,
         sandloom_driver_webhook,
-        sandloom_driver_smtp
+        sandloom_driver_smtp,
+        sandloom_driver_vault
     )
 }
 
@@ -122,6 +123,7 @@ fn a_driver_without_a_schema_is_listed_as_unknown_and_accepts_any_option() {
         "objectstore.s3",
         "notifier.webhook",
         "notifier.smtp",
+        "secrets.vault",
     ] {
         assert_eq!(
             schema["$defs"][driver]["additionalProperties"], false,

@@ -9,13 +9,14 @@ use sandloom_kernel::known::{BUILTIN_OWNER, KNOWN_PROVIDERS, is_builtin, provide
 use sandloom_kernel::registry;
 
 /// The packages whose drivers the list names: the built-ins' owner and the backend crates.
-const PROVIDING_PACKAGES: [&str; 7] = [
+const PROVIDING_PACKAGES: [&str; 8] = [
     BUILTIN_OWNER,
     "sandloom-driver-amqp",
     "sandloom-driver-postgres",
     "sandloom-driver-redis",
     "sandloom-driver-s3",
     "sandloom-driver-smtp",
+    "sandloom-driver-vault",
     "sandloom-driver-webhook",
 ];
 
@@ -28,6 +29,7 @@ fn registered() -> BTreeSet<(&'static str, &'static str, &'static str)> {
         sandloom_driver_redis,
         sandloom_driver_s3,
         sandloom_driver_smtp,
+        sandloom_driver_vault,
         sandloom_driver_webhook,
     );
     for package in PROVIDING_PACKAGES {

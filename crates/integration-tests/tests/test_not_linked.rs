@@ -118,6 +118,7 @@ async fn only_dependencies_that_register_drivers_are_candidates() {
             "sandloom_driver_redis",
             "sandloom_driver_s3",
             "sandloom_driver_smtp",
+            "sandloom_driver_vault",
             "sandloom_driver_webhook",
             "sandloom_embedded",
             "sandloom_example_driver_console",

@@ -65,6 +65,7 @@ pub const KNOWN_PROVIDERS: &[(&str, &str, &str)] = &[
     ("secrets", "env", BUILTIN_OWNER),
     ("secrets", "file", BUILTIN_OWNER),
     ("secrets", "memory", BUILTIN_OWNER),
+    ("secrets", "vault", "sandloom-driver-vault"),
     ("taskqueue", "amqp", "sandloom-driver-amqp"),
     ("taskqueue", "memory", BUILTIN_OWNER),
     ("taskqueue", "postgres", "sandloom-driver-postgres"),
