@@ -360,3 +360,49 @@ async fn approle_logs_in_and_logs_in_again_when_its_token_runs_out() {
     assert!(!err.contains(&role_id), "{err}");
     assert_clean("a failed login", &err);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(sandloom_test_vault),
+    ignore = "needs a real server: set SANDLOOM_TEST_VAULT_URL (eval \"$(scripts/test-services up)\") and rebuild"
+)]
+async fn a_namespace_reads_its_own_mount() {
+    // An OpenBao namespace with a KV v2 engine of its own, at the same mount name as the root's.
+    let namespace = support::unique("sandloom-ns");
+    support::must("POST", &format!("sys/namespaces/{namespace}"), None).unwrap();
+    let (status, answer) = support::call_in(
+        &namespace,
+        "POST",
+        "sys/mounts/kv",
+        Some(r#"{"type":"kv","options":{"version":"2"}}"#),
+    )
+    .unwrap();
+    assert_eq!(status, 204, "{answer}");
+    let (status, answer) = support::call_in(
+        &namespace,
+        "POST",
+        "kv/data/app/db/password",
+        Some(&format!(r#"{{"data":{{"value":"{VALUE}"}}}}"#)),
+    )
+    .unwrap();
+    assert_eq!(status, 200, "{answer}");
+    let in_namespace = VaultSecrets::from_options(VaultSecretsOptions {
+        namespace: Some(namespace.clone()),
+        mount: "kv".into(),
+        ..support::options("app")
+    })
+    .unwrap();
+    in_namespace.start().await.unwrap();
+    assert_eq!(
+        in_namespace.get("db/password").await.unwrap().expose(),
+        VALUE.as_bytes()
+    );
+    assert_eq!(in_namespace.list("").await.unwrap(), ["db/password"]);
+    // Without the namespace, the root namespace has no `kv` mount.
+    let outside = VaultSecrets::from_options(VaultSecretsOptions {
+        mount: "kv".into(),
+        ..support::options("app")
+    })
+    .unwrap();
+    assert!(outside.start().await.is_err());
+}

@@ -64,13 +64,28 @@ pub(crate) fn options(prefix: &str) -> VaultSecretsOptions {
 /// One HTTP/1.0 request to the server with the root token: its status and body. (HTTP/1.0: the
 /// server answers with the whole body and closes, no chunks to decode.)
 pub(crate) fn call(method: &str, path: &str, body: Option<&str>) -> Result<(u16, String), String> {
+    call_in("", method, path, body)
+}
+
+/// `call` in the namespace `namespace` (none when empty).
+pub(crate) fn call_in(
+    namespace: &str,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+) -> Result<(u16, String), String> {
     let mut stream = TcpStream::connect(socket()).map_err(|e| format!("connect: {e}"))?;
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))
         .map_err(|e| e.to_string())?;
     let body = body.unwrap_or("");
+    let namespace = if namespace.is_empty() {
+        String::new()
+    } else {
+        format!("X-Vault-Namespace: {namespace}\r\n")
+    };
     let request = format!(
-        "{method} /v1/{path} HTTP/1.0\r\nHost: vault\r\nX-Vault-Token: {}\r\n\
+        "{method} /v1/{path} HTTP/1.0\r\nHost: vault\r\nX-Vault-Token: {}\r\n{namespace}\
          Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         root_token(),
         body.len()
