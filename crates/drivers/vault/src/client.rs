@@ -136,6 +136,13 @@ impl Client {
                     return Ok(current.token.clone());
                 }
                 let renewed = self.approle_login(role_id, secret_id, mount).await?;
+                // Neither id nor the token: when it logged in, and when it will again.
+                tracing::debug!(
+                    target: "sandloom_driver_vault",
+                    auth_mount = %mount,
+                    relogin_in_s = renewed.renew_at.saturating_duration_since(Instant::now()).as_secs(),
+                    "secrets.vault logged in with AppRole"
+                );
                 let token = renewed.token.clone();
                 *lease = Some(renewed);
                 Ok(token)
