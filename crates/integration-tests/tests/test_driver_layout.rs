@@ -15,6 +15,7 @@ const DRIVERS: &[(&str, bool)] = &[
     ("redis", true),
     ("s3", true),
     ("smtp", true),
+    ("vault", true),
     ("webhook", true),
 ];
 

@@ -90,8 +90,10 @@
 //! assert_eq!(secrets.data_path("db/password"), "secret/data/apps/orders/db/password");
 //! ```
 
+mod address;
 mod client;
 mod entry;
+mod errors;
 mod options;
 mod provider;
 mod watch;

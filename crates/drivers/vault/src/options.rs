@@ -138,7 +138,8 @@ impl VaultSecretsOptions {
     /// Check every option and prepare what the driver keeps. Messages name options, never a
     /// secret's value.
     pub(crate) fn check(&self) -> Result<Checked, DriverError> {
-        let base = base_url(&self.address).map_err(|e| DriverError::new(e).at_option("address"))?;
+        let base = crate::address::base_url(&self.address)
+            .map_err(|e| DriverError::new(e).at_option("address"))?;
         let auth = self.auth()?;
         path_option("mount", &self.mount)?;
         path_option("approle_mount", &self.approle_mount)?;
@@ -253,33 +254,6 @@ pub(crate) struct Checked {
     pub(crate) poll_interval: Duration,
     pub(crate) connect_timeout: Duration,
     pub(crate) request_timeout: Duration,
-}
-
-/// `<address>/v1/` for an address, or why it is refused (never repeating user-info).
-fn base_url(address: &SecretUrl) -> Result<String, String> {
-    let url = reqwest::Url::parse(address.expose()).map_err(|e| {
-        format!(
-            "{address} is not a URL ({e}); write it as VAULT_ADDR is, https://vault.internal:8200"
-        )
-    })?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(format!(
-            "{address} must start with http:// or https://, not {}://",
-            url.scheme()
-        ));
-    }
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err(format!(
-            "{address} must not carry user-info: the driver logs in with `token` or AppRole"
-        ));
-    }
-    if url.host_str().is_none_or(str::is_empty) {
-        return Err(format!("{address} names no host"));
-    }
-    if url.query().is_some() || url.fragment().is_some() {
-        return Err(format!("{address} must have no query or fragment"));
-    }
-    Ok(format!("{}/v1/", url.as_str().trim_end_matches('/')))
 }
 
 /// Check a path-like option: segments of ASCII letters, digits, `.`, `_` and `-` separated by

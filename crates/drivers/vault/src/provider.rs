@@ -13,8 +13,9 @@ use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
 use tokio::sync::{Mutex, Notify};
 use tokio::time::Instant;
 
-use crate::client::{Answer, Client, Read, backend, is_missing_entry};
+use crate::client::{Answer, Client, Read};
 use crate::entry::{self, Metadata};
+use crate::errors::{backend, is_missing_entry};
 use crate::options::VaultSecretsOptions;
 use crate::watch::Watched;
 
