@@ -66,9 +66,16 @@ pub(super) fn parse_options(
             // No key to take out (a missing field, say): the last round. A field missing only
             // because a bad key was taken out is not a problem of its own.
             _ => {
-                let ours = removed
-                    .iter()
-                    .any(|k| error.message().contains(&format!("`{k}`")));
+                // Nor is one a reference gives a value to, before the value is read (`check`).
+                let referenced = error.message().starts_with("missing field")
+                    && instance
+                        .references
+                        .keys()
+                        .any(|k| error.message().contains(&format!("`{k}`")));
+                let ours = referenced
+                    || removed
+                        .iter()
+                        .any(|k| error.message().contains(&format!("`{k}`")));
                 if !ours {
                     let location = key.map_or_else(
                         || instance.location.clone(),
