@@ -11,6 +11,7 @@
 //! | subcommand | what it does |
 //! |---|---|
 //! | `infra check` | the dry run ([`Kernel::check`]): every problem with its code, location and action |
+//! | `infra check --read-secrets` | the dry run, reading every secret reference from its store ([`Kernel::check_reading_secrets`]) |
 //! | `infra drivers` | every linked driver: capability, name, package, contract, stability, features, options |
 //! | `infra explain CODE` | the long explanation of a code (`B020`, `SANDLOOM-B020`), like `rustc --explain` |
 //! | `infra schema` | a JSON Schema (draft 2020-12) of `INFRA` for the linked drivers, for editors |
