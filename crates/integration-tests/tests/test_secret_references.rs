@@ -342,3 +342,76 @@ async fn secret_values_never_show_in_debug_or_errors() {
     let err = kernel.start().await.unwrap_err();
     assert!(!format!("{err}{err:?}").contains("n3ver"), "{err}");
 }
+
+/// `PROGRAM infra …` on `file`: the status and what it printed.
+fn infra(args: &[&str], file: &std::path::Path) -> (sandloom::cli::Status, String) {
+    let mut command_line = vec!["app", "infra"];
+    command_line.extend_from_slice(args);
+    let file = file.display().to_string();
+    command_line.extend(["--infra", file.as_str()]);
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let status = sandloom::cli::execute(linked(), command_line, &mut out, &mut err);
+    (
+        status,
+        String::from_utf8(out).unwrap() + &String::from_utf8(err).unwrap(),
+    )
+}
+
+#[test]
+fn the_command_line_checks_with_and_without_reading_and_shows_references_as_written() {
+    use sandloom::cli::Status;
+    const VALUE: &str = "redis://127.0.0.1:1/0#n3ver-Sh0wn-cli";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("secrets/redis")).unwrap();
+    let file = dir.path().join("infra.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[secrets.default]\ndriver = \"file\"\nroot = {:?}\n\
+             [cache.default]\ndriver = \"redis\"\nurl = {{ secret = \"redis/url\" }}\n",
+            dir.path().join("secrets").display().to_string()
+        ),
+    )
+    .unwrap();
+    // Not stored yet: found only by reading.
+    assert_eq!(infra(&["check"], &file).0, Status::Ok);
+    let (status, out) = infra(&["check", "--read-secrets"], &file);
+    assert_eq!(status, Status::Problems, "{out}");
+    assert!(
+        out.contains("[SANDLOOM-B025]") && out.contains("has no such secret"),
+        "{out}"
+    );
+    // Stored: read, and never printed, by any command.
+    std::fs::write(dir.path().join("secrets/redis/url"), VALUE).unwrap();
+    let (status, out) = infra(&["check", "--read-secrets", "--format", "json"], &file);
+    assert_eq!(status, Status::Ok, "{out}");
+    let (_, why) = infra(&["why", "cache.default"], &file);
+    assert!(
+        why.contains(r#"secret reference: url = { secret = "redis/url", store = "default" }"#),
+        "{why}"
+    );
+    let (_, json) = infra(&["why", "cache.default", "--format", "json"], &file);
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(json["references"][0]["secret"], "redis/url");
+    assert_eq!(json["references"][0]["store"], "default");
+    let (_, schema) = infra(&["schema"], &file);
+    let schema: serde_json::Value = serde_json::from_str(&schema).unwrap();
+    let url = &schema["$defs"]["cache.redis"]["properties"]["url"]["anyOf"];
+    assert_eq!(url[1]["$ref"], "#/$defs/secret_reference", "{url}");
+    let prefix = &schema["$defs"]["cache.redis"]["properties"]["prefix"];
+    assert!(
+        prefix
+            .get("anyOf")
+            .is_none_or(|branches| !branches.to_string().contains("secret_reference")),
+        "{prefix}"
+    );
+    for args in [
+        &["check"][..],
+        &["check", "--read-secrets"],
+        &["why", "cache.default"],
+        &["health"],
+    ] {
+        let (_, out) = infra(args, &file);
+        assert!(!out.contains("n3ver"), "{args:?}: {out}");
+    }
+}
