@@ -415,3 +415,27 @@ fn the_command_line_checks_with_and_without_reading_and_shows_references_as_writ
         assert!(!out.contains("n3ver"), "{args:?}: {out}");
     }
 }
+
+#[tokio::test]
+async fn values_that_cannot_be_read_and_values_refused_come_together() {
+    let (_store, head) = memory_store("refs-together", &[("redis/bad", "http://not-redis")]);
+    let text = head
+        + "[cache.default]\ndriver = \"redis\"\nurl = { secret = \"redis/url\" }\n\
+           [cache.other]\ndriver = \"redis\"\nurl = { secret = \"redis/bad\" }\n";
+    for err in [
+        refused(&text, linked()).await,
+        Kernel::new(config(&text), linked())
+            .check_reading_secrets()
+            .await
+            .unwrap_err(),
+    ] {
+        assert_eq!(err.codes(), [codes::REFERENCE, codes::UNUSABLE], "{err}");
+        assert!(
+            err.problems()[1]
+                .description()
+                .contains("option `url`: is not a Redis URL"),
+            "{err}"
+        );
+        assert!(!err.to_string().contains("not-redis"), "{err}");
+    }
+}

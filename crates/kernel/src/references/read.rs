@@ -45,18 +45,18 @@ impl Drop for Wave {
 }
 
 /// The instances `keys` of `config`, each reference read from `stores` (a store that could
-/// not start is in `failed`, with its problem's code), each read bounded by `timeout`. Its
-/// problems were reported by the whole configuration's check: the wave has none of them.
-///
-/// # Errors
-/// A SANDLOOM-B025 problem for each value that could not be read.
+/// not start is in `failed`, with its problem's code), each read bounded by `timeout`, and a
+/// SANDLOOM-B025 problem for each value that could not be read. An instance with such a
+/// problem is left out of the wave, so that the others are still judged with their values and
+/// their problems come with these. The configuration's own problems were reported by the
+/// whole configuration's check: the wave has none of them.
 pub(crate) async fn read_wave(
     config: &InfraConfig,
     keys: &[(String, String)],
     stores: &Stores,
     failed: &BTreeMap<String, &'static str>,
     timeout: Duration,
-) -> Result<Wave, Vec<Problem>> {
+) -> (Wave, Vec<Problem>) {
     let mut part = config.clone();
     part.problems.clear();
     part.instances.retain(|key, _| keys.contains(key));
@@ -65,7 +65,8 @@ pub(crate) async fn read_wave(
         substituted: Vec::new(),
     };
     let mut problems = Vec::new();
-    for entry in wave.config.instances.values_mut() {
+    let mut unread = Vec::new();
+    for (key, entry) in &mut wave.config.instances {
         let references = std::mem::take(&mut entry.references);
         for (option, reference) in references {
             let site = Site {
@@ -95,20 +96,29 @@ pub(crate) async fn read_wave(
                         option,
                     ));
                 }
-                Err(reason) => problems.push(problem(
-                    site,
-                    (reference.store.clone(), reference.secret.clone()),
-                    reference.location.clone(),
-                    reason,
-                )),
+                Err(reason) => {
+                    unread.push(key.clone());
+                    problems.push(problem(
+                        site,
+                        (reference.store.clone(), reference.secret.clone()),
+                        reference.location.clone(),
+                        reason,
+                    ));
+                }
             }
         }
     }
-    if problems.is_empty() {
-        Ok(wave)
-    } else {
-        Err(problems)
+    for key in unread {
+        // Its values read so far are zeroed as it drops.
+        if let Some(mut entry) = wave.config.instances.remove(&key) {
+            for (_, value) in &mut entry.options.0 {
+                if let toml::Value::String(text) = value {
+                    text.zeroize();
+                }
+            }
+        }
     }
+    (wave, problems)
 }
 
 /// One value as text, or why it cannot be had. The `Secret` read is zeroed when it drops here.

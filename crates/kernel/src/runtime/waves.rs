@@ -60,36 +60,40 @@ impl Kernel {
         let mut stores = Stores::new();
         let mut infra = Infra::builder();
         for (index, keys) in waves.into_iter().enumerate() {
-            let wave = match read_wave(
+            let (wave, mut problems) = read_wave(
                 &self.config,
                 &keys,
                 &stores,
                 &BTreeMap::new(),
                 self.config.start_timeout(),
             )
-            .await
-            {
-                Ok(wave) => wave,
-                Err(problems) => return Err(self.fail(problems, attempts).await),
-            };
+            .await;
+            // The requirements of this wave's instances; one whose value could not be read is
+            // reported as such, not as missing.
             let requirements: Vec<Requirement> = self
                 .requirements
                 .iter()
                 .filter(|r| {
                     keys.iter()
                         .any(|(c, i)| c == r.capability() && i == r.instance())
+                        && wave.config.instance(r.capability(), r.instance()).is_some()
                 })
                 .copied()
                 .collect();
-            let planned = match resolve(&Inputs {
+            let resolved = resolve(&Inputs {
                 config: &wave.config,
                 drivers: registry::drivers(),
                 specs: registry::capabilities(),
                 requirements: &requirements,
                 linked: &self.linked,
-            }) {
-                Ok(planned) => planned,
-                Err(problems) => return Err(self.fail(problems, attempts).await),
+            });
+            let planned = match resolved {
+                Ok(planned) if problems.is_empty() => planned,
+                Ok(_) => return Err(self.fail(problems, attempts).await),
+                Err(found) => {
+                    problems.extend(found);
+                    return Err(self.fail(problems, attempts).await);
+                }
             };
             report.lines.extend(self.report(&planned).lines);
             if index + 1 == count && last == Last::ResolveOnly {
