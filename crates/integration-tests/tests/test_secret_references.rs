@@ -439,3 +439,36 @@ async fn values_that_cannot_be_read_and_values_refused_come_together() {
         assert!(!err.to_string().contains("not-redis"), "{err}");
     }
 }
+
+#[tokio::test]
+async fn a_driver_without_a_schema_takes_no_reference_and_a_value_must_be_text() {
+    let (store, head) = memory_store("refs-schemaless", &[]);
+    store.set("binary", vec![0xff, 0xfe, 0x00]).unwrap();
+    let text = head.clone()
+        + "[notifier.default]\ndriver = \"console\"\nprefix = { secret = \"binary\" }\n";
+    let console = sandloom::link_drivers!(sandloom_embedded, sandloom_example_driver_console);
+    let err = refused(&text, console).await;
+    let found = references(&err);
+    assert_eq!(found.len(), 1, "{err}");
+    assert!(
+        found[0]
+            .description()
+            .contains("driver `notifier.console` describes no options schema"),
+        "{err}"
+    );
+    // Where the option does hold a secret, a value that is not UTF-8 is refused, not shown.
+    let text = head + "[cache.default]\ndriver = \"redis\"\nurl = { secret = \"binary\" }\n";
+    let err = refused(&text, linked()).await;
+    let found = references(&err);
+    assert_eq!(found.len(), 1, "{err}");
+    assert!(
+        found[0].description().contains("is not UTF-8 text"),
+        "{err}"
+    );
+    assert!(
+        found[0]
+            .action()
+            .contains("store the value of the secret as UTF-8 text"),
+        "{err}"
+    );
+}

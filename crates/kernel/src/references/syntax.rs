@@ -24,7 +24,7 @@ pub(crate) struct Site<'a> {
 /// the reference or its SANDLOOM-B025 problem. `location` is where the table is written.
 ///
 /// A table is a reference when it has `secret` or `store`, or when each of its keys is a
-/// near miss of one of them (`{ secert = "…" }`): a typo is reported, not passed to the
+/// near miss of `secret` (`{ secert = "…" }`): a typo is reported, not passed to the
 /// driver as an unexpected table.
 pub(crate) fn read_table(
     value: &Value,
@@ -33,10 +33,9 @@ pub(crate) fn read_table(
 ) -> Option<Result<SecretReference, Problem>> {
     let table = value.as_table()?;
     let named = table.keys().any(|k| REFERENCE_KEYS.contains(&k.as_str()));
-    let near_misses = !table.is_empty()
-        && table
-            .keys()
-            .all(|k| closest(k, REFERENCE_KEYS.iter().copied()).is_some());
+    // Near misses of `secret` only, the key every reference has: an option's own table whose
+    // keys merely resemble `store` (`score`) is not taken for a reference.
+    let near_misses = !table.is_empty() && table.keys().all(|k| closest(k, ["secret"]).is_some());
     if !named && !near_misses {
         return None;
     }

@@ -119,16 +119,18 @@ fn malformed_references_are_b025_at_the_table() {
         );
         assert!(c.instance("taskqueue", "default").is_none());
     }
-    // A table that is no reference is an option like any other.
-    let c = config("[cache.default]\ndriver = \"redis\"\ntls = { verify = true }\n");
-    assert!(c.problems().is_empty());
+    // A table that is no reference is an option like any other, even with keys like `store`.
+    let c = config(
+        "[cache.default]\ndriver = \"redis\"\ntls = { verify = true }\nlimits = { score = 1 }\n",
+    );
+    assert!(c.problems().is_empty(), "{:?}", c.problems());
     assert_eq!(
         c.instance("cache", "default")
             .unwrap()
             .options
             .keys()
             .collect::<Vec<_>>(),
-        ["tls"]
+        ["limits", "tls"]
     );
 }
 
