@@ -10,10 +10,15 @@ use sandloom_kernel::{InfraConfig, Kernel, LinkedDrivers, StartupError, StartupR
 pub(super) fn run(
     loaded: Loaded,
     linked: LinkedDrivers,
+    read_secrets: bool,
     format: Format,
     out: &mut dyn Write,
 ) -> Result<Status, Failure> {
     let (config, outcome) = match loaded {
+        Loaded::Config(config) if read_secrets => {
+            let outcome = reading_secrets(Kernel::new(config.clone(), linked))?;
+            (Some(config), outcome)
+        }
         Loaded::Config(config) => {
             let outcome = Kernel::new(config.clone(), linked).check();
             (Some(config), outcome)
@@ -39,6 +44,31 @@ pub(super) fn run(
         Format::Json => doc::write(out, &document(config.as_ref(), &outcome))?,
     }
     Ok(status)
+}
+
+/// [`Kernel::check_reading_secrets`] on a runtime of its own, on a thread of its own: the
+/// stores are started, so they need a runtime, and this may be called inside the caller's
+/// (where a second one may not block the thread).
+fn reading_secrets(kernel: Kernel) -> Result<Result<StartupReport, StartupError>, Failure> {
+    std::thread::scope(|scope| {
+        let thread = std::thread::Builder::new()
+            .name("sandloom-infra-check".to_owned())
+            .spawn_scoped(scope, move || {
+                let runtime = tokio::runtime::Builder::new_multi_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|error| {
+                        Failure::Runtime(format!("cannot start a runtime for the check: {error}"))
+                    })?;
+                Ok(runtime.block_on(kernel.check_reading_secrets()))
+            })
+            .map_err(|error| {
+                Failure::Runtime(format!("cannot start a thread for the check: {error}"))
+            })?;
+        thread
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
 }
 
 fn document(config: Option<&InfraConfig>, outcome: &Result<StartupReport, StartupError>) -> Value {

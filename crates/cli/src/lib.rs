@@ -11,6 +11,7 @@
 //! | subcommand | what it does |
 //! |---|---|
 //! | `infra check` | the dry run ([`Kernel::check`]): every problem with its code, location and action |
+//! | `infra check --read-secrets` | the dry run, reading every secret reference from its store ([`Kernel::check_reading_secrets`]) |
 //! | `infra drivers` | every linked driver: capability, name, package, contract, stability, features, options |
 //! | `infra explain CODE` | the long explanation of a code (`B020`, `SANDLOOM-B020`), like `rustc --explain` |
 //! | `infra schema` | a JSON Schema (draft 2020-12) of `INFRA` for the linked drivers, for editors |
@@ -233,7 +234,13 @@ pub struct InfraCommand {
 pub enum InfraAction {
     /// The dry run: resolve and validate everything, start nothing; every problem with its code,
     /// location and action. Exit 1 when there is any problem.
-    Check,
+    Check {
+        /// Also start the `secrets` stores INFRA refers to and read each referenced secret,
+        /// proving it exists and its option accepts it (no value is printed); then stop them.
+        /// Without it, references are checked without reading: syntax, store, option.
+        #[arg(long)]
+        read_secrets: bool,
+    },
     /// Every linked driver: capability, name, package, contract version, stability, features and
     /// options.
     Drivers,
@@ -343,9 +350,9 @@ impl InfraCommand {
         out: &mut dyn Write,
     ) -> Result<Status, Failure> {
         match &self.action {
-            InfraAction::Check => self
+            InfraAction::Check { read_secrets } => self
                 .config()
-                .and_then(|config| check::run(config, linked, self.format, out)),
+                .and_then(|config| check::run(config, linked, *read_secrets, self.format, out)),
             InfraAction::Drivers => drivers::run(self.format, out),
             InfraAction::Explain { code } => explain::run(code, self.format, out),
             InfraAction::Schema => schema::run(self.format, out),

@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Failure, Format, Status, drivers, json as doc};
 use sandloom_kernel::Environment;
-use sandloom_kernel::config::{EXPERIMENTAL_CAPABILITY_RISK, KNOWN_RISKS};
+use sandloom_kernel::config::{EXPERIMENTAL_CAPABILITY_RISK, KNOWN_RISKS, MAX_SECRET_NAME_BYTES};
 use sandloom_kernel::registry::{self, CapabilitySpec, DriverEntry, Stability};
 
 /// The `$id` of the document; editors only use it as a name.
@@ -105,7 +105,7 @@ pub(super) fn infra_schema() -> Value {
         ),
     );
 
-    let mut definitions = Map::new();
+    let mut definitions = reference_definition();
     for spec in specs {
         let mut entries: Vec<&'static DriverEntry> = registry::drivers()
             .iter()
@@ -192,6 +192,18 @@ fn driver_schema(entry: &DriverEntry) -> Value {
         Some(Value::Object(properties)) => properties,
         _ => Map::new(),
     };
+    // An option that holds a secret may be written as a reference instead (the kernel accepts
+    // one there only, SANDLOOM-B025 elsewhere).
+    for property in properties.values_mut() {
+        if write_only(property) {
+            let description = property.get("description").cloned();
+            let mut either = json!({"anyOf": [property.take(), {"$ref": REFERENCE_REF}]});
+            if let Some(description) = description {
+                either["description"] = description;
+            }
+            *property = either;
+        }
+    }
     properties.extend(common);
     schema.insert("properties".into(), Value::Object(properties));
     let mut required = match schema.remove("required") {
@@ -202,4 +214,52 @@ fn driver_schema(entry: &DriverEntry) -> Value {
     schema.insert("required".into(), Value::Array(required));
     schema.insert("type".into(), json!("object"));
     Value::Object(schema)
+}
+
+/// The definition of a secret reference, under `$defs`.
+const REFERENCE_DEF: &str = "secret_reference";
+const REFERENCE_REF: &str = "#/$defs/secret_reference";
+
+/// `$defs` holding the secret reference's definition, which drivers' options refer to.
+fn reference_definition() -> Map<String, Value> {
+    let mut definitions = Map::new();
+    definitions.insert(REFERENCE_DEF.to_owned(), reference_schema());
+    definitions
+}
+
+/// A secret reference, `{ secret = "db/password", store = "default" }`, as the kernel reads it.
+fn reference_schema() -> Value {
+    json!({
+        "title": "secret reference",
+        "description": "The option's value is read at startup from a `secrets` instance: the secret `secret` of the store `store` (default: `default`). Accepted only for options that hold a secret (`writeOnly`).",
+        "type": "object",
+        "properties": {
+            "secret": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": MAX_SECRET_NAME_BYTES,
+                "pattern": "^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$",
+                "description": "The secret's name in its store: segments of ASCII letters, digits, `.`, `_` and `-`, separated by single `/`.",
+            },
+            "store": {
+                "type": "string",
+                "default": "default",
+                "description": "The `secrets` instance to read from (`[secrets.<store>]`).",
+            },
+        },
+        "required": ["secret"],
+        "additionalProperties": false,
+    })
+}
+
+/// Whether a property's schema holds a secret: `writeOnly`, or a branch that is
+/// (`Option<Secret<String>>` is `anyOf: [secret string, null]`).
+fn write_only(schema: &Value) -> bool {
+    schema.get("writeOnly") == Some(&Value::Bool(true))
+        || ["anyOf", "oneOf"].iter().any(|key| {
+            schema
+                .get(key)
+                .and_then(Value::as_array)
+                .is_some_and(|branches| branches.iter().any(write_only))
+        })
 }

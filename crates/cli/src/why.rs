@@ -152,6 +152,12 @@ fn document(report: &ConditionReport, config: &InfraConfig) -> Value {
             "satisfying": report.satisfying().map(|c| c.driver).collect::<Vec<_>>(),
             "candidates": report.candidates.iter().map(candidate).collect::<Vec<_>>(),
             "problems": report.problems.iter().map(|p| doc::problem(p, Some(config))).collect::<Vec<_>>(),
+            "references": report.references.iter().map(|(option, r)| json!({
+                "option": option,
+                "secret": r.secret,
+                "store": r.store,
+                "location": doc::location(&r.location),
+            })).collect::<Vec<_>>(),
         }),
     )
 }

@@ -61,6 +61,12 @@ pub const EXPERIMENTAL: &str = "SANDLOOM-B023";
 ///
 #[doc = include_str!("codes/B024.md")]
 pub const INVALID_REQUIREMENT: &str = "SANDLOOM-B024";
+/// A secret reference in `INFRA` cannot be resolved: malformed, in an option that holds no
+/// secret, to a store that is not configured or could not start, to a secret the store does
+/// not have, or in a circle of `secrets` instances.
+///
+#[doc = include_str!("codes/B025.md")]
+pub const REFERENCE: &str = "SANDLOOM-B025";
 /// A driver failed to stop cleanly.
 ///
 #[doc = include_str!("codes/B030.md")]
@@ -79,6 +85,7 @@ pub const ALL: &[&str] = &[
     UNUSABLE,
     EXPERIMENTAL,
     INVALID_REQUIREMENT,
+    REFERENCE,
     STOP_FAILED,
 ];
 
@@ -91,6 +98,7 @@ const EXPLANATIONS: &[(&str, &str)] = &[
     (UNUSABLE, include_str!("codes/B022.md")),
     (EXPERIMENTAL, include_str!("codes/B023.md")),
     (INVALID_REQUIREMENT, include_str!("codes/B024.md")),
+    (REFERENCE, include_str!("codes/B025.md")),
     (STOP_FAILED, include_str!("codes/B030.md")),
 ];
 

@@ -27,6 +27,7 @@ use sandloom_sdk_infra::linked_requirements;
 use semver::Version;
 
 use crate::codes;
+use crate::config::SecretReference;
 use crate::config::{EXPERIMENTAL_CAPABILITY_RISK, Environment, InfraConfig, Location};
 use crate::contract_version::series;
 use crate::error::{Problem, UnusableReason};
@@ -314,6 +315,9 @@ pub struct ConditionReport {
     pub candidates: Vec<Candidate>,
     /// What the dry run reports about this instance (every code, with its action).
     pub problems: Vec<Problem>,
+    /// The options `INFRA` writes as secret references, by option, sorted: shown as written,
+    /// never read.
+    pub references: Vec<(String, SecretReference)>,
 }
 
 impl ConditionReport {
@@ -362,8 +366,13 @@ impl ConditionReport {
             requirements: linked_requirements(),
             linked,
         };
-        let (problems, verdicts) = resolve_for_report(&inputs, capability, instance);
+        let (mut problems, verdicts) = resolve_for_report(&inputs, capability, instance);
         let configured = config.instance(capability, instance);
+        if configured.is_some_and(|c| !c.references.is_empty()) {
+            // What `check` reports about them, judged where `check` judges them.
+            problems.extend(crate::references::judge(config, drivers));
+            crate::config::order_by_location(&mut problems, config);
+        }
         Self {
             capability: capability.to_owned(),
             instance: instance.to_owned(),
@@ -385,6 +394,13 @@ impl ConditionReport {
                 .into_iter()
                 .filter(|problem| concerns(problem, capability, instance, configured))
                 .collect(),
+            references: configured
+                .map(|c| {
+                    c.references()
+                        .map(|(option, r)| (option.to_owned(), r.clone()))
+                        .collect()
+                })
+                .unwrap_or_default(),
         }
     }
 
@@ -514,6 +530,11 @@ fn concerns(
             capability: c,
             instance: i,
             ..
+        }
+        | Problem::Reference {
+            capability: c,
+            instance: i,
+            ..
         } => c == capability && i == instance,
         Problem::Conflict {
             capability: c,
@@ -551,6 +572,13 @@ impl fmt::Display for ConditionReport {
                 "  configured: unknown: its table could not be read (see SANDLOOM-B010 in `infra check`)"
             )?,
             (None, _) => writeln!(f, "  configured: no: INFRA has no `[{name}]`")?,
+        }
+        for (option, reference) in &self.references {
+            writeln!(
+                f,
+                "  secret reference: {option} = {reference} (at {}; read at startup, never shown)",
+                reference.location
+            )?;
         }
         if self.required_by.is_empty() {
             writeln!(f, "  required by: no module")?;

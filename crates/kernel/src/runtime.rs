@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use sandloom_sdk_infra::{Infra, Requirement, linked_requirements};
+use sandloom_sdk_infra::secrets::Secrets;
+use sandloom_sdk_infra::{Infra, InfraBuilder, Requirement, linked_requirements};
 
 use crate::config::InfraConfig;
 use crate::config::Location;
@@ -13,10 +14,13 @@ use crate::error::{Problem, ShutdownError, StartupError, UnusableReason};
 use crate::health::{Check, Checks, HealthReport, Prober};
 use crate::lifecycle::{self, Attempted, Attempts, Started, timers_enabled};
 use crate::link::LinkedDrivers;
+use crate::references::Stores;
 use crate::registry::{self, BuildContext, ErasedLifecycle, Health};
 use crate::report::{ReportLine, StartupReport};
 use crate::resolve::{Inputs, InstanceNames, PlannedInstance, resolve, unusable};
 use crate::wait;
+
+mod waves;
 
 /// Reads `INFRA`, resolves the drivers it selects, and starts them.
 ///
@@ -119,13 +123,24 @@ impl Kernel {
     }
 
     fn resolve(&self) -> Result<Vec<PlannedInstance<'_>>, Vec<Problem>> {
-        resolve(&Inputs {
+        let resolved = resolve(&Inputs {
             config: &self.config,
             drivers: registry::drivers(),
             specs: registry::capabilities(),
             requirements: &self.requirements,
             linked: &self.linked,
-        })
+        });
+        if self.config.instances().all(|i| i.references.is_empty()) {
+            return resolved;
+        }
+        let mut problems = crate::references::judge(&self.config, registry::drivers());
+        match resolved {
+            Ok(planned) if problems.is_empty() => return Ok(planned),
+            Ok(_) => {}
+            Err(found) => problems.extend(found),
+        }
+        order_by_location(&mut problems, &self.config);
+        Err(problems)
     }
 
     fn report(&self, planned: &[PlannedInstance<'_>]) -> StartupReport {
@@ -194,62 +209,30 @@ impl Kernel {
         if tokio::runtime::Handle::try_current().is_err() || !timers_enabled() {
             return Err(StartupError::new(vec![Problem::NoRuntime]));
         }
-        let planned = self.resolve().map_err(StartupError::new)?;
-        let mut report = self.report(&planned);
-        let timeout = self.config.start_timeout();
-
-        let mut built = Vec::new();
-        let mut problems = Vec::new();
-        for plan in planned {
-            let PlannedInstance {
-                config,
-                spec,
-                entry,
-                options,
-            } = plan;
-            let context = BuildContext {
-                instance: config.instance,
-                telemetry: config.telemetry,
-            };
-            match construct(entry.build, options, &context) {
-                Ok(driver) => built.push((config, spec.name, entry, driver)),
-                Err(failure) => problems.push(unusable(&config, entry, failure)),
-            }
-        }
-        if !problems.is_empty() {
-            // Nothing was started; dropping the built drivers releases them.
-            return Err(StartupError::new(problems));
-        }
-
+        let mut report = self.report(&[]);
         // From here on, every driver whose start is attempted is in `attempts`: if this future
         // is dropped half-way (the caller gave up), its drop stops them.
         let mut attempts = Attempts {
             drivers: Vec::new(),
             stop_timeout: self.config.stop_timeout(),
         };
-        let mut infra = Infra::builder();
-        for (config, capability, entry, driver) in built {
-            let lifecycle: Arc<dyn ErasedLifecycle> = Arc::from(driver.lifecycle);
-            // A failed or timed-out start may have acquired something; stop releases it too.
-            attempts.drivers.push(Attempted {
-                capability: config.capability.to_owned(),
-                instance: config.instance.to_owned(),
-                driver: config.driver.to_owned(),
-                lifecycle: Arc::clone(&lifecycle),
-            });
-            let (started, tried) = self.start_waiting(&lifecycle, &config, &mut report).await;
-            let Some(reason) = failure(started, timeout, tried, &mut attempts) else {
-                infra = infra.with_erased(capability, config.instance, driver.operations);
-                continue;
+        let infra = if self.config.instances().any(|i| !i.references.is_empty()) {
+            // The stores start first, and their values are read into the options of the rest.
+            self.start_in_waves(&mut report, &mut attempts, waves::Last::Start)
+                .await?
+        } else {
+            let planned = self.resolve().map_err(StartupError::new)?;
+            report.lines = self.report(&planned).lines;
+            let wave = Wave {
+                report: &mut report,
+                attempts: &mut attempts,
+                stores: None,
             };
-            problems.push(unusable(&config, entry, reason));
-        }
-        if !problems.is_empty() {
-            problems.extend(attempts.stop_all().await);
-            order_by_location(&mut problems, &self.config);
-            return Err(StartupError::new(problems));
-        }
-
+            self.start_wave(planned, wave, Infra::builder())
+                .await
+                .map_err(StartupError::new)?
+        };
+        let mut problems = Vec::new();
         let infra = match infra.build() {
             Ok(infra) => infra,
             Err(err) => {
@@ -276,6 +259,84 @@ impl Kernel {
             attempts,
             report,
         })
+    }
+}
+
+/// What one wave of startup adds to: the report, the drivers attempted (of every wave), and
+/// the stores started so far (when later waves read from them).
+struct Wave<'w> {
+    report: &'w mut StartupReport,
+    attempts: &'w mut Attempts,
+    stores: Option<&'w mut Stores>,
+}
+
+impl Kernel {
+    /// Construct every planned instance, then start each in order, adding them to `infra`. A
+    /// `secrets` instance started is kept in the wave's stores. When anything fails, every
+    /// driver attempted (in this wave or before) is stopped, in reverse order, and the problems
+    /// are returned, ordered by location.
+    async fn start_wave(
+        &self,
+        planned: Vec<PlannedInstance<'_>>,
+        wave: Wave<'_>,
+        mut infra: InfraBuilder,
+    ) -> Result<InfraBuilder, Vec<Problem>> {
+        let Wave {
+            report,
+            attempts,
+            mut stores,
+        } = wave;
+        let timeout = self.config.start_timeout();
+        let mut built = Vec::new();
+        let mut problems = Vec::new();
+        for plan in planned {
+            let PlannedInstance {
+                config,
+                spec,
+                entry,
+                options,
+            } = plan;
+            let context = BuildContext {
+                instance: config.instance,
+                telemetry: config.telemetry,
+            };
+            match construct(entry.build, options, &context) {
+                Ok(driver) => built.push((config, spec.name, entry, driver)),
+                Err(failure) => problems.push(unusable(&config, entry, failure)),
+            }
+        }
+        if !problems.is_empty() {
+            // Nothing of this wave was started; dropping the built drivers releases them.
+            problems.extend(attempts.stop_all().await);
+            return Err(problems);
+        }
+        for (config, capability, entry, driver) in built {
+            let lifecycle: Arc<dyn ErasedLifecycle> = Arc::from(driver.lifecycle);
+            // A failed or timed-out start may have acquired something; stop releases it too.
+            attempts.drivers.push(Attempted {
+                capability: config.capability.to_owned(),
+                instance: config.instance.to_owned(),
+                driver: config.driver.to_owned(),
+                lifecycle: Arc::clone(&lifecycle),
+            });
+            let (started, tried) = self.start_waiting(&lifecycle, &config, report).await;
+            let Some(reason) = failure(started, timeout, tried, attempts) else {
+                if let Some(stores) = stores.as_deref_mut()
+                    && let Some(secrets) = driver.operations.downcast_ref::<Arc<dyn Secrets>>()
+                {
+                    stores.insert(config.instance.to_owned(), Arc::clone(secrets));
+                }
+                infra = infra.with_erased(capability, config.instance, driver.operations);
+                continue;
+            };
+            problems.push(unusable(&config, entry, reason));
+        }
+        if !problems.is_empty() {
+            problems.extend(attempts.stop_all().await);
+            order_by_location(&mut problems, &self.config);
+            return Err(problems);
+        }
+        Ok(infra)
     }
 }
 

@@ -1,14 +1,19 @@
 //! `SANDLOOM__…` environment overrides.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use toml::Value;
 
 use super::parse::{
     check_name, not_millis, read_millis, read_risks, unknown_top_level, wrong_type,
 };
 use super::settings::{self, Written};
-use super::{Environment, InfraConfig, InstanceConfig, Location, OVERRIDE_PREFIX};
+use super::{
+    DEFAULT_SECRET_STORE, Environment, InfraConfig, InstanceConfig, Location, OVERRIDE_PREFIX,
+};
 use crate::error::Problem;
 use crate::options::RawOptions;
+use crate::references::{REFERENCE_KEYS, Site, malformed, reference};
 
 /// What the override variable `name` sets, as `InfraConfig::leave_out` names it: a top-level key
 /// (`environment`) or an instance (`cache.default`).
@@ -39,12 +44,35 @@ pub(super) fn apply(
     // Deterministic: the same environment always gives the same configuration and errors.
     overrides.sort();
     let mut problems = Vec::new();
+    let mut references = ReferenceOverrides::new();
+    // Options set to a literal by an override: one set to a reference too is a problem.
+    let mut literals = std::collections::BTreeSet::new();
     for (name, raw) in overrides {
         let location = Location::variable(&name);
         let path: Vec<String> = name[OVERRIDE_PREFIX.len()..]
             .split("__")
             .map(str::to_ascii_lowercase)
             .collect();
+        if let [capability, instance, key, part] = path.as_slice()
+            && REFERENCE_KEYS.contains(&part.as_str())
+        {
+            let parts = references
+                .entry((capability.clone(), instance.clone(), key.clone()))
+                .or_default();
+            let slot = if part == "secret" {
+                &mut parts.secret
+            } else {
+                &mut parts.store
+            };
+            *slot = Some((raw, name));
+            continue;
+        }
+        if let [_, _, key] = path.as_slice()
+            && key != "driver"
+            && !settings::is_instance_key(key)
+        {
+            literals.insert(path.clone());
+        }
         let value = read_value(&raw);
         let result = match path.as_slice() {
             [key] => apply_top_level(&mut config, key, &value, location.clone()),
@@ -74,6 +102,7 @@ pub(super) fn apply(
             problems.push((target, problem));
         }
     }
+    apply_references(&mut config, references, &literals, &mut problems);
     for entry in config
         .instances
         .values()
@@ -193,23 +222,7 @@ fn apply_instance(
     (value, raw): (Value, &str),
     location: Location,
 ) -> Result<(), Problem> {
-    check_name(instance)
-        .map_err(|message| Problem::config(location.clone(), message, "rename the instance"))?;
-    let entry = config
-        .instances
-        .entry((capability.to_owned(), instance.to_owned()))
-        .or_insert_with(|| InstanceConfig {
-            capability: capability.to_owned(),
-            instance: instance.to_owned(),
-            driver: String::new(),
-            options: RawOptions::default(),
-            location: location.clone(),
-            capability_location: location.clone(),
-            driver_location: location.clone(),
-            option_locations: std::collections::BTreeMap::new(),
-            env_strings: super::instance::EnvStrings::default(),
-            settings: settings::InstanceSettings::default(),
-        });
+    let entry = instance_entry(config, capability, instance, &location)?;
     if key == "driver" {
         let driver = match value {
             Value::String(driver) if !driver.is_empty() => driver,
@@ -243,7 +256,136 @@ fn apply_instance(
             entry.env_strings.insert(key.to_owned(), raw.to_owned());
         }
         entry.options.0.insert(key.to_owned(), value);
+        // A literal replaces a reference the file wrote for the option, as it replaces a value.
+        entry.references.remove(key);
         entry.option_locations.insert(key.to_owned(), location);
     }
     Ok(())
+}
+
+/// The instance `capability.instance` an override sets, made when the file has none.
+fn instance_entry<'a>(
+    config: &'a mut InfraConfig,
+    capability: &str,
+    instance: &str,
+    location: &Location,
+) -> Result<&'a mut InstanceConfig, Problem> {
+    check_name(instance)
+        .map_err(|message| Problem::config(location.clone(), message, "rename the instance"))?;
+    Ok(config
+        .instances
+        .entry((capability.to_owned(), instance.to_owned()))
+        .or_insert_with(|| InstanceConfig {
+            capability: capability.to_owned(),
+            instance: instance.to_owned(),
+            driver: String::new(),
+            options: RawOptions::default(),
+            location: location.clone(),
+            capability_location: location.clone(),
+            driver_location: location.clone(),
+            option_locations: std::collections::BTreeMap::new(),
+            env_strings: super::instance::EnvStrings::default(),
+            settings: settings::InstanceSettings::default(),
+            references: std::collections::BTreeMap::new(),
+        }))
+}
+
+/// The two variables of one reference override: `(value, variable name)` of each.
+#[derive(Default)]
+struct ReferenceParts {
+    secret: Option<(String, String)>,
+    store: Option<(String, String)>,
+}
+
+/// Reference overrides by (capability, instance, option).
+type ReferenceOverrides = BTreeMap<(String, String, String), ReferenceParts>;
+
+/// Set the options that overrides write as references (`…__PASSWORD__SECRET`, with
+/// `…__PASSWORD__STORE`): each replaces what the file wrote for the option, literal or
+/// reference. A problem is kept with the instance it concerns as its target.
+fn apply_references(
+    config: &mut InfraConfig,
+    references: ReferenceOverrides,
+    literals: &BTreeSet<Vec<String>>,
+    problems: &mut Vec<(String, Problem)>,
+) {
+    for ((capability, instance, option), parts) in references {
+        let target = format!("{capability}.{instance}");
+        let site = Site {
+            capability: &capability,
+            instance: &instance,
+            option: &option,
+        };
+        let variable = |part: &str| {
+            format!(
+                "{OVERRIDE_PREFIX}{}__{}__{}__{part}",
+                capability.to_ascii_uppercase(),
+                instance.to_ascii_uppercase(),
+                option.to_ascii_uppercase()
+            )
+        };
+        let store = parts.store.as_ref().map(|(raw, _)| raw.clone());
+        let written = (
+            store
+                .clone()
+                .unwrap_or_else(|| DEFAULT_SECRET_STORE.to_owned()),
+            parts
+                .secret
+                .as_ref()
+                .map(|(raw, _)| raw.clone())
+                .unwrap_or_default(),
+        );
+        let Some((secret, secret_var)) = parts.secret else {
+            let store_var = parts.store.map(|(_, name)| name).unwrap_or_default();
+            problems.push((
+                target,
+                malformed(
+                    site,
+                    written,
+                    &Location::variable(&store_var),
+                    format!(
+                        "`{store_var}` names a store, but `{}` names no secret",
+                        variable("SECRET")
+                    ),
+                    format!(
+                        "also set {} to the secret's name, or unset {store_var}",
+                        variable("SECRET")
+                    ),
+                ),
+            ));
+            continue;
+        };
+        let location = Location::variable(&secret_var);
+        let literal = vec![capability.clone(), instance.clone(), option.clone()];
+        if literals.contains(&literal) {
+            let literal_var = variable("").trim_end_matches("__").to_owned();
+            problems.push((
+                target,
+                malformed(
+                    site,
+                    written,
+                    &location,
+                    format!("`{option}` of `{capability}.{instance}` is set both to a value (`{literal_var}`) and to a secret reference (`{secret_var}`)"),
+                    format!("unset one of {literal_var} and {secret_var}"),
+                ),
+            ));
+            continue;
+        }
+        let read = reference(
+            site,
+            Some(&Value::String(secret)),
+            store.map(Value::String).as_ref(),
+            location.clone(),
+        );
+        let entry = instance_entry(config, &capability, &instance, &location);
+        match (read, entry) {
+            (Ok(reference), Ok(entry)) => {
+                entry.options.remove(&option);
+                entry.env_strings.remove(&option);
+                entry.option_locations.insert(option.clone(), location);
+                entry.references.insert(option, reference);
+            }
+            (Err(problem), _) | (_, Err(problem)) => problems.push((target, problem)),
+        }
+    }
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::{InfraConfig, Location, settings};
 use crate::options::RawOptions;
+use crate::references::SecretReference;
 
 /// One configured capability instance: `[capability.instance]` with `driver = "…"`.
 ///
@@ -56,6 +57,8 @@ pub struct InstanceConfig {
     pub(crate) env_strings: EnvStrings,
     /// The kernel's own keys of the table.
     pub(crate) settings: settings::InstanceSettings,
+    /// Options whose value is a secret reference, by option key: never among `options`.
+    pub(crate) references: BTreeMap<String, SecretReference>,
 }
 
 /// The raw text of overrides, by option key. A `PASSWORD` override is such a text, so `Debug`
@@ -99,6 +102,23 @@ impl InstanceConfig {
     /// ```
     pub fn option_location(&self, key: &str) -> &Location {
         self.option_locations.get(key).unwrap_or(&self.location)
+    }
+
+    /// The options written as secret references (`password = { secret = "db/password" }`),
+    /// by option key, sorted. They are not among [`options`](Self::options): their values are
+    /// read from the store at startup.
+    ///
+    /// ```
+    /// use sandloom_kernel::InfraConfig;
+    ///
+    /// let text = "[cache.default]\ndriver = \"redis\"\nurl = { secret = \"redis/url\", store = \"file\" }\n";
+    /// let config = InfraConfig::from_toml_str(text, "infra.toml").unwrap();
+    /// let cache = config.instance("cache", "default").unwrap();
+    /// let refs: Vec<(&str, String)> = cache.references().map(|(k, r)| (k, r.to_string())).collect();
+    /// assert_eq!(refs, [("url", r#"{ secret = "redis/url", store = "file" }"#.to_owned())]);
+    /// ```
+    pub fn references(&self) -> impl Iterator<Item = (&str, &SecretReference)> {
+        self.references.iter().map(|(k, r)| (k.as_str(), r))
     }
 
     /// `capability.instance`.

@@ -68,7 +68,16 @@ pub fn check_instance_name(name: &str) -> Result<(), String> {
     parse::check_name(name)
 }
 
+pub use crate::references::{DEFAULT_STORE as DEFAULT_SECRET_STORE, SecretReference};
 pub use instance::InstanceConfig;
+
+/// The longest secret name a reference may have, in bytes: the `secrets` naming rule's
+/// (`infra schema` states it for editors).
+///
+/// ```
+/// assert_eq!(sandloom_kernel::config::MAX_SECRET_NAME_BYTES, 256);
+/// ```
+pub const MAX_SECRET_NAME_BYTES: usize = sandloom_sdk_infra::secrets::MAX_NAME_BYTES;
 pub(crate) use order::order_by_location;
 
 use crate::error::Problem;

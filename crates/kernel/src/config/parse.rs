@@ -20,6 +20,7 @@ use super::{
 };
 use crate::error::Problem;
 use crate::options::RawOptions;
+use crate::references::{Site, read_table};
 use crate::suggest::closest;
 
 pub(super) const TOP_LEVEL_KEYS: &[&str] = &[
@@ -281,6 +282,7 @@ fn read_instance(
     let mut driver = None;
     let mut options = Table::new();
     let mut option_locations = BTreeMap::new();
+    let mut references = BTreeMap::new();
     let mut kernel_settings = InstanceSettings::default();
     let qualified = format!("{capability}.{instance}");
     for (key, spanned) in fields {
@@ -306,7 +308,20 @@ fn read_instance(
             continue;
         }
         if name != "driver" {
-            options.insert(name.to_owned(), value);
+            let site = Site {
+                capability,
+                instance,
+                option: name,
+            };
+            match read_table(&value, site, &source.at(&spanned.span())) {
+                Some(Ok(reference)) => {
+                    references.insert(name.to_owned(), reference);
+                }
+                Some(Err(problem)) => problems.push(problem),
+                None => {
+                    options.insert(name.to_owned(), value);
+                }
+            }
             option_locations.insert(name.to_owned(), key_location);
             continue;
         }
@@ -342,6 +357,7 @@ fn read_instance(
             option_locations,
             env_strings: super::instance::EnvStrings::default(),
             settings: kernel_settings,
+            references,
         }),
         _ => Err(problems),
     }

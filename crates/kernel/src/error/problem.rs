@@ -6,6 +6,7 @@ use std::fmt::{self, Write as _};
 use super::reason::{ConflictKind, UnusableReason, conflict_action};
 use crate::codes;
 use crate::location::Location;
+use crate::references::ReferenceReason;
 
 /// One thing that stops startup. Every problem has a stable [`code`](Problem::code), a
 /// [`description`](Problem::description) and an [`action`](Problem::action).
@@ -118,6 +119,24 @@ pub enum Problem {
         /// The capability's features.
         known: Vec<&'static str>,
     },
+    /// SANDLOOM-B025: a secret reference in `INFRA` cannot be resolved.
+    #[non_exhaustive]
+    Reference {
+        /// The capability of the instance whose option holds the reference.
+        capability: String,
+        /// That instance.
+        instance: String,
+        /// The option.
+        option: String,
+        /// The `secrets` instance it reads from, as written (`default` when it names none).
+        store: String,
+        /// The secret's name, as written (empty when none is).
+        secret: String,
+        /// Where the reference is written.
+        location: Location,
+        /// Why it cannot be resolved.
+        reason: ReferenceReason,
+    },
     /// SANDLOOM-B030.
     #[non_exhaustive]
     StopFailed {
@@ -173,6 +192,7 @@ impl Problem {
             Self::Unusable { .. } => codes::UNUSABLE,
             Self::Experimental { .. } => codes::EXPERIMENTAL,
             Self::InvalidRequirement { .. } => codes::INVALID_REQUIREMENT,
+            Self::Reference { .. } => codes::REFERENCE,
             Self::StopFailed { .. } => codes::STOP_FAILED,
         }
     }
@@ -193,6 +213,7 @@ impl Problem {
     pub fn location(&self) -> Option<&Location> {
         match self {
             Self::Config { location, .. }
+            | Self::Reference { location, .. }
             | Self::NoDriver { location, .. }
             | Self::Experimental { location, .. }
             | Self::Unusable {
@@ -304,6 +325,7 @@ impl Problem {
             } => format!(
                 "driver `{capability}.{driver}` of `{capability}.{instance}` did not stop cleanly: {reason}"
             ),
+            Self::Reference { .. } => crate::references::describe(self),
         }
     }
 
@@ -412,6 +434,7 @@ impl Problem {
                 }
                 None => format!("remove `{feature}` from the `requires!` of module `{module}`"),
             },
+            Self::Reference { .. } => crate::references::act(self),
             Self::StopFailed { .. } => {
                 "check the backend for resources left behind (connections, locks)".to_owned()
             }

@@ -9,6 +9,9 @@ use crate::error::UnusableReason;
 use crate::panic_message;
 use crate::registry::{CapabilitySpec, DriverEntry, ParsedOptions};
 
+/// What a referenced option holds while its value is not read (`check`).
+const REFERENCE_PLACEHOLDER: &str = "sandloom-secret-reference-not-read";
+
 /// Call driver code, turning a panic into a reason the driver is unusable.
 pub(super) fn call_driver<T>(
     phase: &'static str,
@@ -35,6 +38,11 @@ pub(super) fn parse_options(
     let mut options = Cow::Borrowed(&instance.options);
     let mut removed: Vec<String> = Vec::new();
     let mut reasons = Vec::new();
+    // Before their values are read (`check`), references hold a placeholder, so that the
+    // driver's checks between options (a key that needs its secret beside it) see one there.
+    for key in instance.references.keys() {
+        options.to_mut().set_str(key, REFERENCE_PLACEHOLDER);
+    }
     let parsed = loop {
         let result = call_driver("option parsing", || (entry.parse_options)(&options));
         let error = match result {
@@ -58,6 +66,13 @@ pub(super) fn parse_options(
             continue;
         }
         match key {
+            // A placeholder the driver refuses (not a URL, say) says nothing about the value
+            // that will be read: the option is left out, and not reported.
+            Some(key)
+                if instance.references.contains_key(&key) && options.to_mut().remove(&key) =>
+            {
+                removed.push(key);
+            }
             Some(key) if options.to_mut().remove(&key) => {
                 let location = instance.option_location(&key).clone();
                 reasons.push(UnusableReason::Options { error, location });
@@ -66,9 +81,16 @@ pub(super) fn parse_options(
             // No key to take out (a missing field, say): the last round. A field missing only
             // because a bad key was taken out is not a problem of its own.
             _ => {
-                let ours = removed
-                    .iter()
-                    .any(|k| error.message().contains(&format!("`{k}`")));
+                // Nor is one a reference gives a value to, before the value is read (`check`).
+                let referenced = error.message().starts_with("missing field")
+                    && instance
+                        .references
+                        .keys()
+                        .any(|k| error.message().contains(&format!("`{k}`")));
+                let ours = referenced
+                    || removed
+                        .iter()
+                        .any(|k| error.message().contains(&format!("`{k}`")));
                 if !ours {
                     let location = key.map_or_else(
                         || instance.location.clone(),
