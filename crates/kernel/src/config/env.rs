@@ -231,6 +231,7 @@ fn apply_instance(
         };
         settings::set_instance(
             &mut entry.settings,
+            capability,
             key,
             &value,
             location,
