@@ -77,9 +77,10 @@ pub use sandloom_kernel::{Kernel, LinkedDrivers, Running, link_drivers};
 pub use sandloom_kernel::config;
 pub use sandloom_kernel::{Environment, InfraConfig, InstanceConfig, Location, RawOptions};
 
-// What a start reports, and health in operation.
+// What a start reports, health in operation, and rotated secrets.
 pub use sandloom_kernel::{
-    Health, HealthReport, InstanceHealth, Readiness, ReportLine, StartAttempts, StartupReport,
+    Health, HealthReport, InstanceHealth, Readiness, ReportLine, SecretRotation, StartAttempts,
+    StartupReport,
 };
 
 // Refusals: every problem with its stable code, and the reasons they carry.

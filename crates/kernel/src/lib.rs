@@ -15,7 +15,10 @@
 //! In operation: [`Running::readiness`] checks every driver, each under `health_timeout_ms`, and
 //! folds the answers into a [`Readiness`] (with `health_interval_ms`, a background probe keeps
 //! [`Running::last_health`] current and logs every change of state); `start_wait_ms` lets
-//! startup wait for backends that are still coming up (see [`StartAttempts`]).
+//! startup wait for backends that are still coming up (see [`StartAttempts`]). A secret the
+//! configuration uses that changes in its store is logged, counted, kept in
+//! [`Running::secret_rotations`] and sent to [`Running::rotation_events`] as a
+//! [`SecretRotation`] naming the instances that use it.
 //!
 //! ```no_run
 //! use sandloom_kernel::{InfraConfig, Kernel};
@@ -88,6 +91,7 @@ pub mod registry;
 mod report;
 mod resolve;
 mod risk;
+mod rotation;
 mod runtime;
 mod specs;
 mod suggest;
@@ -107,6 +111,7 @@ pub use options::{OptionsError, RawOptions};
 pub use references::ReferenceReason;
 pub use registry::Health;
 pub use report::{ReportLine, StartupReport};
+pub use rotation::SecretRotation;
 pub use runtime::{Kernel, Running};
 
 // `crate::panic_message` is what resolve.rs and conditions.rs name; kept so they need no edit.

@@ -18,6 +18,7 @@ use crate::references::Stores;
 use crate::registry::{self, BuildContext, ErasedLifecycle, Health};
 use crate::report::{ReportLine, StartupReport};
 use crate::resolve::{Inputs, InstanceNames, PlannedInstance, resolve, unusable};
+use crate::rotation::{self, Rotations, Watcher};
 use crate::wait;
 
 mod waves;
@@ -40,6 +41,9 @@ pub struct Kernel {
     config: InfraConfig,
     linked: LinkedDrivers,
     requirements: Vec<Requirement>,
+    /// Secrets watched for rotation besides those references use (`Kernel::watch_secret`,
+    /// in `rotation/mod.rs`).
+    pub(crate) watched: Vec<crate::references::uses::SecretUse>,
 }
 
 impl Kernel {
@@ -58,6 +62,7 @@ impl Kernel {
             config,
             linked,
             requirements: linked_requirements().to_vec(),
+            watched: Vec::new(),
         }
     }
 
@@ -252,9 +257,15 @@ impl Kernel {
             .config
             .health_interval()
             .map(|interval| Prober::spawn(Arc::clone(&checks), interval));
+        // Every instance is up: from here on a change of a used secret is a rotation.
+        let rotations = Arc::new(Rotations::new());
+        let stores = rotation::plan(&self.secret_uses(), &infra, &self.config, &report);
+        let watcher = Watcher::spawn(stores, &rotations, rotation::Timing::default());
         Ok(Running {
             infra: Arc::new(infra),
             prober,
+            watcher: Some(watcher),
+            rotations,
             checks,
             attempts,
             report,
@@ -461,6 +472,11 @@ pub struct Running {
     /// Periodic health probing (`health_interval_ms`); dropped (aborted) before the drivers
     /// are stopped.
     prober: Option<Prober>,
+    /// The rotation watchers; stopped before the drivers (and declared before `attempts`, so
+    /// that a `Running` dropped without `shutdown` aborts them first).
+    watcher: Option<Watcher>,
+    /// What the watchers found (`Running::secret_rotations`, in `rotation/mod.rs`).
+    pub(crate) rotations: Arc<Rotations>,
     checks: Arc<Checks>,
     attempts: Attempts,
     report: StartupReport,
@@ -623,6 +639,11 @@ impl Running {
     /// out while stopping.
     pub async fn shutdown(mut self) -> Result<(), ShutdownError> {
         self.stop_probing();
+        // Before the drain: a watcher's long poll would count as in flight, and must not
+        // outlive the secrets instances it calls.
+        if let Some(watcher) = self.watcher.take() {
+            watcher.stop(self.attempts.stop_timeout).await;
+        }
         drain(&self.attempts.drivers, self.attempts.stop_timeout).await;
         let problems = self.attempts.stop_all().await;
         if problems.is_empty() {

@@ -13,12 +13,24 @@
 //! Keys, values, payloads and options are never recorded. `telemetry = false` in an instance's
 //! table turns both off for it.
 //!
+//! Rotated secrets (see `Running::secret_rotations`): counter [`ROTATIONS_METRIC`], labelled
+//! `store`, one per rotation of a secret the configuration uses; counter
+//! [`ROTATION_ERRORS_METRIC`], labelled `store` and `outcome` (the `ErrorKind`), one per failed
+//! call of the rotation watcher to a store. Both are logged under target `sandloom::secrets`.
+//!
 //! ```
 //! use sandloom_kernel::telemetry::{DURATION_METRIC, OPERATIONS_METRIC, SPAN_NAME};
 //! assert_eq!(SPAN_NAME, "sandloom.operation");
 //! // With the Prometheus exporter: `sandloom_operations`, `sandloom_operation_duration`.
 //! assert_eq!(OPERATIONS_METRIC, "sandloom.operations");
 //! assert_eq!(DURATION_METRIC, "sandloom.operation.duration");
+//! ```
+//!
+//! ```
+//! use sandloom_kernel::telemetry::{ROTATION_ERRORS_METRIC, ROTATIONS_METRIC};
+//! // Prometheus: `sandloom_secret_rotations`, `sandloom_secret_rotation_errors`.
+//! assert_eq!(ROTATIONS_METRIC, "sandloom.secret.rotations");
+//! assert_eq!(ROTATION_ERRORS_METRIC, "sandloom.secret.rotation.errors");
 //! ```
 
 /// The name of the span of one operation.
@@ -29,3 +41,8 @@ pub const OPERATIONS_METRIC: &str = "sandloom.operations";
 pub const DURATION_METRIC: &str = "sandloom.operation.duration";
 /// The labels of both series, in order.
 pub const LABELS: [&str; 5] = ["capability", "instance", "driver", "operation", "outcome"];
+/// The counter of rotated secrets, labelled `store`.
+pub const ROTATIONS_METRIC: &str = "sandloom.secret.rotations";
+/// The counter of the rotation watcher's failed calls to a store, labelled `store` and
+/// `outcome`.
+pub const ROTATION_ERRORS_METRIC: &str = "sandloom.secret.rotation.errors";

@@ -1,10 +1,13 @@
 //! The kernel's operating keys of `INFRA`: `start_wait_ms`, `health_timeout_ms`,
 //! `health_interval_ms` at the top level, and `start_wait_ms`, `health_timeout_ms`, `telemetry`
-//! per instance (never passed to the driver), from the file and from overrides.
+//! per instance and `rotation_poll_ms` per `secrets` instance (never passed to the driver), from
+//! the file and from overrides.
 
 use std::time::Duration;
 
-use sandloom_kernel::config::{DEFAULT_HEALTH_TIMEOUT, RESERVED_INSTANCE_KEYS};
+use sandloom_kernel::config::{
+    DEFAULT_HEALTH_TIMEOUT, DEFAULT_ROTATION_POLL, RESERVED_INSTANCE_KEYS,
+};
 use sandloom_kernel::{InfraConfig, Problem};
 
 fn parse(text: &str) -> InfraConfig {
@@ -249,4 +252,47 @@ fn a_wrong_override_is_b010_at_its_variable_naming_the_value() {
     );
     assert!(config.instance("cache", "default").is_none());
     assert!(config.instance("notifier", "default").is_some());
+}
+
+#[test]
+fn rotation_poll_is_a_key_of_secrets_instances_only_from_the_file_and_overrides() {
+    let config = parse(
+        "[secrets.default]\ndriver = \"env\"\nprefix = \"APP_\"\nrotation_poll_ms = 0\n\
+         [secrets.vault]\ndriver = \"memory\"\n\
+         [secrets.bad]\ndriver = \"memory\"\nrotation_poll_ms = -1\n\
+         [cache.default]\ndriver = \"memory\"\nrotation_poll_ms = 1000\n",
+    );
+    assert_eq!(
+        descriptions(&config),
+        [
+            "`rotation_poll_ms` of `[secrets.bad]` must be an integer of milliseconds, 0 or more, found `-1` (at infra.toml:9:1)",
+            "`rotation_poll_ms` of `[cache.default]` is a key of `secrets` instances only (how often a store is polled for rotated secrets); `cache` has no secrets to watch (at infra.toml:12:1)",
+        ]
+    );
+    assert!(
+        config
+            .problems()
+            .iter()
+            .all(|p| p.code() == "SANDLOOM-B010")
+    );
+    let default = config.instance("secrets", "default").unwrap();
+    assert!(default.rotation_poll().is_zero());
+    assert_eq!(default.options.keys().collect::<Vec<_>>(), ["prefix"]);
+    let vault = config.instance("secrets", "vault").unwrap();
+    assert_eq!(vault.rotation_poll(), DEFAULT_ROTATION_POLL);
+
+    let config = overridden(&[
+        ("SANDLOOM__SECRETS__VAULT__DRIVER", "memory"),
+        ("SANDLOOM__SECRETS__VAULT__ROTATION_POLL_MS", "5000"),
+        ("SANDLOOM__CACHE__DEFAULT__ROTATION_POLL_MS", "5000"),
+    ]);
+    assert_eq!(
+        descriptions(&config),
+        [
+            "`rotation_poll_ms` is a key of `secrets` instances only (how often a store is polled for rotated secrets); `cache` has no secrets to watch (at environment variable SANDLOOM__CACHE__DEFAULT__ROTATION_POLL_MS)"
+        ]
+    );
+    let vault = config.instance("secrets", "vault").unwrap();
+    assert_eq!(vault.rotation_poll(), Duration::from_secs(5));
+    assert!(vault.options.is_empty(), "{:?}", vault.options);
 }

@@ -244,6 +244,7 @@ fn apply_instance(
         };
         settings::set_instance(
             &mut entry.settings,
+            capability,
             key,
             &value,
             location,

@@ -183,4 +183,29 @@ impl InstanceConfig {
     pub fn telemetry(&self) -> bool {
         self.settings.telemetry.unwrap_or(true)
     }
+
+    /// How often this `secrets` store is polled for rotated secrets when it has no `watch`
+    /// feature: its `rotation_poll_ms`, else [`DEFAULT_ROTATION_POLL`](crate::config::DEFAULT_ROTATION_POLL).
+    /// Zero turns rotation detection off for the store (watching included). Only `secrets`
+    /// instances may set it.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sandloom_kernel::InfraConfig;
+    ///
+    /// let text = "[secrets.vault]\ndriver = \"memory\"\nrotation_poll_ms = 5000\n\
+    ///             [secrets.off]\ndriver = \"memory\"\nrotation_poll_ms = 0\n";
+    /// let config = InfraConfig::from_toml_str(text, "infra.toml").unwrap();
+    /// assert_eq!(config.instance("secrets", "vault").unwrap().rotation_poll(), Duration::from_secs(5));
+    /// assert!(config.instance("secrets", "off").unwrap().rotation_poll().is_zero());
+    ///
+    /// // Refused elsewhere: no other capability holds secrets.
+    /// let config = InfraConfig::from_toml_str("[cache.default]\ndriver = \"memory\"\nrotation_poll_ms = 5000\n", "infra.toml").unwrap();
+    /// assert_eq!(config.problems()[0].code(), "SANDLOOM-B010");
+    /// ```
+    pub fn rotation_poll(&self) -> Duration {
+        self.settings
+            .rotation_poll
+            .unwrap_or(settings::DEFAULT_ROTATION_POLL)
+    }
 }

@@ -40,7 +40,9 @@ use std::time::Duration;
 
 pub use crate::location::Location;
 pub use crate::risk::{EXPERIMENTAL_CAPABILITY_RISK, KNOWN_RISKS};
-pub use settings::{DEFAULT_HEALTH_TIMEOUT, DEFAULT_START_WAIT, RESERVED_INSTANCE_KEYS};
+pub use settings::{
+    DEFAULT_HEALTH_TIMEOUT, DEFAULT_ROTATION_POLL, DEFAULT_START_WAIT, RESERVED_INSTANCE_KEYS,
+};
 
 pub use environment::Environment;
 

@@ -300,9 +300,14 @@ fn read_instance(
             let written = Written::File {
                 instance: Some(&qualified),
             };
-            if let Err(problem) =
-                settings::set_instance(&mut kernel_settings, name, &value, key_location, &written)
-            {
+            if let Err(problem) = settings::set_instance(
+                &mut kernel_settings,
+                capability,
+                name,
+                &value,
+                key_location,
+                &written,
+            ) {
                 problems.push(problem);
             }
             continue;

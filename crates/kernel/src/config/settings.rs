@@ -18,12 +18,16 @@ use crate::error::Problem;
 /// | `start_wait_ms` | integer ≥ 0 | how long to retry a transient `start` failure (overrides the top-level key) |
 /// | `health_timeout_ms` | integer > 0 | how long the instance's health check may take (overrides the top-level key) |
 /// | `telemetry` | boolean | per-operation spans and metrics for the instance; default `true` |
+/// | `rotation_poll_ms` | integer ≥ 0 | `secrets` instances only: how often a store without the `watch` feature is polled for rotated secrets; default 30 000 ([`DEFAULT_ROTATION_POLL`]); 0 turns rotation detection off for the store, watching included |
 ///
 /// ```
 /// use sandloom_kernel::InfraConfig;
 /// use sandloom_kernel::config::RESERVED_INSTANCE_KEYS;
 ///
-/// assert_eq!(RESERVED_INSTANCE_KEYS, ["driver", "start_wait_ms", "health_timeout_ms", "telemetry"]);
+/// assert_eq!(
+///     RESERVED_INSTANCE_KEYS,
+///     ["driver", "start_wait_ms", "health_timeout_ms", "telemetry", "rotation_poll_ms"]
+/// );
 /// let text = "[cache.default]\ndriver = \"memory\"\ncapacity = 10\ntelemetry = false\nstart_wait_ms = 5000\n";
 /// let config = InfraConfig::from_toml_str(text, "infra.toml").unwrap();
 /// let cache = config.instance("cache", "default").unwrap();
@@ -31,12 +35,19 @@ use crate::error::Problem;
 /// assert_eq!(cache.options.keys().collect::<Vec<_>>(), ["capacity"]);
 /// assert!(!cache.telemetry());
 /// ```
-pub const RESERVED_INSTANCE_KEYS: &[&str] = &["driver", START_WAIT, HEALTH_TIMEOUT, TELEMETRY];
+pub const RESERVED_INSTANCE_KEYS: &[&str] = &[
+    "driver",
+    START_WAIT,
+    HEALTH_TIMEOUT,
+    TELEMETRY,
+    ROTATION_POLL,
+];
 
 pub(super) const START_WAIT: &str = "start_wait_ms";
 pub(super) const HEALTH_TIMEOUT: &str = "health_timeout_ms";
 pub(super) const HEALTH_INTERVAL: &str = "health_interval_ms";
 pub(super) const TELEMETRY: &str = "telemetry";
+pub(super) const ROTATION_POLL: &str = "rotation_poll_ms";
 
 /// How long startup keeps retrying a driver whose `start` fails with a transient error, unless
 /// `start_wait_ms` says otherwise: not at all.
@@ -62,12 +73,27 @@ pub const DEFAULT_START_WAIT: Duration = Duration::ZERO;
 /// ```
 pub const DEFAULT_HEALTH_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// How often a `secrets` store without the `watch` feature is polled for rotated secrets,
+/// unless its `rotation_poll_ms` says otherwise (0 there turns detection off).
+///
+/// ```
+/// use std::time::Duration;
+/// use sandloom_kernel::config::DEFAULT_ROTATION_POLL;
+/// use sandloom_kernel::InfraConfig;
+///
+/// assert_eq!(DEFAULT_ROTATION_POLL, Duration::from_secs(30));
+/// let config = InfraConfig::from_toml_str("[secrets.default]\ndriver = \"env\"\nprefix = \"APP_\"\n", "infra.toml").unwrap();
+/// assert_eq!(config.instance("secrets", "default").unwrap().rotation_poll(), DEFAULT_ROTATION_POLL);
+/// ```
+pub const DEFAULT_ROTATION_POLL: Duration = Duration::from_secs(30);
+
 /// The kernel's settings of one instance, each `None` when the instance does not set it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct InstanceSettings {
     pub(crate) start_wait: Option<Duration>,
     pub(crate) health_timeout: Option<Duration>,
     pub(crate) telemetry: Option<bool>,
+    pub(crate) rotation_poll: Option<Duration>,
 }
 
 /// Where a setting is written, for the examples of actions.
@@ -101,12 +127,14 @@ impl Written<'_> {
 
 /// Whether `key` is one of the kernel's instance keys (other than `driver`).
 pub(super) fn is_instance_key(key: &str) -> bool {
-    matches!(key, START_WAIT | HEALTH_TIMEOUT | TELEMETRY)
+    matches!(key, START_WAIT | HEALTH_TIMEOUT | TELEMETRY | ROTATION_POLL)
 }
 
-/// Set the kernel's instance key `key` (one of [`is_instance_key`]) from `value`.
+/// Set the kernel's instance key `key` (one of [`is_instance_key`]) of an instance of
+/// `capability` from `value`.
 pub(super) fn set_instance(
     settings: &mut InstanceSettings,
+    capability: &str,
     key: &str,
     value: &Value,
     location: Location,
@@ -134,6 +162,21 @@ pub(super) fn set_instance(
                 ));
             }
         },
+        // Only a secrets store is watched for rotation: on any other instance the key would
+        // be silently meaningless, so it is refused (it may be a misplaced line).
+        ROTATION_POLL if capability != "secrets" => {
+            return Err(Problem::config(
+                location,
+                format!(
+                    "{} is a key of `secrets` instances only (how often a store is polled for rotated secrets); `{capability}` has no secrets to watch",
+                    written.what(key)
+                ),
+                "remove it, or move it to the `[secrets.<instance>]` table of the store it is meant for",
+            ));
+        }
+        ROTATION_POLL => {
+            settings.rotation_poll = Some(millis(value, true, key, location, written)?);
+        }
         other => unreachable!("`{other}` is not a kernel instance key"),
     }
     Ok(())

@@ -25,7 +25,6 @@ pub(crate) struct UsedBy {
 }
 
 /// Every secret `config` refers to, one per (store, secret), sorted by store then secret.
-#[cfg_attr(not(test), allow(dead_code))] // the rotation report's entry point
 pub(crate) fn secret_uses(config: &InfraConfig) -> Vec<SecretUse> {
     let mut uses: BTreeMap<(String, String), Vec<UsedBy>> = BTreeMap::new();
     for instance in config.instances() {
