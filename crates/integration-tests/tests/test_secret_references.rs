@@ -472,3 +472,67 @@ async fn a_driver_without_a_schema_takes_no_reference_and_a_value_must_be_text()
         "{err}"
     );
 }
+
+/// The secrets a configuration refers to are the ones watched for rotation: a referenced file
+/// rewritten in `secrets.file` is reported with the instance whose option refers to it, and an
+/// unreferenced file of the same store is not (issue 25, item 6, fed by references).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_referenced_secret_rewritten_is_reported_with_the_instances_that_refer_to_it() {
+    let url = redis_url();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("redis")).unwrap();
+    std::fs::write(dir.path().join("redis/url"), &url).unwrap();
+    std::fs::write(dir.path().join("unused"), "first").unwrap();
+    let text = format!(
+        "[secrets.default]\ndriver = \"file\"\nroot = {:?}\npoll_interval_ms = 10\n\
+         [cache.default]\ndriver = \"redis\"\nprefix = \"refs-rotation\"\nurl = {{ secret = \"redis/url\" }}\n",
+        dir.path().display().to_string()
+    );
+    let running = start(&text, linked())
+        .await
+        .unwrap_or_else(|err| panic!("{err}"));
+    let mut events = running.rotation_events();
+    let next = |events: &mut tokio::sync::broadcast::Receiver<sandloom::SecretRotation>| {
+        let mut events = events.resubscribe();
+        async move {
+            tokio::time::timeout(std::time::Duration::from_millis(300), events.recv())
+                .await
+                .ok()
+                .map(Result::unwrap)
+        }
+    };
+
+    let pending = next(&mut events);
+    std::fs::write(dir.path().join("unused"), "second").unwrap();
+    assert_eq!(pending.await, None, "an unreferenced secret");
+
+    // A change made before the watcher's first call is not one (the instance started with it):
+    // rewrite until one is reported.
+    let mut reported = None;
+    for attempt in 0..50 {
+        let pending = next(&mut events);
+        std::fs::write(
+            dir.path().join("redis/url"),
+            format!("{url}?attempt={attempt}"),
+        )
+        .unwrap();
+        if let Some(rotation) = pending.await {
+            reported = Some(rotation);
+            break;
+        }
+    }
+    let rotation = reported.expect("no rotation reported after 50 rewrites");
+    assert_eq!(
+        (rotation.store.as_str(), rotation.secret.as_str()),
+        ("default", "redis/url")
+    );
+    assert_eq!(rotation.dependents, ["cache.default"]);
+    assert!(!format!("{rotation:?}").contains("redis://"));
+    assert!(
+        running
+            .secret_rotations()
+            .iter()
+            .all(|r| r.secret == "redis/url" && r.dependents == ["cache.default"])
+    );
+    running.shutdown().await.unwrap();
+}

@@ -22,9 +22,9 @@ use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
 use crate::config::InfraConfig;
+use crate::references::uses::{SecretUse, UsedBy};
 use crate::report::StartupReport;
 use crate::telemetry::ROTATIONS_METRIC;
-use crate::references::uses::{SecretUse, UsedBy};
 
 pub(crate) use task::Timing;
 
@@ -118,7 +118,7 @@ impl crate::Kernel {
     pub(crate) fn secret_uses(&self) -> Vec<SecretUse> {
         // The references in INFRA, then any secret a test named with `watch_secret`; `plan`
         // merges the dependents of a secret named twice.
-        let mut uses = crate::references::uses::secret_uses(&self.config);
+        let mut uses = crate::references::uses::secret_uses(self.config());
         uses.extend(self.watched.iter().cloned());
         uses
     }

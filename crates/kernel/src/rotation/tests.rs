@@ -14,9 +14,9 @@ use tokio::sync::{Notify, broadcast};
 
 use super::{Mode, Rotations, SecretRotation, StoreWatch, Timing, Watcher, plan};
 use crate::config::InfraConfig;
+use crate::references::uses::{SecretUse, UsedBy};
 use crate::registry::Stability;
 use crate::report::{ReportLine, StartupReport};
-use crate::references::uses::{SecretUse, UsedBy};
 
 const VALUE: &str = "v4lue-N3VER-sh0wn";
 
