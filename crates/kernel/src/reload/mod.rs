@@ -14,5 +14,7 @@
 pub mod plan;
 #[cfg(test)]
 mod tests;
+#[cfg(feature = "reload-triggers")]
+pub mod triggers;
 
 pub use plan::{Change, InstanceChange, ReloadPlan};
