@@ -95,6 +95,10 @@ pub use sandloom_kernel::{
 // subscriber and exporter.
 pub use sandloom_kernel::telemetry;
 
+// Live reconfiguration: what a reload would do, and (feature `reload-triggers`) the file watch
+// and SIGHUP that start one.
+pub use sandloom_kernel::reload;
+
 /// The module door: operation traits, capability keys, `Infra`.
 ///
 /// ```

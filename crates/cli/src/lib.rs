@@ -17,20 +17,29 @@
 //! | `infra schema` | a JSON Schema (draft 2020-12) of `INFRA` for the linked drivers, for editors |
 //! | `infra why CAPABILITY.INSTANCE` | the condition report: candidates, the selected driver, why not the others |
 //! | `infra health` | starts the infrastructure, prints each instance's health, stops |
+//! | `infra diff OLD NEW` | what a reload from the file OLD to the file NEW would do: instances kept, replaced (with the reasons), added and removed |
 //!
 //! Every subcommand takes `--format text|json` (JSON carries `"format_version": 1` and
 //! `"command"` at the top) and `--infra FILE`. `INFRA` is read as the application reads it:
 //! `--infra FILE` stands for `SANDLOOM_INFRA=FILE`; without it, the file `SANDLOOM_INFRA` names,
 //! else the embedded defaults; then the `SANDLOOM__…` overrides of the environment
 //! ([`InfraConfig::from_env`]). `drivers`, `explain` and `schema` do not read `INFRA`.
+//! `diff` reads its two files as `--infra FILE` is read, the overrides applied to both, as a
+//! reload applies them to the new file; `--infra` with `diff` is bad input.
+//!
+//! `infra diff`'s JSON: `"ok"` (both files without problems), `"changed"` (`null` when not
+//! ok), `"old"` and `"new"` (`{"origin", "ok", "problems": […]}`, problems as `check`'s),
+//! `"instances"` (`[{"capability", "instance", "change": "kept" | "replaced" | "added" |
+//! "removed", "reasons": […]}]`, in start order) and `"settings"` (changed settings of the
+//! whole process, as text).
 //!
 //! ## Exit status (stable)
 //!
 //! | status | meaning |
 //! |---|---|
-//! | 0 | ok: `check` found no problem, `health` is ready (or degraded: it still serves), `why`'s instance has no problem (a driver is selected for it, or, unconfigured, one could serve it) |
-//! | 1 | the infrastructure has problems: `check` found some (a file that is not TOML or not UTF-8 included: that is `INFRA` being checked), `health` is not ready or could not start, `why`'s instance has problems (`check` reports some about it, or no linked driver serves it or could: `selected: none`) |
-//! | 2 | bad input: an unknown subcommand or option (clap's usage error), an unknown code, a malformed `CAPABILITY.INSTANCE`, an unknown capability or an instance name `check` refuses (SANDLOOM-B010), an `--infra` file (or `SANDLOOM_INFRA`) that does not exist or cannot be opened |
+//! | 0 | ok: `check` found no problem, `diff` compared two files without problems (whether or not anything changes: `"changed"` in its JSON says), `health` is ready (or degraded: it still serves), `why`'s instance has no problem (a driver is selected for it, or, unconfigured, one could serve it) |
+//! | 1 | the infrastructure has problems: `check` found some (a file that is not TOML or not UTF-8 included: that is `INFRA` being checked), `diff`'s OLD or NEW has some (a reload would be refused; the problems are printed instead of the plan), `health` is not ready or could not start, `why`'s instance has problems (`check` reports some about it, or no linked driver serves it or could: `selected: none`) |
+//! | 2 | bad input: an unknown subcommand or option (clap's usage error), `--infra` with `diff`, an unknown code, a malformed `CAPABILITY.INSTANCE`, an unknown capability or an instance name `check` refuses (SANDLOOM-B010), an `--infra` file (or `SANDLOOM_INFRA`, or `diff`'s OLD or NEW) that does not exist or cannot be opened |
 //!
 //! Results go to standard output; bad-input errors, in text, to standard error. Nothing panics
 //! on any input.
@@ -103,6 +112,7 @@
 //! ```
 
 mod check;
+mod diff;
 mod drivers;
 mod explain;
 mod health;
@@ -206,7 +216,7 @@ pub enum Format {
 #[derive(Debug, Clone, Args)]
 // Without `long_about`, clap would print this rustdoc, example and fences included, as `--help`.
 #[command(
-    about = "Inspect the infrastructure: check, drivers, explain, schema, why, health",
+    about = "Inspect the infrastructure: check, drivers, explain, schema, why, health, diff",
     long_about = None
 )]
 pub struct InfraCommand {
@@ -259,6 +269,14 @@ pub enum InfraAction {
     },
     /// Start the infrastructure, print each instance's health, stop. Exit 1 when not ready.
     Health,
+    /// What a reload from OLD to NEW would do: instances kept, replaced (and why), added and
+    /// removed. Both files are checked first; exit 1 when either has problems.
+    Diff {
+        /// The INFRA file running now.
+        old: PathBuf,
+        /// The INFRA file to reload to.
+        new: PathBuf,
+    },
 }
 
 /// The parser [`run`] and [`run_from`] use: `PROGRAM infra …`.
@@ -363,6 +381,14 @@ impl InfraCommand {
                 .config()
                 .and_then(|config| health::check_blocking(config, linked))
                 .and_then(|checked| health::report(&checked, self.format, out)),
+            InfraAction::Diff { old, new } => {
+                if self.infra.is_some() {
+                    return Err(Failure::BadInput(
+                        "`infra diff` compares the two files it is given: drop `--infra`".into(),
+                    ));
+                }
+                diff::run((old, new), linked, self.format, out)
+            }
         }
     }
 
@@ -376,17 +402,26 @@ impl InfraCommand {
                 .filter(|path| !path.is_empty())
                 .map(|path| (PathBuf::from(path), sandloom_kernel::config::INFRA_FILE_VAR)),
         };
-        let read = match &named {
-            Some((path, by)) => {
-                openable(path, by)?;
-                InfraConfig::from_file(path).and_then(InfraConfig::with_env_overrides)
-            }
-            None => InfraConfig::from_env(),
-        };
-        Ok(match read {
-            Ok(config) => Loaded::Config(config),
-            Err(error) => Loaded::Unreadable(error),
-        })
+        match &named {
+            Some((path, by)) => load(path, by),
+            None => Ok(loaded(InfraConfig::from_env())),
+        }
+    }
+}
+
+/// The INFRA file at `path` (named by `named_by`, for the message when it cannot be opened), then
+/// the overrides of the environment.
+fn load(path: &Path, named_by: &str) -> Result<Loaded, Failure> {
+    openable(path, named_by)?;
+    Ok(loaded(
+        InfraConfig::from_file(path).and_then(InfraConfig::with_env_overrides),
+    ))
+}
+
+fn loaded(read: Result<InfraConfig, StartupError>) -> Loaded {
+    match read {
+        Ok(config) => Loaded::Config(config),
+        Err(error) => Loaded::Unreadable(error),
     }
 }
 

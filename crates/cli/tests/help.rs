@@ -2,7 +2,8 @@
 
 use clap::{CommandFactory, Parser};
 
-const ABOUT: &str = "Inspect the infrastructure: check, drivers, explain, schema, why, health";
+const ABOUT: &str =
+    "Inspect the infrastructure: check, drivers, explain, schema, why, health, diff";
 
 fn assert_is_help(help: &str) {
     assert!(help.starts_with(ABOUT), "{help}");

@@ -88,6 +88,7 @@ mod location;
 mod options;
 mod references;
 pub mod registry;
+pub mod reload;
 mod report;
 mod resolve;
 mod risk;

@@ -31,7 +31,7 @@ mod instance;
 mod load;
 mod order;
 mod parse;
-mod settings;
+pub(crate) mod settings;
 #[cfg(test)]
 mod tests;
 

@@ -1,0 +1,233 @@
+//! What starts a reload from outside: a changed `INFRA` file ([`ReloadOnFileChange`]) and, on
+//! Unix, SIGHUP ([`ReloadOnSighup`]). Feature `reload-triggers`.
+//!
+//! A trigger turns an event into "reload from this configuration": it reads the `INFRA` file as
+//! startup reads it ([`InfraConfig::from_file`], then the `SANDLOOM__…` overrides of the
+//! environment) and calls the application's callback with the new [`InfraConfig`] — in
+//! practice `Running::reload`. A file that cannot be read, is not TOML or has problems
+//! ([`InfraConfig::problems`]) does not reach the callback: each of its problems is logged
+//! (`WARN`, target `sandloom::reload`, with its code, location and action) and counted
+//! ([`TriggerStats::rejected`]); the running configuration stays.
+//!
+//! The callback runs on the trigger's own task, one call at a time: events that arrive while a
+//! reload runs are handled after it, never beside it. Dropping the [`TriggerHandle`] (or
+//! [`stop`](TriggerHandle::stop)) ends the task after the callback in progress, if any: a
+//! reload is never cut off half-way by its trigger.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use sandloom_kernel::InfraConfig;
+//! use sandloom_kernel::reload::triggers::{ReloadOnFileChange, ReloadOnSighup};
+//!
+//! # async fn reload(_config: InfraConfig) {}
+//! # async fn example() -> Result<(), sandloom_kernel::Problem> {
+//! // The callback: here, whatever the application does with a new configuration
+//! // (`running.reload(config).await`, its report logged).
+//! let on_change = |config: InfraConfig| async move { reload(config).await };
+//! let watch = ReloadOnFileChange::new("/etc/app/infra.toml").start(on_change)?;
+//! let hangup = ReloadOnSighup::new("/etc/app/infra.toml").start(on_change)?;
+//! // … serve …
+//! watch.stop().await;
+//! hangup.stop().await;
+//! # Ok(()) }
+//! ```
+
+mod file;
+#[cfg(unix)]
+mod sighup;
+
+use std::future::Future;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+pub use file::ReloadOnFileChange;
+#[cfg(unix)]
+pub use sighup::ReloadOnSighup;
+
+use crate::InfraConfig;
+use crate::error::Problem;
+
+/// What a trigger calls with the new configuration, type-erased.
+type Callback = Arc<dyn Fn(InfraConfig) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+
+fn callback<F, Fut>(on_change: F) -> Callback
+where
+    F: Fn(InfraConfig) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    Arc::new(move |config| Box::pin(on_change(config)))
+}
+
+/// What a trigger has done so far.
+///
+/// ```
+/// use sandloom_kernel::reload::triggers::TriggerStats;
+///
+/// let stats = TriggerStats::default();
+/// assert_eq!((stats.events, stats.reloads, stats.rejected), (0, 0, 0));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TriggerStats {
+    /// Events acted on: a changed file (after the debounce), a SIGHUP received.
+    pub events: u64,
+    /// Calls of the callback, each with a configuration without problems.
+    pub reloads: u64,
+    /// Files that could not be read or had problems: logged, and not passed to the callback.
+    pub rejected: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    events: AtomicU64,
+    reloads: AtomicU64,
+    rejected: AtomicU64,
+}
+
+impl Counters {
+    fn add(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// A running trigger. Dropping it stops the trigger (after the callback in progress, if any);
+/// [`stop`](Self::stop) also waits for that.
+///
+/// ```no_run
+/// # async fn example() -> Result<(), sandloom_kernel::Problem> {
+/// use sandloom_kernel::reload::triggers::ReloadOnFileChange;
+///
+/// let trigger = ReloadOnFileChange::new("infra.toml").start(|_config| async {})?;
+/// println!("{} reloads so far", trigger.stats().reloads);
+/// trigger.stop().await;
+/// # Ok(()) }
+/// ```
+pub struct TriggerHandle {
+    stop: watch::Sender<bool>,
+    task: Option<JoinHandle<()>>,
+    counters: Arc<Counters>,
+}
+
+impl std::fmt::Debug for TriggerHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TriggerHandle")
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+impl TriggerHandle {
+    /// What the trigger has done so far.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), sandloom_kernel::Problem> {
+    /// # let trigger = sandloom_kernel::reload::triggers::ReloadOnFileChange::new("infra.toml").start(|_| async {})?;
+    /// let stats = trigger.stats();
+    /// println!("{} events, {} reloads, {} files refused", stats.events, stats.reloads, stats.rejected);
+    /// # Ok(()) }
+    /// ```
+    pub fn stats(&self) -> TriggerStats {
+        TriggerStats {
+            events: self.counters.events.load(Ordering::Relaxed),
+            reloads: self.counters.reloads.load(Ordering::Relaxed),
+            rejected: self.counters.rejected.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Stop the trigger, and wait for the callback in progress, if any, to end.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), sandloom_kernel::Problem> {
+    /// # let trigger = sandloom_kernel::reload::triggers::ReloadOnFileChange::new("infra.toml").start(|_| async {})?;
+    /// trigger.stop().await; // at shutdown, before `Running::shutdown`
+    /// # Ok(()) }
+    /// ```
+    pub async fn stop(mut self) {
+        let _ = self.stop.send(true);
+        if let Some(task) = self.task.take() {
+            // A callback that panicked ended the task: nothing more to stop.
+            let _ = task.await;
+        }
+    }
+
+    fn spawn<F>(counters: Arc<Counters>, run: impl FnOnce(watch::Receiver<bool>) -> F) -> Self
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        let (stop, stopped) = watch::channel(false);
+        let task = tokio::spawn(run(stopped));
+        Self {
+            stop,
+            task: Some(task),
+            counters,
+        }
+    }
+}
+
+impl Drop for TriggerHandle {
+    fn drop(&mut self) {
+        // Not an abort: a reload the callback is running finishes; the task ends after it.
+        let _ = self.stop.send(true);
+    }
+}
+
+/// Resolves when the trigger is told to stop (or its handle is gone).
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    let _ = stop.wait_for(|stop| *stop).await;
+}
+
+/// Read `path` as startup reads `INFRA`, and call `callback` with it; or log and count why not.
+async fn reload_from(path: &Path, trigger: &'static str, counters: &Counters, callback: &Callback) {
+    match load(path) {
+        Ok(config) => {
+            Counters::add(&counters.reloads);
+            tracing::info!(
+                target: "sandloom::reload",
+                trigger,
+                file = %path.display(),
+                "INFRA read: reloading"
+            );
+            callback(config).await;
+        }
+        Err(problems) => {
+            Counters::add(&counters.rejected);
+            for problem in &problems {
+                tracing::warn!(
+                    target: "sandloom::reload",
+                    trigger,
+                    file = %path.display(),
+                    code = problem.code(),
+                    action = %problem.action(),
+                    "INFRA not reloaded: {}",
+                    problem.description()
+                );
+            }
+        }
+    }
+}
+
+/// `INFRA` from `path`, the overrides of the environment applied; every problem when it cannot
+/// be read or has some.
+fn load(path: &Path) -> Result<InfraConfig, Vec<Problem>> {
+    let config = InfraConfig::from_file(path)
+        .and_then(InfraConfig::with_env_overrides)
+        .map_err(|error| error.problems().to_vec())?;
+    if config.problems().is_empty() {
+        Ok(config)
+    } else {
+        Err(config.problems().to_vec())
+    }
+}
+
+/// Refuse to start outside a Tokio runtime with timers: the answer instead of Tokio's panic.
+fn check_runtime() -> Result<(), Problem> {
+    if tokio::runtime::Handle::try_current().is_ok() && crate::lifecycle::timers_enabled() {
+        Ok(())
+    } else {
+        Err(Problem::NoRuntime)
+    }
+}
