@@ -82,6 +82,9 @@ pub use sandloom_kernel::{
     Health, HealthReport, InstanceHealth, Readiness, ReportLine, StartAttempts, StartupReport,
 };
 
+// Live reconfiguration: `Running::reload`, its report and error, and the `Reloader` handle.
+pub use sandloom_kernel::reload;
+
 // Refusals: every problem with its stable code, and the reasons they carry.
 pub use sandloom_kernel::codes;
 // Why an instance got the driver it got, or none (`infra why`).

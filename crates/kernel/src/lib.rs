@@ -84,6 +84,7 @@ mod link;
 mod location;
 mod options;
 pub mod registry;
+pub mod reload;
 mod report;
 mod resolve;
 mod risk;

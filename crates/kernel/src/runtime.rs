@@ -10,10 +10,11 @@ use crate::config::order_by_location;
 use crate::construct::construct;
 use crate::error::StartAttempts;
 use crate::error::{Problem, ShutdownError, StartupError, UnusableReason};
-use crate::health::{Check, Checks, HealthReport, Prober};
+use crate::health::{HealthReport, Prober};
 use crate::lifecycle::{self, Attempted, Attempts, Started, timers_enabled};
 use crate::link::LinkedDrivers;
 use crate::registry::{self, BuildContext, ErasedLifecycle, Health};
+use crate::reload::{Live, Shared, Slot, health_checks};
 use crate::report::{ReportLine, StartupReport};
 use crate::resolve::{Inputs, InstanceNames, PlannedInstance, resolve, unusable};
 use crate::wait;
@@ -228,6 +229,7 @@ impl Kernel {
             stop_timeout: self.config.stop_timeout(),
         };
         let mut infra = Infra::builder();
+        let mut slots = Vec::new();
         for (config, capability, entry, driver) in built {
             let lifecycle: Arc<dyn ErasedLifecycle> = Arc::from(driver.lifecycle);
             // A failed or timed-out start may have acquired something; stop releases it too.
@@ -240,6 +242,13 @@ impl Kernel {
             let (started, tried) = self.start_waiting(&lifecycle, &config, &mut report).await;
             let Some(reason) = failure(started, timeout, tried, &mut attempts) else {
                 infra = infra.with_erased(capability, config.instance, driver.operations);
+                slots.push(Slot {
+                    capability: config.capability.to_owned(),
+                    instance: config.instance.to_owned(),
+                    route: driver.route,
+                    version: 1,
+                    serving: true,
+                });
                 continue;
             };
             problems.push(unusable(&config, entry, reason));
@@ -264,17 +273,27 @@ impl Kernel {
             }
         };
         report.trace();
-        let checks = Arc::new(self.health_checks(&attempts));
+        let checks = Arc::new(health_checks(&self.config, &attempts));
         let prober = self
             .config
             .health_interval()
             .map(|interval| Prober::spawn(Arc::clone(&checks), interval));
         Ok(Running {
             infra: Arc::new(infra),
-            prober,
-            checks,
-            attempts,
             report,
+            shared: Arc::new(Shared {
+                linked: self.linked,
+                requirements: self.requirements,
+                turn: tokio::sync::Mutex::new(false),
+                live: std::sync::Mutex::new(Live {
+                    config: self.config,
+                    attempts,
+                    slots,
+                    checks,
+                    prober,
+                    last: None,
+                }),
+            }),
         })
     }
 }
@@ -308,33 +327,11 @@ impl Kernel {
         }
         (started, tried)
     }
-
-    /// A health check per started driver, each under its instance's `health_timeout_ms`.
-    fn health_checks(&self, attempts: &Attempts) -> Checks {
-        let checks = attempts
-            .drivers
-            .iter()
-            .map(|driver| {
-                let timeout = self
-                    .config
-                    .instance(&driver.capability, &driver.instance)
-                    .map_or(self.config.health_timeout(), |i| {
-                        i.health_timeout(&self.config)
-                    });
-                Check::new(
-                    (&driver.capability, &driver.instance, &driver.driver),
-                    Arc::clone(&driver.lifecycle),
-                    timeout,
-                )
-            })
-            .collect();
-        Checks::new(checks)
-    }
 }
 
 /// Why a `start` that was just attempted (the last of `attempts`) failed, or `None` if it
 /// succeeded.
-fn failure(
+pub(crate) fn failure(
     started: Started,
     timeout: std::time::Duration,
     tried: StartAttempts,
@@ -397,19 +394,17 @@ fn failure(
 /// ```
 pub struct Running {
     infra: Arc<Infra>,
-    /// Periodic health probing (`health_interval_ms`); dropped (aborted) before the drivers
-    /// are stopped.
-    prober: Option<Prober>,
-    checks: Arc<Checks>,
-    attempts: Attempts,
     report: StartupReport,
+    /// The running drivers, their routes and health checks, shared with
+    /// [`Reloader`](crate::reload::Reloader)s.
+    pub(crate) shared: Arc<Shared>,
 }
 
 impl std::fmt::Debug for Running {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Running")
             .field("infra", &self.infra)
-            .field("drivers", &self.attempts.drivers.len())
+            .field("drivers", &self.shared.live().attempts.drivers.len())
             .finish_non_exhaustive()
     }
 }
@@ -506,7 +501,8 @@ impl Running {
     /// # }
     /// ```
     pub async fn readiness(&self) -> HealthReport {
-        self.checks.run().await
+        let checks = Arc::clone(&self.shared.live().checks);
+        checks.run().await
     }
 
     /// The result of the last health check, without checking: the periodic probe's (with
@@ -532,12 +528,7 @@ impl Running {
     /// # }
     /// ```
     pub fn last_health(&self) -> Option<HealthReport> {
-        self.checks.last()
-    }
-
-    /// Stop periodic health probing (if any): shutdown does this before it stops the drivers.
-    fn stop_probing(&mut self) {
-        self.prober = None;
+        self.shared.live().checks.last()
     }
 
     /// Stop every driver in reverse start order, each under the stop timeout. Drivers whose stop
@@ -560,10 +551,22 @@ impl Running {
     /// # Errors
     /// A [`ShutdownError`] of SANDLOOM-B030 problems for drivers that failed, panicked or timed
     /// out while stopping.
-    pub async fn shutdown(mut self) -> Result<(), ShutdownError> {
-        self.stop_probing();
-        drain(&self.attempts.drivers, self.attempts.stop_timeout).await;
-        let problems = self.attempts.stop_all().await;
+    pub async fn shutdown(self) -> Result<(), ShutdownError> {
+        // After a reload in progress (a `Reloader`'s) has ended; none begins after this.
+        let mut closed = self.shared.turn.lock().await;
+        *closed = true;
+        let mut attempts = {
+            let mut live = self.shared.live();
+            // Periodic probing stops before the drivers do.
+            live.prober = None;
+            Attempts {
+                drivers: std::mem::take(&mut live.attempts.drivers),
+                stop_timeout: live.attempts.stop_timeout,
+            }
+        };
+        drop(closed);
+        drain(&attempts.drivers, attempts.stop_timeout).await;
+        let problems = attempts.stop_all().await;
         if problems.is_empty() {
             Ok(())
         } else {
