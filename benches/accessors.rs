@@ -1,7 +1,8 @@
 //! Accessors: obtaining a cache through `Infra` and calling a no-op `get`, for the default
 //! instance (`infra.cache()`) and a named one (`infra.capability(&CACHE, "named")`), against
-//! the same call on an already-held `Arc<dyn Cache>`; on one thread, and on two threads sharing
-//! the same `Infra`. Futures are polled once without an executor (they are ready at once).
+//! the same call on an already-held `Arc<dyn Cache>`, and against a copy of the path before
+//! routes (`direct_cache().get`: the gate itself behind a field read; issue 26); on one thread,
+//! and on two threads sharing the same `Infra`. Futures are polled once without an executor (they are ready at once).
 //! See `BENCHMARKS.md`.
 //!
 //! Each thread's time is its own CPU time, not the wall clock: on a machine with as many cores
@@ -29,10 +30,12 @@ fn main() {
     let held = &held;
     let pre_telemetry: Arc<dyn Cache> = started.pre_telemetry();
     let pre_telemetry = &pre_telemetry;
+    let direct = started.direct();
+    let direct = &direct;
     let lock = Mutex::new(());
     let lock = &lock;
     // Each one is the complete operation a module performs, measured the same way.
-    let operations: [(&str, &(dyn Fn() + Sync)); 9] = [
+    let operations: [(&str, &(dyn Fn() + Sync)); 11] = [
         // What the harness itself costs per call (a loop and an indirect call).
         ("harness", &|| {}),
         ("held_arc.get", &|| {
@@ -51,6 +54,14 @@ fn main() {
         ("mutex.lock().get", &|| {
             let _guard = black_box(lock).lock().unwrap();
             black_box(ready(black_box(held).get(black_box("key"))).unwrap());
+        }),
+        // The path before routes (issue 26): the gate itself behind a field-read accessor.
+        ("direct_cache().get", &|| {
+            let cache = black_box(direct).cache().unwrap();
+            black_box(ready(cache.get(black_box("key"))).unwrap());
+        }),
+        ("direct_cache()", &|| {
+            black_box(black_box(direct).cache().unwrap());
         }),
         ("cache().get", &|| {
             let cache = black_box(infra).cache().unwrap();

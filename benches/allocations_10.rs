@@ -44,7 +44,14 @@ fn main() {
     let infra = started.infra();
     let held = started.held();
     let pre_telemetry = started.pre_telemetry();
+    let direct = started.direct();
     let rows = [
+        (
+            "direct_cache().get",
+            per_call(|| {
+                black_box(ready(black_box(&direct).cache().unwrap().get("key")).unwrap());
+            }),
+        ),
         (
             "pre_telemetry_gate.get",
             per_call(|| {
@@ -106,6 +113,12 @@ fn main() {
     assert!(
         (of("held_arc.get") - of("pre_telemetry_gate.get")).abs() < f64::EPSILON,
         "the gate allocates more than it did before telemetry and drain"
+    );
+    // The route (issue 26) allocates nothing of its own: the call through it allocates what the
+    // call on the gate itself, before routes, did.
+    assert!(
+        (of("cache().get") - of("direct_cache().get")).abs() < f64::EPSILON,
+        "a call through the route allocates more than the same call on the gate before routes"
     );
     for call in ["cache().get", "capability(named).get"] {
         assert!(

@@ -83,6 +83,11 @@ pub use sandloom_kernel::{
     StartupReport,
 };
 
+// Live reconfiguration: `Running::reload`, its report and error, the `Reloader` handle, what a
+// reload would do (`ReloadPlan`), and (feature `reload-triggers`) the file watch and SIGHUP that
+// start one.
+pub use sandloom_kernel::reload;
+
 // Refusals: every problem with its stable code, and the reasons they carry.
 pub use sandloom_kernel::codes;
 // Why an instance got the driver it got, or none (`infra why`).
@@ -94,10 +99,6 @@ pub use sandloom_kernel::{
 // The names of the spans and metrics the drivers' operations emit, for the application's
 // subscriber and exporter.
 pub use sandloom_kernel::telemetry;
-
-// Live reconfiguration: what a reload would do, and (feature `reload-triggers`) the file watch
-// and SIGHUP that start one.
-pub use sandloom_kernel::reload;
 
 /// The module door: operation traits, capability keys, `Infra`.
 ///

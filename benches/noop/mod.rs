@@ -106,6 +106,30 @@ impl Started {
         })
     }
 
+    /// A copy of the path before routes (issue 26): the same driver behind the same gate,
+    /// handed out as the gate itself (`Arc<dyn Cache>`), from an accessor that reads an
+    /// `Option<Arc<dyn Cache>>` field, as `Infra::cache` did. The baseline of "what the route
+    /// costs".
+    // `accessors` and `allocations_10` use it; the other binaries sharing this module do not.
+    #[allow(clippy::unused_self, dead_code)]
+    pub(crate) fn direct(&self) -> Direct {
+        use sandloom_driverkit::__private::{Gate, GateContext};
+        use sandloom_driverkit::ProvidedBy;
+        use sandloom_driverkit::cache::CacheCapability;
+        let gate = <CacheCapability as ProvidedBy<NoopCache>>::Gate::wrap(
+            NoopCache,
+            &GateContext {
+                features: &[],
+                instance: "default",
+                driver: "noop",
+                telemetry: true,
+            },
+        );
+        Direct {
+            cache: Some(CacheCapability::upcast(Arc::new(gate))),
+        }
+    }
+
     /// Stop the drivers.
     pub(crate) fn shutdown(self) {
         let Self { running, runtime } = self;
@@ -187,5 +211,20 @@ impl Cache for PreTelemetryGate {
             ));
         }
         self.driver.get_many(keys).await
+    }
+}
+
+/// `Infra` as it was before routes, reduced to its `cache()` accessor: see [`Started::direct`].
+#[allow(dead_code)] // as `Started::direct`
+pub(crate) struct Direct {
+    cache: Option<Arc<dyn Cache>>,
+}
+
+#[allow(dead_code)] // as `Started::direct`
+impl Direct {
+    /// As `Infra::cache` was: a field read.
+    #[inline]
+    pub(crate) fn cache(&self) -> Option<&dyn Cache> {
+        self.cache.as_deref()
     }
 }

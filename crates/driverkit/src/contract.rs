@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use crate::gate::Gate;
 use crate::names::{ConstMessage, str_eq};
+use crate::route::Route;
 use crate::{Driver, Version};
 
 /// A capability contract: its name, its current version and its operation trait.
@@ -43,6 +44,15 @@ pub trait Contract: 'static {
     const FEATURES: &'static [&'static str];
     /// The operation trait object modules call (`dyn Cache`).
     type Operations: ?Sized + Send + Sync + 'static;
+    /// Any driver of the contract behind its gate (`CacheGate<dyn Cache>`): what a route
+    /// switches between on a reload.
+    #[doc(hidden)]
+    type Gated: ?Sized + Send + Sync + 'static;
+    /// The route as the operation trait object modules are handed.
+    #[doc(hidden)]
+    fn routed(route: Arc<Route<Self>>) -> Arc<Self::Operations>
+    where
+        Self: Sized;
 }
 
 /// The driver type `T` serves the contract: implemented by the contract's macro for every type
@@ -73,6 +83,9 @@ pub trait ProvidedBy<T: Driver>: Contract {
     /// The gated driver as the operation trait object modules get.
     #[doc(hidden)]
     fn upcast(gated: Arc<Self::Gate>) -> Arc<Self::Operations>;
+    /// The gated driver with its driver type erased, as a route serves it.
+    #[doc(hidden)]
+    fn erase(gated: Arc<Self::Gate>) -> Arc<Self::Gated>;
 }
 
 /// Names the runtime defines. A package may not define a capability under one of them.

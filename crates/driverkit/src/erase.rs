@@ -14,6 +14,7 @@ use sandloom_kernel::{Health, OptionsError, RawOptions};
 use crate::contract::ProvidedBy;
 use crate::driver::Driver;
 use crate::gate::{Gate, GateContext};
+use crate::route::Route;
 
 /// Deserialize `T::Options` and compute its features.
 pub fn parse_options<T: Driver>(raw: &RawOptions) -> Result<ParsedOptions, OptionsError> {
@@ -45,8 +46,11 @@ pub fn build<T: Driver, C: ProvidedBy<T>>(
         telemetry: context.telemetry,
     };
     let gated = Arc::new(C::Gate::wrap(T::from_options(*options)?, &context));
+    // Modules get the route, never the gate: a reload switches what the route serves.
+    let route = Arc::new(Route::<C>::new(C::erase(Arc::clone(&gated))));
     Ok(BuiltDriver {
-        operations: Box::new(C::upcast(Arc::clone(&gated))),
+        operations: Box::new(C::routed(Arc::clone(&route))),
+        route: Some(route),
         lifecycle: Box::new(Lifecycle::<T, C::Gate>(gated, PhantomData)),
     })
 }

@@ -147,13 +147,15 @@ macro_rules! __gate {
         })*],
     }) => {
         $(#[$gate_doc])*
-        $vis struct $gate<T> {
-            driver: T,
+        // The driver comes last and may be unsized: a route holds any driver of the contract
+        // as `$gate<dyn Trait>`, the same allocation as the typed gate.
+        $vis struct $gate<T: ?Sized> {
             // Bit i: the instance declared the contract's i-th feature. A contract without
             // optional operations never reads it.
             #[allow(dead_code)]
             declared: u64,
             state: $crate::__private::GateState,
+            driver: T,
         }
 
         impl<T: $crate::Driver> $crate::__private::Gate<T> for $gate<T> {
@@ -166,7 +168,7 @@ macro_rules! __gate {
                     ),
                     state: $crate::__private::GateState::new(
                         <$contract as $crate::Contract>::NAME,
-                        Self::OPERATIONS,
+                        $gate::<()>::OPERATIONS,
                         context,
                     ),
                 }
@@ -181,7 +183,7 @@ macro_rules! __gate {
             }
         }
 
-        impl<T> $gate<T> {
+        impl<T: ?Sized> $gate<T> {
             const OPERATIONS: &'static [&'static str] = &[$(::core::stringify!($method)),*];
         }
 
@@ -189,24 +191,41 @@ macro_rules! __gate {
         impl<T: $ops + $crate::Driver> $ops for $gate<T> {
             $(
                 async fn $method(&self $(, $arg: $ty)*) -> $ret {
-                    $crate::__gate!(@$kind self, $contract, $name, $method, [$($arg),*],
-                        [$(($feature, $when, $what))*])
+                    $crate::__gate!(@$kind $gate, self, $contract, $name, $method, [$($arg),*],
+                        [$(($feature, $when, $what))*], $crate::__private::feature_bit)
+                }
+            )*
+        }
+
+        // What modules hold: the route (see driverkit's `route.rs`). The gate's work, the same
+        // as above, on the instance the route serves when the operation begins, which the
+        // operation holds until it ends.
+        #[$crate::async_trait]
+        impl $ops for $crate::__private::Route<$contract> {
+            $(
+                async fn $method(&self $(, $arg: $ty)*) -> $ret {
+                    let current = self.load();
+                    let gate: &$gate<dyn $ops> = &current;
+                    // The gate's impl above reports a feature the contract does not list;
+                    // this one stays quiet, so the error is reported once.
+                    $crate::__gate!(@$kind $gate, gate, $contract, $name, $method, [$($arg),*],
+                        [$(($feature, $when, $what))*], $crate::__private::feature_bit_quiet)
                 }
             )*
         }
     };
     // A required operation: the driver's future itself, no extra generator layer.
-    (@direct $self:ident, $contract:ty, $name:literal, $method:ident, [$($arg:ident),*], $checks:tt) => {
-        $crate::__gate!(@observe $self, $name, $method, $self.driver.$method($($arg),*))
+    (@direct $gate:ident, $self:ident, $contract:ty, $name:literal, $method:ident, [$($arg:ident),*], $checks:tt, $bit:path) => {
+        $crate::__gate!(@observe $gate, $self, $name, $method, $self.driver.$method($($arg),*))
     };
     // An operation optional as a whole or with some arguments: refused when the instance did not
     // declare the feature (and, for an argument, when the condition holds).
-    (@checked $self:ident, $contract:ty, $name:literal, $method:ident, [$($arg:ident),*],
-        [$(($feature:literal, $when:expr, $what:expr))*]
+    (@checked $gate:ident, $self:ident, $contract:ty, $name:literal, $method:ident, [$($arg:ident),*],
+        [$(($feature:literal, $when:expr, $what:expr))*], $bit:path
     ) => {
-        $crate::__gate!(@observe $self, $name, $method, async move {
+        $crate::__gate!(@observe $gate, $self, $name, $method, async move {
             $({
-                const BIT: u64 = $crate::__private::feature_bit(
+                const BIT: u64 = $bit(
                     <$contract as $crate::Contract>::FEATURES,
                     $feature,
                 );
@@ -224,7 +243,7 @@ macro_rules! __gate {
     // One operation through the gate's state: drain, then telemetry. Written out in each
     // method rather than as an `async fn` around the driver's future: one more generator layer
     // on every call cost more than everything else the gate does.
-    (@observe $self:ident, $name:literal, $method:ident, $future:expr) => {{
+    (@observe $gate:ident, $self:ident, $name:literal, $method:ident, $future:expr) => {{
         let _in_flight = $self.state.enter()?;
         let future = $future;
         if $self.state.listened() {
@@ -233,7 +252,7 @@ macro_rules! __gate {
                 .observe(
                     const {
                         $crate::__private::operation_index(
-                            Self::OPERATIONS,
+                            $gate::<()>::OPERATIONS,
                             ::core::stringify!($method),
                         )
                     },

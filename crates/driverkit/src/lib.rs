@@ -84,6 +84,7 @@ mod macros;
 mod names;
 mod providers;
 mod redact;
+mod route;
 mod secret;
 
 /// The attribute for every `impl` of an operation trait, and for an `impl` of [`Driver`] that
@@ -171,7 +172,10 @@ pub mod __private {
     };
     pub use crate::erase::{build, parse_options};
     pub use crate::gate::{Gate, GateContext, GateState, refuse};
-    pub use crate::names::{declared_bits, disjoint, feature_bit, operation_index};
+    pub use crate::names::{
+        declared_bits, disjoint, feature_bit, feature_bit_quiet, operation_index,
+    };
+    pub use crate::route::Route;
     pub use sandloom_kernel::__private::linkme;
     pub use sandloom_kernel::registry::{
         BoxError, BuildContext, BuiltDriver, CAPABILITIES, CapabilitySpec, DRIVERS, DriverEntry,

@@ -348,6 +348,13 @@ macro_rules! __contract {
             const VERSION: $crate::Version = $crate::Version::new($major, $minor, $patch);
             const FEATURES: &'static [&'static str] = $features;
             type Operations = dyn $ops;
+            type Gated = $gate<dyn $ops>;
+
+            fn routed(
+                route: ::std::sync::Arc<$crate::__private::Route<Self>>,
+            ) -> ::std::sync::Arc<dyn $ops> {
+                route
+            }
         }
 
         #[doc = ::core::concat!(
@@ -370,6 +377,10 @@ macro_rules! __contract {
             const DRIVER_CONTRACT: $crate::Version = <T as $provider>::CONTRACT_VERSION;
 
             fn upcast(gated: ::std::sync::Arc<$gate<T>>) -> ::std::sync::Arc<dyn $ops> {
+                gated
+            }
+
+            fn erase(gated: ::std::sync::Arc<$gate<T>>) -> ::std::sync::Arc<$gate<dyn $ops>> {
                 gated
             }
         }

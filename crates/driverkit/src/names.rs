@@ -3,6 +3,22 @@
 //! of those errors. A leaf: it imports nothing of this crate, so the contract, the gate and the
 //! macros can all use it.
 
+/// [`feature_bit`] without its compile error: 0 for a feature the contract does not list. For
+/// the route's copy of the gate's checks, so that a wrong feature is reported once (by the
+/// gate's).
+#[doc(hidden)]
+#[must_use]
+pub const fn feature_bit_quiet(features: &[&str], feature: &str) -> u64 {
+    let mut i = 0;
+    while i < features.len() && i < 64 {
+        if str_eq(features[i], feature) {
+            return 1 << i;
+        }
+        i += 1;
+    }
+    0
+}
+
 /// The bit of `feature` in a gate's set of declared features: its index in `features`. A
 /// compile error when the feature is not one of the contract's.
 #[doc(hidden)]

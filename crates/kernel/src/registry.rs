@@ -29,6 +29,7 @@ use std::error::Error as StdError;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use linkme::distributed_slice;
 use semver::Version;
@@ -229,7 +230,40 @@ pub struct BuiltDriver {
     /// Its lifecycle.
     pub lifecycle: Box<dyn ErasedLifecycle>,
     /// Its operations as `Arc<dyn OperationTrait>` (`Arc<dyn Cache>`), erased, for `Infra`.
+    /// Built by driverkit, this is the instance's [`ErasedRoute`] as the operation trait.
     pub operations: Box<dyn Any + Send + Sync>,
+    /// What `operations` routes through, so that a reload can point it at another driver of
+    /// the same capability; `None` for a driver made without one (test doubles), whose
+    /// instance a reload refuses to replace.
+    pub route: Option<Arc<dyn ErasedRoute>>,
+}
+
+/// The route of an instance: what [`BuiltDriver::operations`] is, seen by the kernel.
+///
+/// The contract between driverkit's macros and the kernel (hidden, versioned with both):
+///
+/// - every handle modules hold (the `&dyn Trait` of an accessor, the `Arc` of
+///   `capability_arc`) is the route, never the driver, so one store switches all of them;
+/// - the route reads what it serves without a lock (an `arc-swap` load), and an operation keeps
+///   what it read until it ends, so it finishes on the instance it began on;
+/// - [`route_to`](Self::route_to) switches the route, in one atomic store, to what another
+///   route of the same capability serves (the freshly built instance's), and hands back the
+///   instance served before, whose [`Retired::holders`] counts the operations still on it.
+pub trait ErasedRoute: Send + Sync {
+    /// What the route serves now, erased, for a route of the same capability to take over.
+    fn current(&self) -> Box<dyn Any + Send + Sync>;
+    /// From now on, route every handle to what `next` serves; returns what was served before.
+    ///
+    /// # Errors
+    /// When `next` is the route of another capability (nothing changes then).
+    fn route_to(&self, next: &dyn ErasedRoute) -> Result<Box<dyn Retired>, BoxError>;
+}
+
+/// An instance a route no longer serves, kept alive until the operations begun on it end.
+pub trait Retired: Send + Sync {
+    /// Operations that began on it before the switch and have not ended (exact once the switch
+    /// has returned: no operation can begin on it any more).
+    fn holders(&self) -> usize;
 }
 
 /// A driver's health as it reports it.

@@ -11,11 +11,12 @@ use crate::config::order_by_location;
 use crate::construct::construct;
 use crate::error::StartAttempts;
 use crate::error::{Problem, ShutdownError, StartupError, UnusableReason};
-use crate::health::{Check, Checks, HealthReport, Prober};
+use crate::health::{HealthReport, Prober};
 use crate::lifecycle::{self, Attempted, Attempts, Started, timers_enabled};
 use crate::link::LinkedDrivers;
 use crate::references::Stores;
 use crate::registry::{self, BuildContext, ErasedLifecycle, Health};
+use crate::reload::{Live, Shared, Slot, health_checks};
 use crate::report::{ReportLine, StartupReport};
 use crate::resolve::{Inputs, InstanceNames, PlannedInstance, resolve, unusable};
 use crate::rotation::{self, Rotations, Watcher};
@@ -221,9 +222,10 @@ impl Kernel {
             drivers: Vec::new(),
             stop_timeout: self.config.stop_timeout(),
         };
+        let mut slots = Vec::new();
         let infra = if self.config.instances().any(|i| !i.references.is_empty()) {
             // The stores start first, and their values are read into the options of the rest.
-            self.start_in_waves(&mut report, &mut attempts, waves::Last::Start)
+            self.start_in_waves(&mut report, &mut attempts, &mut slots, waves::Last::Start)
                 .await?
         } else {
             let planned = self.resolve().map_err(StartupError::new)?;
@@ -232,6 +234,7 @@ impl Kernel {
                 report: &mut report,
                 attempts: &mut attempts,
                 stores: None,
+                slots: &mut slots,
             };
             self.start_wave(planned, wave, Infra::builder())
                 .await
@@ -252,7 +255,7 @@ impl Kernel {
             }
         };
         report.trace();
-        let checks = Arc::new(self.health_checks(&attempts));
+        let checks = Arc::new(health_checks(&self.config, &attempts));
         let prober = self
             .config
             .health_interval()
@@ -263,12 +266,22 @@ impl Kernel {
         let watcher = Watcher::spawn(stores, &rotations, rotation::Timing::default());
         Ok(Running {
             infra: Arc::new(infra),
-            prober,
             watcher: Some(watcher),
             rotations,
-            checks,
-            attempts,
             report,
+            shared: Arc::new(Shared {
+                linked: self.linked,
+                requirements: self.requirements,
+                turn: tokio::sync::Mutex::new(false),
+                live: std::sync::Mutex::new(Live {
+                    config: self.config,
+                    attempts,
+                    slots,
+                    checks,
+                    prober,
+                    last: None,
+                }),
+            }),
         })
     }
 }
@@ -279,6 +292,8 @@ struct Wave<'w> {
     report: &'w mut StartupReport,
     attempts: &'w mut Attempts,
     stores: Option<&'w mut Stores>,
+    /// The routes of the instances started, for `Running::reload`.
+    slots: &'w mut Vec<Slot>,
 }
 
 impl Kernel {
@@ -296,6 +311,7 @@ impl Kernel {
             report,
             attempts,
             mut stores,
+            slots,
         } = wave;
         let timeout = self.config.start_timeout();
         let mut built = Vec::new();
@@ -338,6 +354,13 @@ impl Kernel {
                     stores.insert(config.instance.to_owned(), Arc::clone(secrets));
                 }
                 infra = infra.with_erased(capability, config.instance, driver.operations);
+                slots.push(Slot {
+                    capability: config.capability.to_owned(),
+                    instance: config.instance.to_owned(),
+                    route: driver.route,
+                    version: 1,
+                    serving: true,
+                });
                 continue;
             };
             problems.push(unusable(&config, entry, reason));
@@ -380,33 +403,11 @@ impl Kernel {
         }
         (started, tried)
     }
-
-    /// A health check per started driver, each under its instance's `health_timeout_ms`.
-    fn health_checks(&self, attempts: &Attempts) -> Checks {
-        let checks = attempts
-            .drivers
-            .iter()
-            .map(|driver| {
-                let timeout = self
-                    .config
-                    .instance(&driver.capability, &driver.instance)
-                    .map_or(self.config.health_timeout(), |i| {
-                        i.health_timeout(&self.config)
-                    });
-                Check::new(
-                    (&driver.capability, &driver.instance, &driver.driver),
-                    Arc::clone(&driver.lifecycle),
-                    timeout,
-                )
-            })
-            .collect();
-        Checks::new(checks)
-    }
 }
 
 /// Why a `start` that was just attempted (the last of `attempts`) failed, or `None` if it
 /// succeeded.
-fn failure(
+pub(crate) fn failure(
     started: Started,
     timeout: std::time::Duration,
     tried: StartAttempts,
@@ -469,24 +470,22 @@ fn failure(
 /// ```
 pub struct Running {
     infra: Arc<Infra>,
-    /// Periodic health probing (`health_interval_ms`); dropped (aborted) before the drivers
-    /// are stopped.
-    prober: Option<Prober>,
-    /// The rotation watchers; stopped before the drivers (and declared before `attempts`, so
+    /// The rotation watchers; stopped before the drivers (and declared before `shared`, so
     /// that a `Running` dropped without `shutdown` aborts them first).
     watcher: Option<Watcher>,
     /// What the watchers found (`Running::secret_rotations`, in `rotation/mod.rs`).
     pub(crate) rotations: Arc<Rotations>,
-    checks: Arc<Checks>,
-    attempts: Attempts,
     report: StartupReport,
+    /// The running drivers, their routes and health checks, shared with
+    /// [`Reloader`](crate::reload::Reloader)s.
+    pub(crate) shared: Arc<Shared>,
 }
 
 impl std::fmt::Debug for Running {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Running")
             .field("infra", &self.infra)
-            .field("drivers", &self.attempts.drivers.len())
+            .field("drivers", &self.shared.live().attempts.drivers.len())
             .finish_non_exhaustive()
     }
 }
@@ -583,7 +582,8 @@ impl Running {
     /// # }
     /// ```
     pub async fn readiness(&self) -> HealthReport {
-        self.checks.run().await
+        let checks = Arc::clone(&self.shared.live().checks);
+        checks.run().await
     }
 
     /// The result of the last health check, without checking: the periodic probe's (with
@@ -609,12 +609,7 @@ impl Running {
     /// # }
     /// ```
     pub fn last_health(&self) -> Option<HealthReport> {
-        self.checks.last()
-    }
-
-    /// Stop periodic health probing (if any): shutdown does this before it stops the drivers.
-    fn stop_probing(&mut self) {
-        self.prober = None;
+        self.shared.live().checks.last()
     }
 
     /// Stop every driver in reverse start order, each under the stop timeout. Drivers whose stop
@@ -638,14 +633,27 @@ impl Running {
     /// A [`ShutdownError`] of SANDLOOM-B030 problems for drivers that failed, panicked or timed
     /// out while stopping.
     pub async fn shutdown(mut self) -> Result<(), ShutdownError> {
-        self.stop_probing();
         // Before the drain: a watcher's long poll would count as in flight, and must not
         // outlive the secrets instances it calls.
+        let stop_timeout = self.shared.live().attempts.stop_timeout;
         if let Some(watcher) = self.watcher.take() {
-            watcher.stop(self.attempts.stop_timeout).await;
+            watcher.stop(stop_timeout).await;
         }
-        drain(&self.attempts.drivers, self.attempts.stop_timeout).await;
-        let problems = self.attempts.stop_all().await;
+        // After a reload in progress (a `Reloader`'s) has ended; none begins after this.
+        let mut closed = self.shared.turn.lock().await;
+        *closed = true;
+        let mut attempts = {
+            let mut live = self.shared.live();
+            // Periodic probing stops before the drivers do.
+            live.prober = None;
+            Attempts {
+                drivers: std::mem::take(&mut live.attempts.drivers),
+                stop_timeout: live.attempts.stop_timeout,
+            }
+        };
+        drop(closed);
+        drain(&attempts.drivers, attempts.stop_timeout).await;
+        let problems = attempts.stop_all().await;
         if problems.is_empty() {
             Ok(())
         } else {

@@ -84,6 +84,8 @@ pub(crate) fn make<T: Driver>(
                     Ok(BuiltDriver {
                         operations,
                         lifecycle: Box::new(Lifecycle(driver)),
+                        // The kit calls the gate directly; it never reloads.
+                        route: None,
                     })
                 }
                 Err(error) => {

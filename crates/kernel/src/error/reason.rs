@@ -183,6 +183,16 @@ pub enum UnusableReason {
     /// The capability is defined by Sandloom but has no operation trait yet (`graph_store`,
     /// `workflow`, `search`): modules cannot call it, and no driver can serve it.
     NoOperationTrait,
+    /// A reload built and started the new instance, and its health check answered unhealthy
+    /// (or did not answer within `health_timeout_ms`): it never took traffic.
+    #[non_exhaustive]
+    Unhealthy {
+        /// What the health check answered.
+        health: String,
+    },
+    /// A reload would replace an instance whose running driver was made without a route (a
+    /// test double building its entry by hand), so no handle could be switched to a new one.
+    NotReplaceable,
 }
 
 impl UnusableReason {
@@ -264,6 +274,10 @@ impl UnusableReason {
                 "capability `{capability}` is defined by Sandloom but has no operation trait yet, so no driver can serve it: modules have no way to call it, and its operations cannot be checked"
             ),
             Self::AcceptsUnknownOptions => "its options type accepts keys it does not know, so a misspelt option would be silently ignored".to_owned(),
+            Self::Unhealthy { health } => format!(
+                "the new instance started, and its health check answered: {health}; it took no traffic and was stopped"
+            ),
+            Self::NotReplaceable => "the running instance was made without a route, so a reload cannot switch its handles to a new one".to_owned(),
         }
     }
 
@@ -324,6 +338,12 @@ impl UnusableReason {
             ),
             Self::NoOperationTrait => format!(
                 "remove `[{capability}.{instance}]` from INFRA: `{capability}` becomes usable when Sandloom publishes its operation trait and conformance kit; `{package}` registers a driver for it anyway, so report this to its maintainers"
+            ),
+            Self::Unhealthy { .. } => format!(
+                "make the backend of `{capability}.{instance}` reachable and healthy (or fix its options), then reload again; the old instance keeps serving meanwhile"
+            ),
+            Self::NotReplaceable => format!(
+                "restart the application to change `{capability}.{instance}`; drivers registered with `register_driver!` can always be replaced live"
             ),
         }
     }

@@ -14,6 +14,7 @@ use crate::error::{Problem, StartupError};
 use crate::lifecycle::Attempts;
 use crate::references::{self, Site, Stores, read_wave};
 use crate::registry;
+use crate::reload::Slot;
 use crate::report::StartupReport;
 use crate::resolve::{Inputs, resolve};
 
@@ -34,6 +35,7 @@ impl Kernel {
         &self,
         report: &mut StartupReport,
         attempts: &mut Attempts,
+        slots: &mut Vec<Slot>,
         last: Last,
     ) -> Result<InfraBuilder, StartupError> {
         // Every problem that needs no value, at once, before anything starts.
@@ -103,6 +105,7 @@ impl Kernel {
                 report,
                 attempts,
                 stores: Some(&mut stores),
+                slots,
             };
             infra = match self.start_wave(planned, wave, infra).await {
                 Ok(infra) => infra,
@@ -192,7 +195,12 @@ impl Kernel {
             stop_timeout: self.config.stop_timeout(),
         };
         let started = self
-            .start_in_waves(&mut report, &mut attempts, Last::ResolveOnly)
+            .start_in_waves(
+                &mut report,
+                &mut attempts,
+                &mut Vec::new(),
+                Last::ResolveOnly,
+            )
             .await;
         let stopped = attempts.stop_all().await;
         match started {

@@ -78,6 +78,7 @@ pub fn build_with<O: 'static, L: ErasedLifecycle + 'static>(
     Ok(BuiltDriver {
         lifecycle: Box::new(lifecycle(*options)),
         operations: Box::new(()),
+        route: None,
     })
 }
 
