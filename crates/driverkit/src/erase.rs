@@ -77,4 +77,8 @@ impl<T: Driver, G: Gate<T>> ErasedLifecycle for Lifecycle<T, G> {
     fn in_flight(&self) -> usize {
         self.0.state().in_flight()
     }
+
+    fn abandon(&self) {
+        self.0.state().abandon();
+    }
 }

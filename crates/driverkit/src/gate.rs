@@ -8,12 +8,17 @@
 //! - **telemetry**: one `tracing` span and two `metrics` series per operation
 //!   ([`telemetry`](self::telemetry));
 //! - **drain**: operations in flight are counted so that shutdown lets them finish, and an
-//!   operation begun after shutdown started answers `Stopped` ([`drain`](self::drain)).
+//!   operation begun after shutdown started answers `Stopped` ([`drain`](self::drain)); an
+//!   operation declared `#[waits = "…"]` still waiting when the drain begins is cut (it answers
+//!   `Stopped` at once), and any operation still pending when the drain's budget ends answers
+//!   `Stopped` too. Each of those answers carries a [`GateExit`](self::exit::GateExit) telling
+//!   it from the driver's own `Stopped` ([`exit`](self::exit)).
 //!
 //! The gate is one struct around the driver, not another pointer to chase, and it allocates
 //! nothing of its own.
 
 mod drain;
+pub(crate) mod exit;
 pub(crate) mod telemetry;
 
 use std::future::Future;
@@ -77,12 +82,20 @@ impl GateState {
     /// operation ends.
     ///
     /// # Errors
-    /// `Stopped` once shutdown has begun.
+    /// `Stopped` once shutdown has begun, marked [`GateExit::Refused`](exit::GateExit).
     #[inline]
     pub fn enter(&self) -> InfraResult<impl Sized + '_> {
         self.drain
             .enter()
-            .ok_or_else(|| InfraError::stopped(self.telemetry.capability()))
+            .ok_or_else(|| exit::GateExit::Refused.error(self.telemetry.capability()))
+    }
+
+    pub(crate) fn drain(&self) -> &Drain {
+        &self.drain
+    }
+
+    pub(crate) fn capability(&self) -> &'static str {
+        self.telemetry.capability()
     }
 
     /// Whether a subscriber or a recorder listens to this instance's operations.
@@ -108,9 +121,16 @@ impl GateState {
         Box::pin(self.telemetry.observe(operation, otel_name, future))
     }
 
-    /// Refuse new operations from now on; those in flight go on.
+    /// Refuse new operations from now on; those in flight go on, except the ones declared
+    /// `#[waits]` that are waiting: they are cut and answer `Stopped`.
     pub fn begin_drain(&self) {
         self.drain.begin();
+    }
+
+    /// The drain's budget is spent: every operation still pending answers `Stopped` to its
+    /// caller (marked [`GateExit::Abandoned`](exit::GateExit)), whatever its driver does.
+    pub fn abandon(&self) {
+        self.drain.abandon();
     }
 
     /// Operations begun and not yet finished.
@@ -144,6 +164,7 @@ macro_rules! __gate {
             default: $default:tt,
             checks: [$(($feature:literal, $when:expr, $what:expr))*],
             gate: $kind:ident,
+            waits: [$($cut:literal)?],
         })*],
     }) => {
         $(#[$gate_doc])*
@@ -191,6 +212,8 @@ macro_rules! __gate {
         impl<T: $ops + $crate::Driver> $ops for $gate<T> {
             $(
                 async fn $method(&self $(, $arg: $ty)*) -> $ret {
+                    // Declared `#[waits]`: cut while it waits once the drain begins.
+                    const WAITS: bool = false $(|| { let _ = $cut; true })?;
                     $crate::__gate!(@$kind $gate, self, $contract, $name, $method, [$($arg),*],
                         [$(($feature, $when, $what))*], $crate::__private::feature_bit)
                 }
@@ -204,6 +227,8 @@ macro_rules! __gate {
         impl $ops for $crate::__private::Route<$contract> {
             $(
                 async fn $method(&self $(, $arg: $ty)*) -> $ret {
+                    // Declared `#[waits]`: cut while it waits once the drain begins.
+                    const WAITS: bool = false $(|| { let _ = $cut; true })?;
                     let current = self.load();
                     let gate: &$gate<dyn $ops> = &current;
                     // The gate's impl above reports a feature the contract does not list;
@@ -247,21 +272,36 @@ macro_rules! __gate {
         let _in_flight = $self.state.enter()?;
         let future = $future;
         if $self.state.listened() {
-            $self
-                .state
-                .observe(
-                    const {
-                        $crate::__private::operation_index(
-                            $gate::<()>::OPERATIONS,
-                            ::core::stringify!($method),
-                        )
-                    },
-                    ::core::concat!($name, ".", ::core::stringify!($method)),
-                    future,
-                )
-                .await
+            let future = $self.state.observe(
+                const {
+                    $crate::__private::operation_index(
+                        $gate::<()>::OPERATIONS,
+                        ::core::stringify!($method),
+                    )
+                },
+                ::core::concat!($name, ".", ::core::stringify!($method)),
+                future,
+            );
+            $crate::__gate!(@drained $self, future)
         } else {
-            future.await
+            $crate::__gate!(@drained $self, future)
         }
+    }};
+    // The driver's future, ended by the gate when the drain cuts it (`WAITS`) or its budget
+    // ends (see `gate/exit.rs`). A poll function, not another `async` layer; it costs a pending
+    // operation one registration with the drain and a completed one nothing.
+    (@drained $self:ident, $future:ident) => {{
+        let mut $future = ::core::pin::pin!($future);
+        let mut waiter = ::core::pin::pin!(::core::option::Option::None);
+        ::core::future::poll_fn(|cx| {
+            $crate::__private::poll_gated(
+                &$self.state,
+                WAITS,
+                $future.as_mut(),
+                waiter.as_mut(),
+                cx,
+            )
+        })
+        .await
     }};
 }

@@ -279,6 +279,38 @@ macro_rules! register_driver {
 /// delay) is written `#[feature = "delay", when = options.delay.is_some(), operation = "enqueue
 /// with a delay"]`: the operation is required, and the gate refuses the call when the condition
 /// holds and the feature is not declared. An operation may carry several such attributes.
+///
+/// An operation that waits for something to happen (a long poll) is declared so with
+/// `#[waits = "what a cut means"]`, first among its attributes (after its docs). When its
+/// instance begins to drain (at shutdown), a call still waiting is cut: it answers `Stopped` at
+/// once instead of holding the drain for its whole budget. The text, added to the operation's
+/// docs, tells callers what a cut means. An operation not so declared is never cut while the
+/// drain runs; when the drain's budget ends, any operation still pending answers `Stopped`.
+///
+/// ```
+/// use std::time::Duration;
+/// use sandloom_driverkit::sdk::InfraResult;
+///
+/// sandloom_driverkit::define_capability! {
+///     /// A feed of events.
+///     pub capability FeedCapability {
+///         name: "feed",
+///         stability: Experimental,
+///         contract_version: (0, 1, 0),
+///         features: [],
+///         key: FEED,
+///         provider: FeedProvider,
+///         gate: FeedGate,
+///     }
+///     /// What modules call.
+///     pub trait Feed {
+///         /// The events after `cursor`, waiting up to `wait` for one.
+///         #[waits = "A cut loses no event: call again with the same cursor."]
+///         async fn events(&self, cursor: u64, wait: Duration) -> InfraResult<Vec<String>>;
+///     }
+/// }
+/// # fn main() {}
+/// ```
 #[macro_export]
 macro_rules! define_capability {
     (

@@ -241,6 +241,10 @@ impl Drop for Attempts {
 async fn stop_all(mut drivers: Vec<Attempted>, timeout: Duration) -> Vec<Problem> {
     let mut problems = Vec::new();
     while let Some(driver) = drivers.pop() {
+        // Stopped without a drain (`Running` dropped, startup failed) or after one: nothing
+        // enters any more, and nothing still pending waits on a driver that is going away.
+        driver.lifecycle.begin_drain();
+        driver.lifecycle.abandon();
         let reason = match stop(&driver.lifecycle, timeout).await {
             Stopped::Done => {
                 tracing::debug!(target: "sandloom", capability = %driver.capability, instance = %driver.instance, "stopped");

@@ -303,12 +303,17 @@ pub trait ErasedLifecycle: Send + Sync {
     fn stop(&self) -> BoxFuture<'_, Result<(), BoxError>>;
     /// Report health.
     fn health(&self) -> BoxFuture<'_, Health>;
-    /// Refuse new operations (they answer `Stopped`); those in flight go on.
+    /// Refuse new operations (they answer `Stopped`); those in flight go on, except the ones
+    /// waiting in an operation declared `#[waits]`, which answer `Stopped` at once.
     fn begin_drain(&self) {}
     /// Operations begun and not yet finished.
     fn in_flight(&self) -> usize {
         0
     }
+    /// The drain's budget is spent: every operation still pending answers `Stopped` to its
+    /// caller, whatever its driver does. Call it after [`begin_drain`](Self::begin_drain),
+    /// before `stop`.
+    fn abandon(&self) {}
 }
 
 /// Every driver linked into the binary. Iteration order is unspecified and means nothing.

@@ -662,9 +662,10 @@ impl Running {
     }
 }
 
-/// Graceful drain: from now on every instance's operations answer `Stopped`, and those already
-/// in flight may finish, for up to `budget` in all; then the drivers are stopped whatever is
-/// still running (which is logged).
+/// Graceful drain: from now on every instance's operations answer `Stopped`, those waiting in
+/// an operation declared `#[waits]` (a long poll) at once, and those already in flight may
+/// finish, for up to `budget` in all; then whatever is still pending answers `Stopped` to its
+/// caller (which is logged) and the drivers are stopped.
 async fn drain(drivers: &[lifecycle::Attempted], budget: std::time::Duration) {
     for driver in drivers {
         driver.lifecycle.begin_drain();
@@ -685,9 +686,11 @@ async fn drain(drivers: &[lifecycle::Attempted], budget: std::time::Duration) {
                 capability = %driver.capability,
                 instance = %driver.instance,
                 in_flight = left,
-                "operations still in flight after the stop timeout ({} ms); stopping the driver under them",
+                "operations still in flight after the stop timeout ({} ms); they answer `Stopped` to their callers and the driver is stopped under them",
                 budget.as_millis()
             );
+            // Their callers must not wait on a driver that may never answer.
+            driver.lifecycle.abandon();
         }
     }
 }

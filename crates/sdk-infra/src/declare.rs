@@ -4,7 +4,9 @@
 //! signature of each operation (`async fn name(&self, arg: Type, …) -> Result;`, optionally
 //! preceded by `#[feature = "f"]` — the whole operation is optional — or by one or more
 //! `#[feature = "f", when = condition, operation = "what"]` — a required operation whose use with
-//! some arguments is optional, such as `enqueue` with a delay). Everything else is generated
+//! some arguments is optional, such as `enqueue` with a delay — and, first of all, optionally by
+//! `#[waits = "what a cut means"]`: the operation waits for something to happen (a long poll), so
+//! a drain may cut it while it waits). Everything else is generated
 //! from that one text by the macro each reader names as its callback: the operation trait here,
 //! the kernel's spec, driverkit's provider trait, marker and gate, and a third-party
 //! capability's whole contract (`define_capability!`).
@@ -26,6 +28,7 @@
 //!         default: ;,                              // or the body that answers Unsupported
 //!         checks: [("ttl", condition, "what")…],   // refuse when undeclared and condition holds
 //!         gate: direct,                            // or `checked`
+//!         waits: ["what a cut means"],             // or `[]`: never cut while it waits
 //!     }…],
 //! } }
 //! ```
@@ -78,6 +81,7 @@ macro_rules! __parse_operations {
     // An optional operation: the trait's default answers `Unsupported`.
     (@munch $callback:tt $context:tt [$name:literal, $($header:tt)*] [$($operations:tt)*] [$($required:expr,)*]
         $(#[doc = $doc:literal])*
+        $(#[waits = $cut:literal])?
         #[feature = $feature:literal]
         async fn $method:ident(&self $(, $arg:ident : $ty:ty)* $(,)?) -> $ret:ty;
         $($rest:tt)*
@@ -89,6 +93,13 @@ macro_rules! __parse_operations {
                 #[doc = ::core::concat!(
                     "Optional: feature `", $feature, "`. Without it, the answer is `Unsupported`."
                 )]
+                $(
+                    #[doc = ""]
+                    #[doc = ::core::concat!(
+                        "Waits, and a drain cuts the wait: a call still waiting when its instance ",
+                        "begins to drain (at shutdown) answers `Stopped` at once. ", $cut
+                    )]
+                )?
             ],
             method: $method,
             args: [$($arg: $ty),*],
@@ -103,11 +114,13 @@ macro_rules! __parse_operations {
             },
             checks: [($feature, true, ::core::stringify!($method))],
             gate: checked,
+            waits: [$($cut)?],
         }] [$($required,)*] $($rest)* }
     };
     // A required operation, optional with some arguments.
     (@munch $callback:tt $context:tt $header:tt [$($operations:tt)*] [$($required:expr,)*]
         $(#[doc = $doc:literal])*
+        $(#[waits = $cut:literal])?
         $(#[feature = $feature:literal, when = $when:expr, operation = $what:literal])+
         async fn $method:ident(&self $(, $arg:ident : $ty:ty)* $(,)?) -> $ret:ty;
         $($rest:tt)*
@@ -119,6 +132,13 @@ macro_rules! __parse_operations {
                 $(#[doc = ::core::concat!(
                     "Required; ", $what, " is optional: feature `", $feature, "`."
                 )])+
+                $(
+                    #[doc = ""]
+                    #[doc = ::core::concat!(
+                        "Waits, and a drain cuts the wait: a call still waiting when its instance ",
+                        "begins to drain (at shutdown) answers `Stopped` at once. ", $cut
+                    )]
+                )?
             ],
             method: $method,
             args: [$($arg: $ty),*],
@@ -126,22 +146,31 @@ macro_rules! __parse_operations {
             default: ;,
             checks: [$(($feature, $when, $what))+],
             gate: checked,
+            waits: [$($cut)?],
         }] [$($required,)* ::core::stringify!($method),] $($rest)* }
     };
     // A required operation.
     (@munch $callback:tt $context:tt $header:tt [$($operations:tt)*] [$($required:expr,)*]
         $(#[doc = $doc:literal])*
+        $(#[waits = $cut:literal])?
         async fn $method:ident(&self $(, $arg:ident : $ty:ty)* $(,)?) -> $ret:ty;
         $($rest:tt)*
     ) => {
         $crate::__parse_operations! { @munch $callback $context $header [$($operations)* {
-            docs: [$(#[doc = $doc])*],
+            docs: [$(#[doc = $doc])* $(
+                    #[doc = ""]
+                    #[doc = ::core::concat!(
+                        "Waits, and a drain cuts the wait: a call still waiting when its instance ",
+                        "begins to drain (at shutdown) answers `Stopped` at once. ", $cut
+                    )]
+                )?],
             method: $method,
             args: [$($arg: $ty),*],
             ret: $ret,
             default: ;,
             checks: [],
             gate: direct,
+            waits: [$($cut)?],
         }] [$($required,)* ::core::stringify!($method),] $($rest)* }
     };
     (@emit [$($callback:tt)*] [$($context:tt)*]
@@ -177,6 +206,7 @@ macro_rules! __operation_trait {
             default: $default:tt,
             checks: $checks:tt,
             gate: $gate:ident,
+            waits: $waits:tt,
         })*],
     }) => {
         $(#[$attr])*

@@ -271,6 +271,9 @@ macro_rules! __lock_contract {
                     ///
                     /// # Errors
                     /// As `acquire`.
+                    #[waits = "A cut leaves the lock as it was, unless the backend granted it to \
+                        this call as the drain began (a request in flight); then nobody holds that \
+                        lease and the lock is free again when its `ttl` ends."]
                     async fn acquire_wait(&self, name: &str, ttl: ::std::time::Duration, timeout: ::std::time::Duration) -> $crate::InfraResult<Option<$crate::lock::Lease>>;
 
                     /// Give the lock back; `false` when the lease had already expired or been taken over.

@@ -394,6 +394,8 @@ macro_rules! __secrets_contract {
                     /// # Errors
                     /// `InvalidInput` for a cursor this instance never issued (ahead of its
                     /// history); `Unavailable` or `Timeout` when the backend cannot answer.
+                    #[waits = "A cut changes nothing: call again with the same cursor, which still \
+                        names every change since (on the same instance: cursors belong to it)."]
                     #[feature = "watch"]
                     async fn changes(&self, after: u64, wait: ::std::time::Duration) -> $crate::InfraResult<$crate::secrets::Changes>;
 

@@ -450,6 +450,10 @@ macro_rules! __taskqueue_contract {
                     ///
                     /// # Errors
                     /// As `enqueue`.
+                    #[waits = "A cut takes no task from the queue unless the backend had already \
+                        leased one for this call as the drain began (a statement in flight); such a \
+                        task is delivered again once its visibility timeout ends: at least once, \
+                        never lost."]
                     async fn reserve(&self, queue: &str, wait: ::std::time::Duration) -> $crate::InfraResult<Option<$crate::taskqueue::Reservation>>;
 
                     /// The task is done: remove it for good.

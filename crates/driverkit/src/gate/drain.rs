@@ -9,9 +9,19 @@
 //! operation's side gets it from the `membarrier` system call that shutdown makes (an
 //! asymmetric fence, as in Linux's RCU and folly), so the frequent side pays nothing. Where
 //! `membarrier` is not available, operations fence themselves (`SeqCst`).
+//!
+//! An operation that has to wait (its future returned `Pending`) also registers its waker, so
+//! that the drain can wake it: when the drain begins (an operation declared `#[waits]` is then
+//! cut), and when its budget ends (every operation still pending then answers `Stopped`). An
+//! operation that completes without suspending never registers. The wakers are kept in a tokio
+//! `Notify` per shard of threads: an intrusive list (the entry lives in the operation's own
+//! future, so nothing is allocated), under a mutex only the threads of one shard share.
 
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering, fence};
 use std::sync::{Mutex, OnceLock, PoisonError};
+
+use tokio::sync::Notify;
+use tokio::sync::futures::Notified;
 
 /// Threads beyond this many share one slot through read-modify-writes.
 const OWNED_SLOTS: usize = 64;
@@ -21,11 +31,23 @@ const OWNED_SLOTS: usize = 64;
 #[derive(Default)]
 struct Slot(AtomicIsize);
 
+/// Threads share this many lists of waiting operations: few enough to wake quickly, enough
+/// that threads seldom meet on one list's mutex.
+const WAITER_SHARDS: usize = 16;
+
+/// One shard's waiting operations, on a cache line of its own.
+#[repr(align(128))]
+#[derive(Default)]
+struct Waiters(Notify);
+
 /// The in-flight count of one gate, and whether it is draining.
 pub(crate) struct Drain {
     slots: Box<[Slot]>,
     shared: Slot,
     draining: AtomicBool,
+    /// The drain's budget ended: operations still pending answer `Stopped`.
+    abandoned: AtomicBool,
+    waiters: Box<[Waiters]>,
 }
 
 /// Proof that an operation was counted in; counts it out when dropped (also when the
@@ -42,6 +64,8 @@ impl Drain {
             slots: (0..OWNED_SLOTS).map(|_| Slot::default()).collect(),
             shared: Slot::default(),
             draining: AtomicBool::new(false),
+            abandoned: AtomicBool::new(false),
+            waiters: (0..WAITER_SHARDS).map(|_| Waiters::default()).collect(),
         }
     }
 
@@ -68,6 +92,41 @@ impl Drain {
             // Every thread runs a full fence: an operation that raised its slot before this
             // point is seen by `in_flight`, and one that did not sees `draining`.
             heavy_fence();
+        }
+        // After the flag: a waiter registered before this sees the wake, one registered after
+        // sees the flag (see `waiter`).
+        self.wake_all();
+    }
+
+    /// The budget of the drain is spent: every operation still pending answers `Stopped`.
+    pub(crate) fn abandon(&self) {
+        self.abandoned.store(true, Ordering::SeqCst);
+        self.wake_all();
+    }
+
+    /// Whether the drain has begun. Read after [`waiter`](Self::waiter) was made, so that a
+    /// drain it does not see wakes that waiter.
+    pub(crate) fn draining(&self) -> bool {
+        self.draining.load(Ordering::SeqCst)
+    }
+
+    /// Whether the drain's budget is spent; read as [`draining`](Self::draining).
+    pub(crate) fn abandoned(&self) -> bool {
+        self.abandoned.load(Ordering::SeqCst)
+    }
+
+    /// A wake-up for a pending operation: ready at the next `begin` or `abandon`. It counts
+    /// the wakes from the moment it is made, even before it is first polled (`Notify`'s
+    /// `notify_waiters` semantics), so the flags are read after making it: a drain that
+    /// begins after the read wakes it, one that began before is seen in the flags.
+    pub(crate) fn waiter(&self) -> Notified<'_> {
+        let shard = thread_index() % WAITER_SHARDS;
+        self.waiters[shard].0.notified()
+    }
+
+    fn wake_all(&self) {
+        for waiters in &self.waiters {
+            waiters.0.notify_waiters();
         }
     }
 
