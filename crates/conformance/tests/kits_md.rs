@@ -12,7 +12,7 @@ const KITS: [(&str, &str, &[&str]); 6] = [
     ("taskqueue", "taskqueue", taskqueue::OBLIGATIONS),
     ("notifier", "notifier", notifier::OBLIGATIONS),
     ("lock", "lock", lock::OBLIGATIONS),
-    ("secrets (experimental)", "secrets", secrets::OBLIGATIONS),
+    ("secrets", "secrets", secrets::OBLIGATIONS),
 ];
 
 /// The obligations KITS.md lists under `## {title} (N obligations)`, and N.

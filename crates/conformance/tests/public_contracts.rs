@@ -4,12 +4,13 @@
 #[test]
 fn every_public_contract_has_a_kit_and_every_kit_obligation_is_named_once() {
     use sandloom_conformance as conformance;
-    let kits: [(&str, &[&str]); 5] = [
+    let kits: [(&str, &[&str]); 6] = [
         ("cache", conformance::cache::OBLIGATIONS),
         ("notifier", conformance::notifier::OBLIGATIONS),
         ("objectstore", conformance::objectstore::OBLIGATIONS),
         ("taskqueue", conformance::taskqueue::OBLIGATIONS),
         ("lock", conformance::lock::OBLIGATIONS),
+        ("secrets", conformance::secrets::OBLIGATIONS),
     ];
     for spec in sandloom_kernel::registry::capabilities() {
         if spec.stability == sandloom_driverkit::Stability::Stable {

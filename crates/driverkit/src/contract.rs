@@ -102,11 +102,7 @@ pub const RESERVED_CAPABILITIES: &[ReservedCapability] = &[
     ReservedCapability::public("objectstore"),
     ReservedCapability::public("taskqueue"),
     ReservedCapability::public("lock"),
-    ReservedCapability {
-        name: "secrets",
-        has_operations: true,
-        state: "experimental: operation trait and kit, not yet public",
-    },
+    ReservedCapability::public("secrets"),
     ReservedCapability::not_public("graph_store"),
     ReservedCapability::not_public("workflow"),
     ReservedCapability::not_public("search"),

@@ -278,8 +278,7 @@ provider_module!(
     lock, LockProvider, LockCapability, LockGate, __lock_contract
 );
 provider_module!(
-    /// The experimental `secrets` contract for driver authors: below 1.0, so it may change in a
-    /// minor release.
+    /// The `secrets` contract for driver authors (1.0, stable).
     ///
     /// Everything of `sandloom_driverkit::sdk::secrets` (the operation trait, its values, the
     /// naming rule [`check_name`](sandloom_sdk_infra::secrets::check_name) and feature names)

@@ -13,9 +13,9 @@
 //! | `notifier.memory` | `batch` | `capacity` (messages kept, default 1000), `outbox` (a name tests read with [`MemoryNotifier::outbox`]) |
 //! | `taskqueue.memory` | `delay`, `dead_letter`, `fifo`, `dedupe` | `visibility_timeout_ms` (30 000), `max_attempts` (5), `dedupe_window_ms` (24 h) |
 //! | `lock.memory` | none | none |
-//! | `secrets.memory` (experimental, for tests) | `versions`, `watch`, `list` | `store` (a name shared with [`MemorySecretStore::named`]), `max_value_bytes` (1 MiB) |
-//! | `secrets.env` (experimental) | `list` | `prefix` (required), `max_value_bytes` (1 MiB) |
-//! | `secrets.file` (experimental, Unix) | `watch`, `list` | `root` (required), `max_value_bytes` (1 MiB), `poll_interval_ms` (1000) |
+//! | `secrets.memory` (for tests) | `versions`, `watch`, `list` | `store` (a name shared with [`MemorySecretStore::named`]), `max_value_bytes` (1 MiB) |
+//! | `secrets.env` | `list` | `prefix` (required), `max_value_bytes` (1 MiB) |
+//! | `secrets.file` (Unix) | `watch`, `list` | `root` (required), `max_value_bytes` (1 MiB), `poll_interval_ms` (1000) |
 //!
 //! They run on Tokio and need a runtime with timers (`#[tokio::main]` has one; the kernel refuses
 //! to start without one, SANDLOOM-B001).

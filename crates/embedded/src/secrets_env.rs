@@ -1,5 +1,4 @@
-//! `secrets.env`: secrets in the process's environment variables, under a required prefix
-//! (experimental capability).
+//! `secrets.env`: secrets in the process's environment variables, under a required prefix.
 
 mod options;
 mod provider;

@@ -1,5 +1,4 @@
-//! `secrets.file`: secrets as files in a directory tree, as Kubernetes mounts them
-//! (experimental capability).
+//! `secrets.file`: secrets as files in a directory tree, as Kubernetes mounts them.
 
 mod options;
 mod provider;

@@ -1,4 +1,4 @@
-//! `secrets.memory`: secrets held in the process, for tests (experimental capability).
+//! `secrets.memory`: secrets held in the process, for tests.
 //!
 //! Values are put in through a [`MemorySecretStore`] handle (tests), never through `INFRA`: a
 //! secret written in a configuration file is what the `secrets` capability exists to avoid.

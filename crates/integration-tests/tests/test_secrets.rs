@@ -4,8 +4,7 @@
 
 mod common;
 
-use common::{only, refused, start};
-use sandloom::codes;
+use common::start;
 use sandloom::sdk::SECRETS;
 use sandloom::sdk::secrets::{LIST, VERSIONS, WATCH};
 use sandloom_embedded::MemorySecretStore;
@@ -68,21 +67,17 @@ async fn modules_read_secrets_from_each_built_in_driver() {
 }
 
 #[tokio::test]
-async fn secrets_in_production_needs_the_accepted_risk() {
-    let err = refused(
-        "environment = \"production\"\n[secrets.default]\ndriver = \"memory\"\n",
-        sandloom::link_drivers!(sandloom_embedded),
-    )
-    .await;
-    let problem = only(&err);
-    assert_eq!(problem.code(), codes::EXPERIMENTAL);
-    assert!(
-        problem.to_string().contains("`secrets` is experimental"),
-        "{problem}"
+async fn secrets_is_stable_and_starts_in_production_without_an_accepted_risk() {
+    let spec = sandloom_kernel::registry::capabilities()
+        .iter()
+        .find(|spec| spec.name == "secrets")
+        .unwrap();
+    assert_eq!(
+        (spec.stability, spec.contract_version.major),
+        (sandloom_kernel::registry::Stability::Stable, 1)
     );
     let running = start(
-        "environment = \"production\"\naccepted_risks = [\"experimental_capability\"]\n\
-         [secrets.default]\ndriver = \"memory\"\n",
+        "environment = \"production\"\n[secrets.default]\ndriver = \"memory\"\n",
         sandloom::link_drivers!(sandloom_embedded),
     )
     .await

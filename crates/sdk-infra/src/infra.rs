@@ -255,7 +255,7 @@ impl Infra {
             .ok_or_else(|| self.missing_default(LOCK.name()))
     }
 
-    /// The `default` secrets store (experimental capability).
+    /// The `default` secrets store.
     ///
     /// ```
     /// # let infra = sandloom_sdk_infra::Infra::builder().build().unwrap();

@@ -169,8 +169,7 @@ pub const TASK_QUEUE: CapabilityRef<dyn TaskQueue> = CapabilityRef::new(taskqueu
 /// assert!(infra.default_instance(&LOCK).is_err()); // nothing configured here
 /// ```
 pub const LOCK: CapabilityRef<dyn Lock> = CapabilityRef::new(lock::NAME);
-/// The key of the experimental `secrets` capability: a `&dyn` [`Secrets`]. Configuring it in
-/// production needs the accepted risk `experimental_capability`.
+/// The key of the `secrets` capability: a `&dyn` [`Secrets`].
 ///
 /// ```
 /// use sandloom_sdk_infra::{Infra, SECRETS};

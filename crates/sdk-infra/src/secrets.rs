@@ -1,7 +1,5 @@
-//! The experimental `secrets` capability: secret values read by name, never shown.
-//!
-//! Experimental: configuring it in the `production` environment needs the accepted risk
-//! `experimental_capability` (SANDLOOM-B023), and its contract may change in a minor release.
+//! The `secrets` capability: secret values read by name, never shown. Contract 1.0.0, stable:
+//! semver applies, as for every public capability.
 //!
 //! Required operation: [`get`](Secrets::get). Optional features: [`VERSIONS`]
 //! ([`get_version`](Secrets::get_version), [`current_version`](Secrets::current_version)),
@@ -283,8 +281,8 @@ macro_rules! __secrets_contract {
         $crate::__parse_operations! {
             callback: [$($callback)*], context: [$($context)*],
             name: "secrets",
-            stability: Experimental,
-            version: (0, 1, 0),
+            stability: Stable,
+            version: (1, 0, 0),
             features: ["versions", "watch", "list"],
             trait: {
                 /// Secret values by name (see the [module docs](self) for the naming rule, the

@@ -111,7 +111,7 @@ pub type SeedFn = dyn Fn(&KitRequest, &Seed) -> Result<(), String> + Send + Sync
 /// [`outage`](SecretsConformance::outage)).
 pub type OutageFn = dyn Fn(&KitRequest) -> Result<(), String> + Send + Sync;
 
-/// The conformance kit of the experimental `secrets` contract. See [`OBLIGATIONS`] for what
+/// The conformance kit of the `secrets` contract. See [`OBLIGATIONS`] for what
 /// it holds a driver to; run it with [`secrets_conformance!`](crate::secrets_conformance).
 pub type SecretsConformance<T> = Kit<T, SecretsSettings>;
 

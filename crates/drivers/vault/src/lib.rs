@@ -1,6 +1,6 @@
 //! Sandloom driver `secrets.vault`: [`Secrets`](sandloom_driverkit::secrets::Secrets) read from
 //! a KV version 2 engine of Vault or `OpenBao`, over its HTTP API (`reqwest`, rustls).
-//! `secrets` is an experimental capability (contract 0.1).
+//! `secrets` is a stable capability (contract 1.0).
 //!
 //! Link it in the application with `sandloom::link_drivers!(…, sandloom_driver_vault)` and
 //! select it in `INFRA`:

@@ -364,5 +364,5 @@ impl Driver for VaultSecrets {
 }
 
 impl SecretsProvider for VaultSecrets {
-    const CONTRACT_VERSION: Version = Version::new(0, 1, 0);
+    const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
 }

@@ -208,7 +208,7 @@ impl Driver for EnvSecrets {
 }
 
 impl SecretsProvider for EnvSecrets {
-    const CONTRACT_VERSION: Version = Version::new(0, 1, 0);
+    const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
 }
 
 #[cfg(test)]

@@ -277,5 +277,5 @@ impl Driver for FileSecrets {
 }
 
 impl SecretsProvider for FileSecrets {
-    const CONTRACT_VERSION: Version = Version::new(0, 1, 0);
+    const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
 }

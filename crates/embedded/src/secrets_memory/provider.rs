@@ -363,7 +363,7 @@ pub(crate) fn check_max_value_bytes(max: usize) -> Result<(), DriverError> {
 }
 
 impl SecretsProvider for MemorySecrets {
-    const CONTRACT_VERSION: Version = Version::new(0, 1, 0);
+    const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
 }
 
 /// What a `changes` call answers from a store's change log (`cursor`, and each name's last
