@@ -11,9 +11,10 @@
 //!   operation (`reserve`, `acquire_wait`, `changes`) cut by the drain, and any failure by a swap
 //!   of the idle waiters (operations named `… (idle)`), which wait longer than the stop timeout
 //!   and so hold each reload's drain to its end;
-//!   An operation of the workers abandoned at the stop timeout after running longer than it
-//!   (on this loaded machine a Postgres statement can) is listed apart too: the drain's
-//!   budget is a deadline by design, and a test must not depend on the machine's speed;
+//!   An operation of the workers ended by the stop of its instance after running longer than
+//!   the stop timeout (on this loaded machine a Postgres statement can) is listed apart too:
+//!   the drain's budget is a deadline by design, and a test must not depend on the machine's
+//!   speed;
 //! - **state from a replaced instance**: an operation on something another instance handed out
 //!   or stored (a reservation, a lease, an etag, a change cursor, an object written in the same
 //!   iteration) when a swap window lies between the two. The new instance never granted or
@@ -71,7 +72,7 @@ pub(crate) struct Figures {
     pub(crate) by_swap: BTreeMap<String, u64>,
     /// Failed by a swap within issue 26's known gap, by `operation: mark`.
     pub(crate) gap: BTreeMap<String, u64>,
-    /// Abandoned at the stop timeout after running longer than it, by `operation`.
+    /// Ended by a swap after running longer than the stop timeout, by `operation: mark`.
     pub(crate) over_budget: BTreeMap<String, u64>,
     /// State from a replaced instance refused, by `operation: kind`.
     pub(crate) token_crossed: BTreeMap<String, u64>,
@@ -208,7 +209,7 @@ impl Tally {
                 || (mark == "cut" && WAITS.iter().any(|waits| operation.starts_with(waits)));
             let map = if gap {
                 &mut figures.gap
-            } else if mark == "abandoned" && elapsed >= self.budget {
+            } else if elapsed >= self.budget {
                 &mut figures.over_budget
             } else {
                 &mut figures.by_swap
