@@ -129,3 +129,23 @@ impl Running {
         self.shared.live().config.clone()
     }
 }
+
+/// As [`Running::reloader`], so that a trigger takes `&running` or a [`Reloader`].
+///
+/// ```
+/// use sandloom_kernel::{InfraConfig, Kernel, reload::Reloader};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let config = InfraConfig::from_toml_str("", "infra.toml").unwrap();
+/// let running = Kernel::new(config, sandloom_kernel::link_drivers!()).start().await.unwrap();
+/// let reloader = Reloader::from(&running);
+/// assert!(format!("{reloader:?}").contains("running: true"));
+/// running.shutdown().await.unwrap();
+/// # }
+/// ```
+impl From<&Running> for Reloader {
+    fn from(running: &Running) -> Self {
+        running.reloader()
+    }
+}

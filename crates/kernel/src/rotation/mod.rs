@@ -8,6 +8,7 @@
 //! reconfiguration (issue 26) will pick it up to reload the dependent instances.
 
 mod digest;
+mod follow;
 mod task;
 #[cfg(test)]
 mod tests;
@@ -23,9 +24,9 @@ use tokio::task::JoinHandle;
 
 use crate::config::InfraConfig;
 use crate::references::uses::{SecretUse, UsedBy};
-use crate::report::StartupReport;
 use crate::telemetry::ROTATIONS_METRIC;
 
+pub(crate) use follow::{Follow, store_features};
 pub(crate) use task::Timing;
 
 /// How many rotations `Running::secret_rotations` keeps (the oldest are forgotten first).
@@ -112,15 +113,6 @@ impl crate::Kernel {
                 .collect(),
         });
         self
-    }
-
-    /// The secrets to watch for rotation.
-    pub(crate) fn secret_uses(&self) -> Vec<SecretUse> {
-        // The references in INFRA, then any secret a test named with `watch_secret`; `plan`
-        // merges the dependents of a secret named twice.
-        let mut uses = crate::references::uses::secret_uses(self.config());
-        uses.extend(self.watched.iter().cloned());
-        uses
     }
 }
 
@@ -272,7 +264,7 @@ pub(crate) fn plan(
     uses: &[SecretUse],
     infra: &Infra,
     config: &InfraConfig,
-    report: &StartupReport,
+    features: &BTreeMap<String, Vec<&'static str>>,
 ) -> Vec<StoreWatch> {
     let mut by_store: BTreeMap<&str, BTreeMap<String, Vec<String>>> = BTreeMap::new();
     for secret_use in uses {
@@ -314,12 +306,7 @@ pub(crate) fn plan(
             );
             continue;
         }
-        let features = report
-            .lines
-            .iter()
-            .find(|line| line.capability == SECRETS.name() && line.instance == store)
-            .map(|line| line.features.as_slice())
-            .unwrap_or_default();
+        let features = features.get(store).map(Vec::as_slice).unwrap_or_default();
         let has = |feature: &str| features.contains(&feature);
         let mode = if has(WATCH) {
             Mode::Watch
