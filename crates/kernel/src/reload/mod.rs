@@ -7,8 +7,11 @@
 //! 2. **Plan**: [`plan::ReloadPlan::between`] the running and the new configuration: each
 //!    instance is kept, replaced, added or removed.
 //! 3. **Build beside**: each replaced (or re-added) instance is constructed and started beside
-//!    the old one, in start order (capability, then instance), and must pass its health check
-//!    (healthy or degraded) within its `health_timeout_ms`.
+//!    the old one, in start order (capability, then instance; the `secrets` instances others
+//!    read from first), and must pass its health check (healthy or degraded) within its
+//!    `health_timeout_ms`. Its secret references are read then, from the store that serves
+//!    after the reload (a store the reload rebuilds gives its new instance's value): a rotated
+//!    secret reaches every instance a reload replaces.
 //! 4. **Keep on failure**: any failure — construction, `start` failing, panicking, hanging past
 //!    `start_timeout_ms` or blocking its thread, an unhealthy check — stops the new instances
 //!    already started and refuses the reload; every old instance keeps serving, untouched.
@@ -19,7 +22,8 @@
 //!    operation spans two instances, so none can see a mix.
 //! 6. **Drain, then stop**: the old instances are stopped once the operations begun on them
 //!    have ended, or when `stop_timeout_ms` (of the configuration they were started with) has
-//!    run out, whichever comes first; the count left is logged and reported.
+//!    run out, whichever comes first; the count left is logged and reported. The rotation watch
+//!    follows the new configuration (new references watched, removed ones forgotten).
 //!
 //! What a reload cannot do, and why:
 //!
@@ -37,7 +41,9 @@
 //!   entry by hand, not through `register_driver!`) cannot be replaced (SANDLOOM-B022).
 //!
 //! What a reload would do is [`ReloadPlan`] (also printed by `infra diff OLD NEW`); with the
-//! `reload-triggers` feature, [`triggers`] start one on a changed `INFRA` file or on SIGHUP.
+//! `reload-triggers` feature, [`triggers`] start one on a changed `INFRA` file, on SIGHUP, or
+//! for the instances that read a rotated secret (`ReloadOnRotation`, which replaces exactly
+//! those instances although their configuration did not change).
 //!
 //! ```
 //! use sandloom_kernel::InfraConfig;

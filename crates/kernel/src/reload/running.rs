@@ -38,8 +38,9 @@ impl Running {
     /// # Errors
     /// A [`ReloadError`] listing every problem, coded and located: those `check` finds in
     /// `new`; an instance a reload cannot add (SANDLOOM-B010); a new instance that cannot be
-    /// built or started, panics or hangs in `start`, or answers unhealthy (SANDLOOM-B022). Its
-    /// report marks each changed instance refused.
+    /// built or started, panics or hangs in `start`, or answers unhealthy (SANDLOOM-B022); a
+    /// secret reference that cannot be read (SANDLOOM-B025). Its report marks each changed
+    /// instance refused.
     pub async fn reload(&self, new: InfraConfig) -> Result<ReloadReport, ReloadError> {
         reload(&self.shared, new).await
     }

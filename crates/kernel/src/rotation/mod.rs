@@ -4,8 +4,9 @@
 //! `rotation_poll_ms`, by version (`versions`) or else by a keyed digest of the value. Each
 //! change of a used secret is logged (target `sandloom::secrets`), counted
 //! ([`ROTATIONS_METRIC`](crate::telemetry::ROTATIONS_METRIC)), kept in
-//! `Running::secret_rotations` and sent to `Running::rotation_events`, where live
-//! reconfiguration (issue 26) will pick it up to reload the dependent instances.
+//! `Running::secret_rotations` and sent to `Running::rotation_events`, where the opt-in trigger
+//! `reload::triggers::ReloadOnRotation` picks it up to reload the dependent instances. After
+//! each reload the watch follows the new configuration (`follow.rs`).
 
 mod digest;
 mod follow;
@@ -124,9 +125,10 @@ impl crate::Running {
     /// A store with the `watch` feature is followed through its change signal; any other is
     /// polled every `rotation_poll_ms` of its table (default 30 s; 0 turns detection off), by
     /// version when it has `versions`, else by comparing a keyed digest of the value (never
-    /// the value). Only secrets some option refers to are watched. A rotation is reported,
-    /// not acted on: the dependent instances keep the value they started with until live
-    /// reconfiguration (issue 26) reloads them.
+    /// the value). Only secrets some option refers to are watched, those of the configuration
+    /// running now (a reload changes them). A rotation is reported, not acted on: the dependent
+    /// instances keep the value they started with until a reload replaces them — the trigger
+    /// `ReloadOnRotation` (feature `reload-triggers`) does that for each rotation.
     ///
     /// ```
     /// use sandloom_kernel::{InfraConfig, Kernel};
@@ -148,8 +150,9 @@ impl crate::Running {
         self.rotations.recent()
     }
 
-    /// Every rotation from now on, as it is seen: the hook live reconfiguration (issue 26)
-    /// uses to reload exactly the instances in [`SecretRotation::dependents`]. Each receiver
+    /// Every rotation from now on, as it is seen: the hook the trigger `ReloadOnRotation`
+    /// (feature `reload-triggers`) uses to reload exactly the instances in
+    /// [`SecretRotation::dependents`]. Each receiver
     /// gets every rotation; one that falls more than 64 behind gets
     /// [`RecvError::Lagged`](tokio::sync::broadcast::error::RecvError::Lagged) and can catch
     /// up from [`secret_rotations`](Self::secret_rotations). The channel closes when the

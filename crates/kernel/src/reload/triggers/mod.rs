@@ -1,34 +1,40 @@
-//! What starts a reload from outside: a changed `INFRA` file ([`ReloadOnFileChange`]) and, on
-//! Unix, SIGHUP ([`ReloadOnSighup`]). Feature `reload-triggers`.
+//! What starts a reload from outside: a changed `INFRA` file ([`ReloadOnFileChange`]), on Unix
+//! SIGHUP ([`ReloadOnSighup`]), and a rotated secret ([`ReloadOnRotation`]). Feature
+//! `reload-triggers`. Each is opt-in: nothing reloads unless the application starts it.
 //!
-//! A trigger turns an event into "reload from this configuration": it reads the `INFRA` file as
-//! startup reads it ([`InfraConfig::from_file`], then the `SANDLOOM__…` overrides of the
-//! environment) and calls the application's callback with the new [`InfraConfig`] — in
-//! practice `Running::reload`. A file that cannot be read, is not TOML or has problems
-//! ([`InfraConfig::problems`]) does not reach the callback: each of its problems is logged
+//! The file watch and SIGHUP read the `INFRA` file as startup reads it
+//! ([`InfraConfig::from_file`], then the `SANDLOOM__…` overrides of the environment) and either
+//! reload the running infrastructure with it (`start_reloading(&running)`: `Running::reload`,
+//! which logs and counts every reload, applied or refused) or call the application's callback
+//! with the new [`InfraConfig`] (`start(callback)`). A file that cannot be read, is not TOML or
+//! has problems ([`InfraConfig::problems`]) goes no further: each of its problems is logged
 //! (`WARN`, target `sandloom::reload`, with its code, location and action) and counted
-//! ([`TriggerStats::rejected`]); the running configuration stays.
+//! ([`TriggerStats::rejected`]); the running configuration stays. [`ReloadOnRotation`] reloads
+//! the running configuration, replacing the instances that read a rotated secret.
 //!
 //! The callback runs on the trigger's own task, one call at a time: events that arrive while a
-//! reload runs are handled after it, never beside it. Dropping the [`TriggerHandle`] (or
-//! [`stop`](TriggerHandle::stop)) ends the task after the callback in progress, if any: a
+//! reload runs are handled after it, never beside it. A callback that panics is caught: the
+//! panic is logged (`ERROR`) and counted ([`TriggerStats::panicked`],
+//! [`TRIGGER_PANICS_METRIC`]), and the trigger keeps watching. Dropping the [`TriggerHandle`]
+//! (or [`stop`](TriggerHandle::stop)) ends the task after the callback in progress, if any: a
 //! reload is never cut off half-way by its trigger.
 //!
 //! ```no_run
-//! use std::sync::Arc;
-//! use sandloom_kernel::InfraConfig;
-//! use sandloom_kernel::reload::triggers::{ReloadOnFileChange, ReloadOnSighup};
+//! use sandloom_kernel::{InfraConfig, Kernel};
+//! use sandloom_kernel::reload::triggers::{ReloadOnFileChange, ReloadOnRotation, ReloadOnSighup};
 //!
-//! # async fn reload(_config: InfraConfig) {}
-//! # async fn example() -> Result<(), sandloom_kernel::Problem> {
-//! // The callback: here, whatever the application does with a new configuration
-//! // (`running.reload(config).await`, its report logged).
-//! let on_change = |config: InfraConfig| async move { reload(config).await };
-//! let watch = ReloadOnFileChange::new("/etc/app/infra.toml").start(on_change)?;
-//! let hangup = ReloadOnSighup::new("/etc/app/infra.toml").start(on_change)?;
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! let path = "/etc/app/infra.toml";
+//! let config = InfraConfig::from_file(path)?.with_env_overrides()?;
+//! let running = Kernel::new(config, sandloom_kernel::link_drivers!()).start().await?;
+//! let watch = ReloadOnFileChange::new(path).start_reloading(&running)?;
+//! let hangup = ReloadOnSighup::new(path).start_reloading(&running)?;
+//! let rotation = ReloadOnRotation::new().start(&running)?;
 //! // … serve …
-//! watch.stop().await;
-//! hangup.stop().await;
+//! for trigger in [watch, hangup, rotation] {
+//!     trigger.stop().await;
+//! }
+//! running.shutdown().await?;
 //! # Ok(()) }
 //! ```
 
