@@ -125,6 +125,7 @@ async fn only_dependencies_that_register_drivers_are_candidates() {
             "sandloom_example_fulltext_memory",
             "sandloom_fixture_faulty",
             "sandloom_fixture_impostor",
+            "sandloom_fixture_keyed",
             "sandloom_fixture_rival",
         ],
         "{err}"

@@ -1,7 +1,10 @@
 //! The reload triggers of `sandloom_kernel::reload::triggers` (feature `reload-triggers`): a
 //! changed INFRA file (written, replaced by a rename, swapped the way Kubernetes swaps a
 //! `ConfigMap`) calls the callback once after the debounce; a broken one is logged and counted
-//! and calls nothing; SIGHUP calls it; a stopped trigger calls nothing more.
+//! and calls nothing; a stopped trigger calls nothing more; a callback that panics is logged
+//! and counted and the trigger keeps watching; wired to a `Running` (`start_reloading`), a
+//! written file replaces the instance, and a broken or refused one keeps the old serving.
+//! SIGHUP has its own test binary (`test_reload_sighup.rs`): a signal reaches the whole process.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -114,14 +117,8 @@ async fn a_written_or_renamed_file_reloads_once_after_the_debounce() {
     std::fs::write(dir.path().join("other.txt"), "unrelated").unwrap();
     assert_no_call(&mut calls).await;
 
-    assert_eq!(
-        trigger.stats(),
-        TriggerStats {
-            events: 2,
-            reloads: 2,
-            rejected: 0
-        }
-    );
+    let stats: TriggerStats = trigger.stats();
+    assert_eq!((stats.events, stats.reloads, stats.rejected), (2, 2, 0));
     trigger.stop().await;
 }
 
@@ -266,30 +263,187 @@ async fn a_directory_that_cannot_be_watched_is_a_coded_problem() {
     );
 }
 
-#[cfg(unix)]
+async fn start(text: &str) -> sandloom::Running {
+    let config = InfraConfig::from_toml_str(text, "infra.toml").unwrap();
+    sandloom::Kernel::new(config, sandloom::link_drivers!(sandloom_embedded))
+        .start()
+        .await
+        .unwrap_or_else(|err| panic!("{err}"))
+}
+
+fn version(running: &sandloom::Running, instance: &str) -> u64 {
+    running
+        .versions()
+        .into_iter()
+        .find(|(c, i, _)| c == "cache" && i == instance)
+        .map(|(_, _, v)| v)
+        .unwrap()
+}
+
+async fn until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while !done() {
+        assert!(tokio::time::Instant::now() < deadline, "never: {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 #[tokio::test]
-async fn sighup_reloads_the_file_and_a_broken_one_is_refused() {
-    use nix::sys::signal::{Signal, raise};
+async fn a_file_watch_wired_to_running_replaces_the_instance_and_keeps_it_on_a_bad_file() {
+    use sandloom::sdk::{CACHE, bytes::Bytes};
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("infra.toml");
-    std::fs::write(&path, infra("first")).unwrap();
-    let (callback, mut calls) = recorder();
-    // The handler is installed when `start` returns: raising after it cannot end the process.
-    let trigger = ReloadOnSighup::new(&path).start(callback).unwrap();
+    let first = "[cache.default]\ndriver = \"memory\"\ncapacity = 100\n";
+    std::fs::write(&path, first).unwrap();
+    let running = start(first).await;
+    let cache = running.infra().capability(&CACHE, "default").unwrap();
+    cache.set("k", Bytes::from_static(b"v")).await.unwrap();
+    let trigger = ReloadOnFileChange::new(&path)
+        .debounce(DEBOUNCE)
+        .start_reloading(&running)
+        .unwrap();
 
-    raise(Signal::SIGHUP).unwrap();
-    // Asked for, so called even though the file did not change.
-    assert_eq!(next(&mut calls).await, ["cache.first"]);
+    // Written: the instance is replaced (a new, empty memory cache behind the same handle).
+    std::fs::write(
+        &path,
+        "[cache.default]\ndriver = \"memory\"\ncapacity = 200\n",
+    )
+    .unwrap();
+    until("cache.default replaced", || {
+        version(&running, "default") == 2
+    })
+    .await;
+    assert_eq!(cache.get("k").await.unwrap(), None);
+    cache.set("k", Bytes::from_static(b"w")).await.unwrap();
 
-    std::fs::write(&path, infra("second")).unwrap();
-    raise(Signal::SIGHUP).unwrap();
-    assert_eq!(next(&mut calls).await, ["cache.second"]);
-
+    // Broken: rejected before any reload; the instance keeps serving.
     std::fs::write(&path, "[cache").unwrap();
-    raise(Signal::SIGHUP).unwrap();
-    assert_no_call(&mut calls).await;
+    until("the file rejected", || trigger.stats().rejected == 1).await;
+    // Valid TOML that the reload's check refuses (an option the driver does not have).
+    std::fs::write(
+        &path,
+        "[cache.default]\ndriver = \"memory\"\ncapacty = 300\n",
+    )
+    .unwrap();
+    until("the reload refused", || trigger.stats().refused == 1).await;
+    assert_eq!(version(&running, "default"), 2);
+    assert_eq!(
+        cache.get("k").await.unwrap(),
+        Some(Bytes::from_static(b"w"))
+    );
+    assert!(!running.last_reload().unwrap().applied);
+
+    // Fixed: reloads again.
+    std::fs::write(
+        &path,
+        "[cache.default]\ndriver = \"memory\"\ncapacity = 300\n",
+    )
+    .unwrap();
+    until("cache.default replaced again", || {
+        version(&running, "default") == 3
+    })
+    .await;
     let stats = trigger.stats();
-    assert_eq!((stats.events, stats.reloads, stats.rejected), (3, 2, 1));
+    assert_eq!((stats.reloads, stats.rejected, stats.refused), (3, 1, 1));
     trigger.stop().await;
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_callback_that_panics_is_logged_and_counted_and_the_trigger_keeps_watching() {
+    let capture = Capture::default();
+    let writer = capture.clone();
+    let _guard = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish()
+        .set_default();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("infra.toml");
+    std::fs::write(&path, infra("first")).unwrap();
+    let (sender, mut calls) = mpsc::unbounded_channel();
+    let trigger = ReloadOnFileChange::new(&path)
+        .debounce(DEBOUNCE)
+        .start(move |config: InfraConfig| {
+            let sender = sender.clone();
+            async move {
+                assert!(
+                    config.instance("cache", "boom").is_none(),
+                    "the application's reload failed badly"
+                );
+                let _ = sender.send(config);
+            }
+        })
+        .unwrap();
+
+    std::fs::write(&path, infra("boom")).unwrap();
+    until("the panic counted", || trigger.stats().panicked == 1).await;
+    let logged = capture.text();
+    assert!(logged.contains("ERROR"), "{logged}");
+    assert!(logged.contains("the reload callback panicked"), "{logged}");
+    assert!(
+        logged.contains("the application's reload failed badly"),
+        "{logged}"
+    );
+
+    // Still watching: the next change calls the callback.
+    std::fs::write(&path, infra("after")).unwrap();
+    assert_eq!(next(&mut calls).await, ["cache.after"]);
+    trigger.stop().await;
+}
+
+/// The book's example (docs/src/operate/reload-triggers.md includes it between the anchors),
+/// run: every trigger wired to the running infrastructure, and a change of the file applied.
+#[cfg(unix)]
+mod book {
+    use std::path::Path;
+
+    /// What the application does while it serves; here, change the file and wait for the
+    /// instance to be replaced.
+    async fn serve(running: &sandloom::Running, path: &Path) {
+        std::fs::write(
+            path,
+            "[cache.default]\ndriver = \"memory\"\ncapacity = 20\n",
+        )
+        .unwrap();
+        super::until("the file reloaded", || running.versions()[0].2 == 2).await;
+    }
+
+    // ANCHOR: triggers
+    async fn run(path: &Path) -> Result<(), Box<dyn std::error::Error>> {
+        use sandloom::reload::triggers::{ReloadOnFileChange, ReloadOnRotation, ReloadOnSighup};
+        use sandloom::{InfraConfig, Kernel};
+
+        let config = InfraConfig::from_file(path)?.with_env_overrides()?;
+        let drivers = sandloom::link_drivers!(sandloom_embedded);
+        let running = Kernel::new(config, drivers).start().await?;
+        // Each reloads through `Running::reload` (check, build beside, swap, drain), which logs
+        // and counts every reload; a refused one keeps the running configuration.
+        let watch = ReloadOnFileChange::new(path).start_reloading(&running)?;
+        let hangup = ReloadOnSighup::new(path).start_reloading(&running)?;
+        let rotation = ReloadOnRotation::new().start(&running)?;
+
+        serve(&running, path).await;
+
+        // The triggers stop before the infrastructure they reload.
+        for trigger in [watch, hangup, rotation] {
+            trigger.stop().await;
+        }
+        running.shutdown().await?;
+        Ok(())
+    }
+    // ANCHOR_END: triggers
+
+    #[tokio::test]
+    async fn the_book_s_example_wires_every_trigger_and_reloads() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("infra.toml");
+        std::fs::write(
+            &path,
+            "[cache.default]\ndriver = \"memory\"\ncapacity = 10\n",
+        )
+        .unwrap();
+        run(&path).await.unwrap();
+    }
 }

@@ -19,7 +19,7 @@ use crate::registry::{self, BuildContext, ErasedLifecycle, Health};
 use crate::reload::{Live, Shared, Slot, health_checks};
 use crate::report::{ReportLine, StartupReport};
 use crate::resolve::{Inputs, InstanceNames, PlannedInstance, resolve, unusable};
-use crate::rotation::{self, Rotations, Watcher};
+use crate::rotation;
 use crate::wait;
 
 mod waves;
@@ -261,15 +261,20 @@ impl Kernel {
             .health_interval()
             .map(|interval| Prober::spawn(Arc::clone(&checks), interval));
         // Every instance is up: from here on a change of a used secret is a rotation.
-        let rotations = Arc::new(Rotations::new());
-        let stores = rotation::plan(&self.secret_uses(), &infra, &self.config, &report);
-        let watcher = Watcher::spawn(stores, &rotations, rotation::Timing::default());
+        let infra = Arc::new(infra);
+        let rotation = rotation::Follow::start(
+            Arc::clone(&infra),
+            self.watched,
+            &self.config,
+            rotation::store_features(&report),
+            rotation::Timing::default(),
+        );
         Ok(Running {
-            infra: Arc::new(infra),
-            watcher: Some(watcher),
-            rotations,
+            infra,
+            rotations: Arc::clone(&rotation.rotations),
             report,
             shared: Arc::new(Shared {
+                rotation,
                 linked: self.linked,
                 requirements: self.requirements,
                 turn: tokio::sync::Mutex::new(false),
@@ -470,11 +475,8 @@ pub(crate) fn failure(
 /// ```
 pub struct Running {
     infra: Arc<Infra>,
-    /// The rotation watchers; stopped before the drivers (and declared before `shared`, so
-    /// that a `Running` dropped without `shutdown` aborts them first).
-    watcher: Option<Watcher>,
-    /// What the watchers found (`Running::secret_rotations`, in `rotation/mod.rs`).
-    pub(crate) rotations: Arc<Rotations>,
+    /// What the rotation watchers (in `shared`, which reloads restart) found (`Running::secret_rotations`, in `rotation/mod.rs`).
+    pub(crate) rotations: Arc<rotation::Rotations>,
     report: StartupReport,
     /// The running drivers, their routes and health checks, shared with
     /// [`Reloader`](crate::reload::Reloader)s.
@@ -632,16 +634,16 @@ impl Running {
     /// # Errors
     /// A [`ShutdownError`] of SANDLOOM-B030 problems for drivers that failed, panicked or timed
     /// out while stopping.
-    pub async fn shutdown(mut self) -> Result<(), ShutdownError> {
-        // Before the drain: a watcher's long poll would count as in flight, and must not
-        // outlive the secrets instances it calls.
-        let stop_timeout = self.shared.live().attempts.stop_timeout;
-        if let Some(watcher) = self.watcher.take() {
-            watcher.stop(stop_timeout).await;
-        }
+    pub async fn shutdown(self) -> Result<(), ShutdownError> {
         // After a reload in progress (a `Reloader`'s) has ended; none begins after this.
         let mut closed = self.shared.turn.lock().await;
         *closed = true;
+        // Before the drain: a watcher's long poll would count as in flight, and must not
+        // outlive the secrets instances it calls.
+        let stop_timeout = self.shared.live().attempts.stop_timeout;
+        if let Some(watcher) = self.shared.rotation.take() {
+            watcher.stop(stop_timeout).await;
+        }
         let mut attempts = {
             let mut live = self.shared.live();
             // Periodic probing stops before the drivers do.

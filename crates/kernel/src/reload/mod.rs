@@ -7,8 +7,11 @@
 //! 2. **Plan**: [`plan::ReloadPlan::between`] the running and the new configuration: each
 //!    instance is kept, replaced, added or removed.
 //! 3. **Build beside**: each replaced (or re-added) instance is constructed and started beside
-//!    the old one, in start order (capability, then instance), and must pass its health check
-//!    (healthy or degraded) within its `health_timeout_ms`.
+//!    the old one, in start order (capability, then instance; the `secrets` instances others
+//!    read from first), and must pass its health check (healthy or degraded) within its
+//!    `health_timeout_ms`. Its secret references are read then, from the store that serves
+//!    after the reload (a store the reload rebuilds gives its new instance's value): a rotated
+//!    secret reaches every instance a reload replaces.
 //! 4. **Keep on failure**: any failure — construction, `start` failing, panicking, hanging past
 //!    `start_timeout_ms` or blocking its thread, an unhealthy check — stops the new instances
 //!    already started and refuses the reload; every old instance keeps serving, untouched.
@@ -19,7 +22,8 @@
 //!    operation spans two instances, so none can see a mix.
 //! 6. **Drain, then stop**: the old instances are stopped once the operations begun on them
 //!    have ended, or when `stop_timeout_ms` (of the configuration they were started with) has
-//!    run out, whichever comes first; the count left is logged and reported.
+//!    run out, whichever comes first; the count left is logged and reported. The rotation watch
+//!    follows the new configuration (new references watched, removed ones forgotten).
 //!
 //! What a reload cannot do, and why:
 //!
@@ -37,7 +41,9 @@
 //!   entry by hand, not through `register_driver!`) cannot be replaced (SANDLOOM-B022).
 //!
 //! What a reload would do is [`ReloadPlan`] (also printed by `infra diff OLD NEW`); with the
-//! `reload-triggers` feature, [`triggers`] start one on a changed `INFRA` file or on SIGHUP.
+//! `reload-triggers` feature, [`triggers`] start one on a changed `INFRA` file, on SIGHUP, or
+//! for the instances that read a rotated secret (`ReloadOnRotation`, which replaces exactly
+//! those instances although their configuration did not change).
 //!
 //! ```
 //! use sandloom_kernel::InfraConfig;
@@ -52,6 +58,7 @@
 pub mod plan;
 mod report;
 mod running;
+mod secrets;
 #[cfg(test)]
 mod tests;
 #[cfg(feature = "reload-triggers")]
@@ -85,6 +92,9 @@ pub const RELOADS_METRIC: &str = "sandloom.reloads";
 
 /// What `Running` and its [`Reloader`]s share.
 pub(crate) struct Shared {
+    /// The rotation watchers, which follow each reload. First: dropped (and so aborted) before
+    /// the drivers they call.
+    pub(crate) rotation: crate::rotation::Follow,
     pub(crate) linked: LinkedDrivers,
     pub(crate) requirements: Vec<Requirement>,
     /// One reload (or shutdown) at a time; `true` once shutdown has begun.
@@ -196,6 +206,34 @@ impl Reloader {
     }
 }
 
+impl Reloader {
+    /// Reload the running configuration, replacing the `forced` instances (rotated secrets).
+    #[cfg_attr(not(feature = "reload-triggers"), allow(dead_code))]
+    pub(crate) async fn reload_forced(
+        &self,
+        forced: Vec<Forced>,
+    ) -> Result<ReloadReport, ReloadError> {
+        match self.shared.upgrade() {
+            Some(shared) => reload_with(&shared, None, &forced).await,
+            None => Err(ReloadError::new(vec![shut_down()])),
+        }
+    }
+
+    /// The running instances whose options refer to a secret.
+    #[cfg_attr(not(feature = "reload-triggers"), allow(dead_code))]
+    pub(crate) fn reading_secrets(&self) -> Vec<(String, String)> {
+        self.shared.upgrade().map_or_else(Vec::new, |shared| {
+            shared
+                .live()
+                .config
+                .instances()
+                .filter(|i| !i.references.is_empty())
+                .map(|i| (i.capability.clone(), i.instance.clone()))
+                .collect()
+        })
+    }
+}
+
 fn shut_down() -> Problem {
     Problem::config(
         Location::Code,
@@ -211,10 +249,34 @@ struct Fresh {
     driver: String,
     route: Arc<dyn ErasedRoute>,
     lifecycle: Arc<dyn ErasedLifecycle>,
+    /// Its features, as its options give them.
+    features: Vec<&'static str>,
+    /// A `secrets` instance's operations: the references of the instances built after it in
+    /// the same reload read from it.
+    secrets: Option<Arc<dyn sandloom_sdk_infra::secrets::Secrets>>,
 }
 
 /// See the module documentation.
 pub(crate) async fn reload(shared: &Shared, new: InfraConfig) -> Result<ReloadReport, ReloadError> {
+    reload_with(shared, Some(new), &[]).await
+}
+
+/// An instance a reload replaces although its configuration did not change, and why (a secret
+/// it reads was rotated).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Forced {
+    pub(crate) capability: String,
+    pub(crate) instance: String,
+    pub(crate) reason: String,
+}
+
+/// [`reload`] to `new` (`None`: the configuration running now), replacing the `forced`
+/// instances as well as those whose configuration changed.
+pub(crate) async fn reload_with(
+    shared: &Shared,
+    new: Option<InfraConfig>,
+    forced: &[Forced],
+) -> Result<ReloadReport, ReloadError> {
     if tokio::runtime::Handle::try_current().is_err() || !timers_enabled() {
         return Err(ReloadError::new(vec![Problem::NoRuntime]));
     }
@@ -223,17 +285,12 @@ pub(crate) async fn reload(shared: &Shared, new: InfraConfig) -> Result<ReloadRe
         return Err(ReloadError::new(vec![shut_down()]));
     }
     let old = shared.live().config.clone();
-    let plan = ReloadPlan::between(&old, &new);
+    let new = new.unwrap_or_else(|| old.clone());
+    let mut plan = ReloadPlan::between(&old, &new);
+    force(&mut plan, forced);
 
     // 1. Check first, as `check` does: nothing is built when anything is wrong.
-    let inputs = Inputs {
-        config: &new,
-        drivers: registry::drivers(),
-        specs: registry::capabilities(),
-        requirements: &shared.requirements,
-        linked: &shared.linked,
-    };
-    let planned = match resolve(&inputs) {
+    let planned = match check(shared, &new) {
         Ok(planned) => planned,
         Err(problems) => return Err(refuse(shared, &plan, &new, problems)),
     };
@@ -264,11 +321,18 @@ pub(crate) async fn reload(shared: &Shared, new: InfraConfig) -> Result<ReloadRe
         return Err(refuse(shared, &plan, &new, problems));
     }
 
-    // 3. Build and start beside the old instances; 4. keep them on any failure.
-    let fresh = match build_beside(&new, to_build).await {
+    // 3. Build and start beside the old instances, each reference read from the store that
+    // serves after the reload; 4. keep them on any failure.
+    let fresh = match secrets::build_reading_secrets(shared, &new, to_build).await {
         Ok(fresh) => fresh,
         Err(problems) => return Err(refuse(shared, &plan, &new, problems)),
     };
+    let rebuilt_stores: Vec<(String, Vec<&'static str>)> = fresh
+        .iter()
+        .filter(|f| f.capability == crate::references::SECRETS)
+        .map(|f| (f.instance.clone(), f.features.clone()))
+        .collect();
+    let running = new.clone();
 
     // 5. Swap, in start order; then the running state follows.
     let Switched {
@@ -278,6 +342,12 @@ pub(crate) async fn reload(shared: &Shared, new: InfraConfig) -> Result<ReloadRe
         report,
     } = switch(&mut shared.live(), fresh, &plan, new);
     let mut report = report;
+    // The secrets watched for rotation are the new configuration's from now on.
+    shared
+        .rotation
+        .follow(&running, rebuilt_stores, old.stop_timeout())
+        .await;
+    drop(running);
     for (fresh, error) in failed {
         tracing::error!(target: "sandloom", capability = %fresh.capability, instance = %fresh.instance, "{error}");
         let mut attempts = Attempts {
@@ -311,6 +381,33 @@ pub(crate) async fn reload(shared: &Shared, new: InfraConfig) -> Result<ReloadRe
     drop(closed);
     record(&report, "applied");
     Ok(report)
+}
+
+/// Resolve `new` in full, as `check` does (its secret references judged, not read).
+fn check<'a>(
+    shared: &'a Shared,
+    new: &'a InfraConfig,
+) -> Result<Vec<PlannedInstance<'a>>, Vec<Problem>> {
+    let inputs = Inputs {
+        config: new,
+        drivers: registry::drivers(),
+        specs: registry::capabilities(),
+        requirements: &shared.requirements,
+        linked: &shared.linked,
+    };
+    let mut problems = if new.instances().any(|i| !i.references.is_empty()) {
+        crate::references::judge(new, registry::drivers())
+    } else {
+        Vec::new()
+    };
+    match resolve(&inputs) {
+        Ok(planned) if problems.is_empty() => Ok(planned),
+        Ok(_) => Err(problems),
+        Err(found) => {
+            problems.extend(found);
+            Err(problems)
+        }
+    }
 }
 
 /// What [`switch`] leaves to do: drain and stop the old instances.
@@ -351,6 +448,8 @@ fn switch(live: &mut Live, fresh: Vec<Fresh>, plan: &ReloadPlan, new: InfraConfi
             driver,
             lifecycle,
             route: _,
+            features: _,
+            secrets: _,
         } = fresh;
         let attempted = Attempted {
             capability: capability.clone(),
@@ -407,6 +506,31 @@ fn switch(live: &mut Live, fresh: Vec<Fresh>, plan: &ReloadPlan, new: InfraConfi
     }
 }
 
+/// Replace the `forced` instances: a kept one is replaced for its reason, a replaced one gets
+/// it among its reasons; one added, removed or not configured is left as the plan has it.
+fn force(plan: &mut ReloadPlan, forced: &[Forced]) {
+    for forced in forced {
+        let Some(line) = plan
+            .instances
+            .iter_mut()
+            .find(|l| l.capability == forced.capability && l.instance == forced.instance)
+        else {
+            continue;
+        };
+        match &mut line.change {
+            Change::Kept => {
+                line.change = Change::Replaced {
+                    reasons: vec![forced.reason.clone()],
+                };
+            }
+            Change::Replaced { reasons } if !reasons.contains(&forced.reason) => {
+                reasons.push(forced.reason.clone());
+            }
+            _ => {}
+        }
+    }
+}
+
 fn change_of<'a>(plan: &'a ReloadPlan, capability: &str, instance: &str) -> Option<&'a Change> {
     plan.instances
         .iter()
@@ -448,8 +572,9 @@ async fn build_beside(
             instance: plan.config.instance,
             telemetry: plan.config.telemetry,
         };
+        let features = plan.options.features.clone();
         match construct(plan.entry.build, plan.options, &context) {
-            Ok(driver) => built.push((plan.config, plan.entry, driver)),
+            Ok(driver) => built.push((plan.config, plan.entry, driver, features)),
             Err(failure) => problems.push(unusable(&plan.config, plan.entry, failure)),
         }
     }
@@ -462,7 +587,7 @@ async fn build_beside(
         stop_timeout: new.stop_timeout(),
     };
     let mut fresh = Vec::new();
-    for (names, entry, driver) in built {
+    for (names, entry, driver, features) in built {
         let lifecycle: Arc<dyn ErasedLifecycle> = Arc::from(driver.lifecycle);
         attempts.drivers.push(Attempted {
             capability: names.capability.to_owned(),
@@ -503,6 +628,10 @@ async fn build_beside(
             ));
             continue;
         }
+        let secrets = driver
+            .operations
+            .downcast_ref::<Arc<dyn sandloom_sdk_infra::secrets::Secrets>>()
+            .cloned();
         let Some(route) = driver.route else {
             problems.push(unusable(&names, entry, UnusableReason::NotReplaceable));
             continue;
@@ -513,6 +642,8 @@ async fn build_beside(
             driver: names.driver.to_owned(),
             route,
             lifecycle,
+            features,
+            secrets,
         });
     }
     if problems.is_empty() {

@@ -98,8 +98,10 @@ impl InstanceChange {
 /// The settings of the whole process (`environment`, `accepted_risks`, `start_timeout_ms`,
 /// `stop_timeout_ms`, `health_interval_ms`) replace no instance: none of them is part of what
 /// an instance is built from (`environment` and `accepted_risks` decide what the check of the
-/// new configuration accepts; the others bound starting, stopping and probing). Their changes
-/// are listed in [`settings`](Self::settings).
+/// new configuration accepts; the others bound starting, stopping and probing). Neither does a
+/// `secrets` instance's `rotation_poll_ms`: it says how often the kernel looks at the store
+/// for rotated secrets, so a change restarts that watch and keeps the store. Their changes are
+/// listed in [`settings`](Self::settings).
 ///
 /// Instances are in start order: by capability, then instance, as `Kernel::start` starts them
 /// (removed ones where they would be if still configured).
@@ -138,7 +140,8 @@ pub struct ReloadPlan {
     /// Every instance of either configuration, in start order.
     pub instances: Vec<InstanceChange>,
     /// Changes of the settings of the whole process, one short line each
-    /// (`stop_timeout_ms 10000 → 5000`); they replace no instance.
+    /// (`stop_timeout_ms 10000 → 5000`), and of a `secrets` instance's `rotation_poll_ms`
+    /// (`secrets.vault rotation_poll_ms 30000 → 5000`); they replace no instance.
     pub settings: Vec<String>,
 }
 
@@ -250,13 +253,8 @@ fn instance_reasons(
             new.telemetry()
         ));
     }
-    if old.rotation_poll() != new.rotation_poll() {
-        reasons.push(format!(
-            "rotation_poll_ms {} → {}",
-            old.rotation_poll().as_millis(),
-            new.rotation_poll().as_millis()
-        ));
-    }
+    // `rotation_poll_ms` is not what the store is built from, only how the kernel watches it:
+    // a change restarts that watch (see `setting_reasons`), never the store.
     // Naming every field: a kernel key added to `InstanceSettings` fails to compile here until
     // the plan compares it.
     let crate::config::settings::InstanceSettings {
@@ -342,6 +340,21 @@ fn setting_reasons(old: &InfraConfig, new: &InfraConfig) -> Vec<String> {
                 "{key} {} → {}",
                 before.as_millis(),
                 after.as_millis()
+            ));
+        }
+    }
+    // Per instance, but the kernel's alone: the watch of a store's secrets restarts, the store
+    // does not.
+    for (key, after) in &new.instances {
+        if let Some(before) = old.instances.get(key)
+            && before.rotation_poll() != after.rotation_poll()
+        {
+            reasons.push(format!(
+                "{}.{} rotation_poll_ms {} → {}",
+                key.0,
+                key.1,
+                before.rotation_poll().as_millis(),
+                after.rotation_poll().as_millis()
             ));
         }
     }

@@ -38,8 +38,9 @@ impl Running {
     /// # Errors
     /// A [`ReloadError`] listing every problem, coded and located: those `check` finds in
     /// `new`; an instance a reload cannot add (SANDLOOM-B010); a new instance that cannot be
-    /// built or started, panics or hangs in `start`, or answers unhealthy (SANDLOOM-B022). Its
-    /// report marks each changed instance refused.
+    /// built or started, panics or hangs in `start`, or answers unhealthy (SANDLOOM-B022); a
+    /// secret reference that cannot be read (SANDLOOM-B025). Its report marks each changed
+    /// instance refused.
     pub async fn reload(&self, new: InfraConfig) -> Result<ReloadReport, ReloadError> {
         reload(&self.shared, new).await
     }
@@ -127,5 +128,25 @@ impl Running {
     /// ```
     pub fn config(&self) -> InfraConfig {
         self.shared.live().config.clone()
+    }
+}
+
+/// As [`Running::reloader`], so that a trigger takes `&running` or a [`Reloader`].
+///
+/// ```
+/// use sandloom_kernel::{InfraConfig, Kernel, reload::Reloader};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let config = InfraConfig::from_toml_str("", "infra.toml").unwrap();
+/// let running = Kernel::new(config, sandloom_kernel::link_drivers!()).start().await.unwrap();
+/// let reloader = Reloader::from(&running);
+/// assert!(format!("{reloader:?}").contains("running: true"));
+/// running.shutdown().await.unwrap();
+/// # }
+/// ```
+impl From<&Running> for Reloader {
+    fn from(running: &Running) -> Self {
+        running.reloader()
     }
 }

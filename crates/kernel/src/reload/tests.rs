@@ -269,8 +269,14 @@ fn a_secret_reference_is_an_option_value_and_rotation_poll_a_kernel_key() {
     }
     assert_eq!(only(head, &reference), replaced(&["option `url` added"]));
     let store = "[secrets.default]\ndriver = \"memory\"\n";
+    // `rotation_poll_ms` is how the kernel watches the store, not what it is built from:
+    // the store is kept, and the change is listed with the settings (it restarts the watch).
+    let polled = format!("{store}rotation_poll_ms = 5000\n");
+    assert_eq!(only(store, &polled), Change::Kept);
+    let plan = ReloadPlan::between(&config(store), &config(&polled));
     assert_eq!(
-        only(store, &format!("{store}rotation_poll_ms = 5000\n")),
-        replaced(&["rotation_poll_ms 30000 → 5000"])
+        plan.settings,
+        ["secrets.default rotation_poll_ms 30000 → 5000"]
     );
+    assert!(plan.has_changes());
 }

@@ -4,10 +4,12 @@
 //! `rotation_poll_ms`, by version (`versions`) or else by a keyed digest of the value. Each
 //! change of a used secret is logged (target `sandloom::secrets`), counted
 //! ([`ROTATIONS_METRIC`](crate::telemetry::ROTATIONS_METRIC)), kept in
-//! `Running::secret_rotations` and sent to `Running::rotation_events`, where live
-//! reconfiguration (issue 26) will pick it up to reload the dependent instances.
+//! `Running::secret_rotations` and sent to `Running::rotation_events`, where the opt-in trigger
+//! `reload::triggers::ReloadOnRotation` picks it up to reload the dependent instances. After
+//! each reload the watch follows the new configuration (`follow.rs`).
 
 mod digest;
+mod follow;
 mod task;
 #[cfg(test)]
 mod tests;
@@ -23,9 +25,9 @@ use tokio::task::JoinHandle;
 
 use crate::config::InfraConfig;
 use crate::references::uses::{SecretUse, UsedBy};
-use crate::report::StartupReport;
 use crate::telemetry::ROTATIONS_METRIC;
 
+pub(crate) use follow::{Follow, store_features};
 pub(crate) use task::Timing;
 
 /// How many rotations `Running::secret_rotations` keeps (the oldest are forgotten first).
@@ -113,15 +115,6 @@ impl crate::Kernel {
         });
         self
     }
-
-    /// The secrets to watch for rotation.
-    pub(crate) fn secret_uses(&self) -> Vec<SecretUse> {
-        // The references in INFRA, then any secret a test named with `watch_secret`; `plan`
-        // merges the dependents of a secret named twice.
-        let mut uses = crate::references::uses::secret_uses(self.config());
-        uses.extend(self.watched.iter().cloned());
-        uses
-    }
 }
 
 impl crate::Running {
@@ -132,9 +125,10 @@ impl crate::Running {
     /// A store with the `watch` feature is followed through its change signal; any other is
     /// polled every `rotation_poll_ms` of its table (default 30 s; 0 turns detection off), by
     /// version when it has `versions`, else by comparing a keyed digest of the value (never
-    /// the value). Only secrets some option refers to are watched. A rotation is reported,
-    /// not acted on: the dependent instances keep the value they started with until live
-    /// reconfiguration (issue 26) reloads them.
+    /// the value). Only secrets some option refers to are watched, those of the configuration
+    /// running now (a reload changes them). A rotation is reported, not acted on: the dependent
+    /// instances keep the value they started with until a reload replaces them — the trigger
+    /// `ReloadOnRotation` (feature `reload-triggers`) does that for each rotation.
     ///
     /// ```
     /// use sandloom_kernel::{InfraConfig, Kernel};
@@ -156,8 +150,9 @@ impl crate::Running {
         self.rotations.recent()
     }
 
-    /// Every rotation from now on, as it is seen: the hook live reconfiguration (issue 26)
-    /// uses to reload exactly the instances in [`SecretRotation::dependents`]. Each receiver
+    /// Every rotation from now on, as it is seen: the hook the trigger `ReloadOnRotation`
+    /// (feature `reload-triggers`) uses to reload exactly the instances in
+    /// [`SecretRotation::dependents`]. Each receiver
     /// gets every rotation; one that falls more than 64 behind gets
     /// [`RecvError::Lagged`](tokio::sync::broadcast::error::RecvError::Lagged) and can catch
     /// up from [`secret_rotations`](Self::secret_rotations). The channel closes when the
@@ -272,7 +267,7 @@ pub(crate) fn plan(
     uses: &[SecretUse],
     infra: &Infra,
     config: &InfraConfig,
-    report: &StartupReport,
+    features: &BTreeMap<String, Vec<&'static str>>,
 ) -> Vec<StoreWatch> {
     let mut by_store: BTreeMap<&str, BTreeMap<String, Vec<String>>> = BTreeMap::new();
     for secret_use in uses {
@@ -314,12 +309,7 @@ pub(crate) fn plan(
             );
             continue;
         }
-        let features = report
-            .lines
-            .iter()
-            .find(|line| line.capability == SECRETS.name() && line.instance == store)
-            .map(|line| line.features.as_slice())
-            .unwrap_or_default();
+        let features = features.get(store).map(Vec::as_slice).unwrap_or_default();
         let has = |feature: &str| features.contains(&feature);
         let mode = if has(WATCH) {
             Mode::Watch

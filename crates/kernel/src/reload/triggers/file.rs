@@ -9,10 +9,13 @@ use notify::event::{AccessKind, AccessMode};
 use notify::{EventKind, RecursiveMode, Watcher};
 use tokio::sync::{Notify, watch};
 
-use super::{Callback, Counters, TriggerHandle, callback, check_runtime, reload_from, stopped};
+use super::{
+    Callback, Counters, TriggerHandle, callback, check_runtime, reload_from, reloading, stopped,
+};
 use crate::InfraConfig;
 use crate::error::Problem;
 use crate::location::Location;
+use crate::reload::Reloader;
 
 /// Reload when the `INFRA` file changes.
 ///
@@ -102,6 +105,38 @@ impl ReloadOnFileChange {
         F: Fn(InfraConfig) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
+        self.spawn(callback(on_change))
+    }
+
+    /// Start watching, and reload the running infrastructure with each new configuration:
+    /// [`Reloader::reload`], which logs and counts each reload (`INFO` applied, `WARN` refused
+    /// with its problems; [`RELOADS_METRIC`](crate::reload::RELOADS_METRIC)). A refused
+    /// reload keeps the running configuration, and is counted in
+    /// [`TriggerStats::refused`](super::TriggerStats::refused); the next change of the file
+    /// tries again. Pass the [`Running`](crate::Running) (`&running`) or a [`Reloader`].
+    ///
+    /// ```no_run
+    /// use sandloom_kernel::{InfraConfig, Kernel};
+    /// use sandloom_kernel::reload::triggers::ReloadOnFileChange;
+    ///
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// let path = "/etc/app/infra.toml";
+    /// let config = InfraConfig::from_file(path)?.with_env_overrides()?;
+    /// let running = Kernel::new(config, sandloom_kernel::link_drivers!()).start().await?;
+    /// let watch = ReloadOnFileChange::new(path).start_reloading(&running)?;
+    /// // … serve …
+    /// watch.stop().await;
+    /// running.shutdown().await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`start`](Self::start).
+    pub fn start_reloading(self, reloader: impl Into<Reloader>) -> Result<TriggerHandle, Problem> {
+        self.spawn(reloading(reloader.into()))
+    }
+
+    fn spawn(self, callback: Callback) -> Result<TriggerHandle, Problem> {
         check_runtime()?;
         let directory = match self.path.parent() {
             Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
@@ -133,7 +168,7 @@ impl ReloadOnFileChange {
             debounce: self.debounce,
             changed,
             counters: Arc::clone(&counters),
-            callback: callback(on_change),
+            callback,
         };
         let handle = TriggerHandle::spawn(counters, |stop| async move {
             watching.run(stop).await;

@@ -1,38 +1,45 @@
-//! What starts a reload from outside: a changed `INFRA` file ([`ReloadOnFileChange`]) and, on
-//! Unix, SIGHUP ([`ReloadOnSighup`]). Feature `reload-triggers`.
+//! What starts a reload from outside: a changed `INFRA` file ([`ReloadOnFileChange`]), on Unix
+//! SIGHUP ([`ReloadOnSighup`]), and a rotated secret ([`ReloadOnRotation`]). Feature
+//! `reload-triggers`. Each is opt-in: nothing reloads unless the application starts it.
 //!
-//! A trigger turns an event into "reload from this configuration": it reads the `INFRA` file as
-//! startup reads it ([`InfraConfig::from_file`], then the `SANDLOOM__…` overrides of the
-//! environment) and calls the application's callback with the new [`InfraConfig`] — in
-//! practice `Running::reload`. A file that cannot be read, is not TOML or has problems
-//! ([`InfraConfig::problems`]) does not reach the callback: each of its problems is logged
+//! The file watch and SIGHUP read the `INFRA` file as startup reads it
+//! ([`InfraConfig::from_file`], then the `SANDLOOM__…` overrides of the environment) and either
+//! reload the running infrastructure with it (`start_reloading(&running)`: `Running::reload`,
+//! which logs and counts every reload, applied or refused) or call the application's callback
+//! with the new [`InfraConfig`] (`start(callback)`). A file that cannot be read, is not TOML or
+//! has problems ([`InfraConfig::problems`]) goes no further: each of its problems is logged
 //! (`WARN`, target `sandloom::reload`, with its code, location and action) and counted
-//! ([`TriggerStats::rejected`]); the running configuration stays.
+//! ([`TriggerStats::rejected`]); the running configuration stays. [`ReloadOnRotation`] reloads
+//! the running configuration, replacing the instances that read a rotated secret.
 //!
 //! The callback runs on the trigger's own task, one call at a time: events that arrive while a
-//! reload runs are handled after it, never beside it. Dropping the [`TriggerHandle`] (or
-//! [`stop`](TriggerHandle::stop)) ends the task after the callback in progress, if any: a
+//! reload runs are handled after it, never beside it. A callback that panics is caught: the
+//! panic is logged (`ERROR`) and counted ([`TriggerStats::panicked`],
+//! [`TRIGGER_PANICS_METRIC`]), and the trigger keeps watching. Dropping the [`TriggerHandle`]
+//! (or [`stop`](TriggerHandle::stop)) ends the task after the callback in progress, if any: a
 //! reload is never cut off half-way by its trigger.
 //!
 //! ```no_run
-//! use std::sync::Arc;
-//! use sandloom_kernel::InfraConfig;
-//! use sandloom_kernel::reload::triggers::{ReloadOnFileChange, ReloadOnSighup};
+//! use sandloom_kernel::{InfraConfig, Kernel};
+//! use sandloom_kernel::reload::triggers::{ReloadOnFileChange, ReloadOnRotation, ReloadOnSighup};
 //!
-//! # async fn reload(_config: InfraConfig) {}
-//! # async fn example() -> Result<(), sandloom_kernel::Problem> {
-//! // The callback: here, whatever the application does with a new configuration
-//! // (`running.reload(config).await`, its report logged).
-//! let on_change = |config: InfraConfig| async move { reload(config).await };
-//! let watch = ReloadOnFileChange::new("/etc/app/infra.toml").start(on_change)?;
-//! let hangup = ReloadOnSighup::new("/etc/app/infra.toml").start(on_change)?;
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! let path = "/etc/app/infra.toml";
+//! let config = InfraConfig::from_file(path)?.with_env_overrides()?;
+//! let running = Kernel::new(config, sandloom_kernel::link_drivers!()).start().await?;
+//! let watch = ReloadOnFileChange::new(path).start_reloading(&running)?;
+//! let hangup = ReloadOnSighup::new(path).start_reloading(&running)?;
+//! let rotation = ReloadOnRotation::new().start(&running)?;
 //! // … serve …
-//! watch.stop().await;
-//! hangup.stop().await;
+//! for trigger in [watch, hangup, rotation] {
+//!     trigger.stop().await;
+//! }
+//! running.shutdown().await?;
 //! # Ok(()) }
 //! ```
 
 mod file;
+mod rotation;
 #[cfg(unix)]
 mod sighup;
 
@@ -42,25 +49,59 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use std::panic::AssertUnwindSafe;
+
+use futures_util::FutureExt as _;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 pub use file::ReloadOnFileChange;
+pub use rotation::ReloadOnRotation;
 #[cfg(unix)]
 pub use sighup::ReloadOnSighup;
 
+use super::Reloader;
 use crate::InfraConfig;
 use crate::error::Problem;
 
 /// What a trigger calls with the new configuration, type-erased.
-type Callback = Arc<dyn Fn(InfraConfig) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+type Callback = Arc<dyn Fn(InfraConfig) -> Pin<Box<dyn Future<Output = Ran> + Send>> + Send + Sync>;
+
+/// How a call of the callback ended, for the trigger's counters.
+enum Ran {
+    /// The application's callback returned, or the reload was applied.
+    Done,
+    /// The reload was refused (and logged by the reload): the running configuration stays.
+    Refused,
+}
 
 fn callback<F, Fut>(on_change: F) -> Callback
 where
     F: Fn(InfraConfig) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    Arc::new(move |config| Box::pin(on_change(config)))
+    Arc::new(move |config| {
+        let call = on_change(config);
+        Box::pin(async move {
+            call.await;
+            Ran::Done
+        })
+    })
+}
+
+/// The callback of [`ReloadOnFileChange::start_reloading`] and
+/// [`ReloadOnSighup::start_reloading`]: `Reloader::reload`, its outcome logged by the reload
+/// itself (`INFO` applied, `WARN` refused, target `sandloom`) and counted here.
+fn reloading(reloader: Reloader) -> Callback {
+    Arc::new(move |config| {
+        let reloader = reloader.clone();
+        Box::pin(async move {
+            match reloader.reload(config).await {
+                Ok(_) => Ran::Done,
+                Err(_) => Ran::Refused,
+            }
+        })
+    })
 }
 
 /// What a trigger has done so far.
@@ -70,15 +111,23 @@ where
 ///
 /// let stats = TriggerStats::default();
 /// assert_eq!((stats.events, stats.reloads, stats.rejected), (0, 0, 0));
+/// assert_eq!((stats.refused, stats.panicked), (0, 0));
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TriggerStats {
-    /// Events acted on: a changed file (after the debounce), a SIGHUP received.
+    /// Events acted on: a changed file (after the debounce), a SIGHUP received, rotations
+    /// seen together.
     pub events: u64,
-    /// Calls of the callback, each with a configuration without problems.
+    /// Calls of the callback (or reloads started), each with a configuration without problems.
     pub reloads: u64,
     /// Files that could not be read or had problems: logged, and not passed to the callback.
     pub rejected: u64,
+    /// Of the reloads a trigger started itself (`start_reloading`, [`ReloadOnRotation`]),
+    /// those refused: the running configuration stayed.
+    pub refused: u64,
+    /// Calls of the callback that panicked: logged (`ERROR`), and the trigger kept watching.
+    pub panicked: u64,
 }
 
 #[derive(Default)]
@@ -86,6 +135,8 @@ struct Counters {
     events: AtomicU64,
     reloads: AtomicU64,
     rejected: AtomicU64,
+    refused: AtomicU64,
+    panicked: AtomicU64,
 }
 
 impl Counters {
@@ -135,6 +186,8 @@ impl TriggerHandle {
             events: self.counters.events.load(Ordering::Relaxed),
             reloads: self.counters.reloads.load(Ordering::Relaxed),
             rejected: self.counters.rejected.load(Ordering::Relaxed),
+            refused: self.counters.refused.load(Ordering::Relaxed),
+            panicked: self.counters.panicked.load(Ordering::Relaxed),
         }
     }
 
@@ -149,7 +202,7 @@ impl TriggerHandle {
     pub async fn stop(mut self) {
         let _ = self.stop.send(true);
         if let Some(task) = self.task.take() {
-            // A callback that panicked ended the task: nothing more to stop.
+            // A callback's panic is caught in the task: it ends only when told to.
             let _ = task.await;
         }
     }
@@ -191,7 +244,7 @@ async fn reload_from(path: &Path, trigger: &'static str, counters: &Counters, ca
                 file = %path.display(),
                 "INFRA read: reloading"
             );
-            callback(config).await;
+            call(trigger, counters, callback, config).await;
         }
         Err(problems) => {
             Counters::add(&counters.rejected);
@@ -206,6 +259,48 @@ async fn reload_from(path: &Path, trigger: &'static str, counters: &Counters, ca
                     problem.description()
                 );
             }
+        }
+    }
+}
+
+/// The metric counting callbacks of a trigger that panicked, labelled `trigger` (`file`,
+/// `sighup`, `rotation`).
+///
+/// ```
+/// assert_eq!(
+///     sandloom_kernel::reload::triggers::TRIGGER_PANICS_METRIC,
+///     "sandloom.reload_trigger_panics"
+/// );
+/// ```
+pub const TRIGGER_PANICS_METRIC: &str = "sandloom.reload_trigger_panics";
+
+/// Call `callback` with `config` and count how it ended. A panic (in the call or in its
+/// future) is caught, logged and counted: the trigger keeps watching, and the next event
+/// calls the callback again.
+async fn call(
+    trigger: &'static str,
+    counters: &Counters,
+    callback: &Callback,
+    config: InfraConfig,
+) {
+    // The callback and its future are only ever used again after a panic through `Arc`s the
+    // application gave us; what they hold is theirs to keep consistent, as for any task.
+    let ran = match std::panic::catch_unwind(AssertUnwindSafe(|| callback(config))) {
+        Ok(future) => AssertUnwindSafe(future).catch_unwind().await,
+        Err(payload) => Err(payload),
+    };
+    match ran {
+        Ok(Ran::Done) => {}
+        Ok(Ran::Refused) => Counters::add(&counters.refused),
+        Err(payload) => {
+            Counters::add(&counters.panicked);
+            metrics::counter!(TRIGGER_PANICS_METRIC, "trigger" => trigger).increment(1);
+            tracing::error!(
+                target: "sandloom::reload",
+                trigger,
+                panic = %crate::panic_message(payload.as_ref()),
+                "the reload callback panicked; the trigger keeps watching"
+            );
         }
     }
 }

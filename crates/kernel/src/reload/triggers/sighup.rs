@@ -5,10 +5,13 @@ use std::sync::Arc;
 
 use tokio::signal::unix::{SignalKind, signal};
 
-use super::{Counters, TriggerHandle, callback, check_runtime, reload_from, stopped};
+use super::{
+    Callback, Counters, TriggerHandle, callback, check_runtime, reload_from, reloading, stopped,
+};
 use crate::InfraConfig;
 use crate::error::Problem;
 use crate::location::Location;
+use crate::reload::Reloader;
 
 /// Reload on SIGHUP, the Unix convention for "read your configuration again" (Unix only;
 /// opt-in: nothing listens for SIGHUP unless this is started).
@@ -67,6 +70,37 @@ impl ReloadOnSighup {
         F: Fn(InfraConfig) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
+        self.spawn(callback(on_change))
+    }
+
+    /// Listen for SIGHUP, and reload the running infrastructure from the file on each:
+    /// [`Reloader::reload`], which logs and counts each reload (`INFO` applied, `WARN` refused
+    /// with its problems). A refused reload keeps the running configuration and is counted in
+    /// [`TriggerStats::refused`](super::TriggerStats::refused). Pass the
+    /// [`Running`](crate::Running) (`&running`) or a [`Reloader`].
+    ///
+    /// ```no_run
+    /// use sandloom_kernel::{InfraConfig, Kernel};
+    /// use sandloom_kernel::reload::triggers::ReloadOnSighup;
+    ///
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// let path = "/etc/app/infra.toml";
+    /// let config = InfraConfig::from_file(path)?.with_env_overrides()?;
+    /// let running = Kernel::new(config, sandloom_kernel::link_drivers!()).start().await?;
+    /// let hangup = ReloadOnSighup::new(path).start_reloading(&running)?;
+    /// // `kill -HUP <pid>` now reloads.
+    /// hangup.stop().await;
+    /// running.shutdown().await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`start`](Self::start).
+    pub fn start_reloading(self, reloader: impl Into<Reloader>) -> Result<TriggerHandle, Problem> {
+        self.spawn(reloading(reloader.into()))
+    }
+
+    fn spawn(self, on_change: Callback) -> Result<TriggerHandle, Problem> {
         check_runtime()?;
         // Tokio panics when the runtime was built without its I/O driver: the answer instead.
         let installed = std::panic::catch_unwind(|| signal(SignalKind::hangup()))
@@ -80,7 +114,6 @@ impl ReloadOnSighup {
         })?;
         let counters = Arc::new(Counters::default());
         let state = Arc::clone(&counters);
-        let on_change = callback(on_change);
         let path = self.path;
         Ok(TriggerHandle::spawn(counters, |mut stop| async move {
             loop {
