@@ -38,6 +38,21 @@ impl<C: Contract> Route<C> {
     pub fn load(&self) -> Guard<Arc<Arc<C::Gated>>> {
         self.current.load()
     }
+
+    /// What the route serves now, when that is another instance than `loaded`: where an
+    /// operation that `loaded` refused or cut ([`GateExit::may_run_elsewhere`]) runs again.
+    /// `None` while the route still serves `loaded` (a shutdown, not a reload): the operation
+    /// then answers as `loaded` did, and never runs twice on one instance.
+    ///
+    /// [`GateExit::may_run_elsewhere`]: crate::__private::GateExit::may_run_elsewhere
+    #[cold]
+    pub fn rerouted(
+        &self,
+        loaded: &Guard<Arc<Arc<C::Gated>>>,
+    ) -> Option<Guard<Arc<Arc<C::Gated>>>> {
+        let now = self.current.load();
+        (!Arc::ptr_eq(&**now, &**loaded)).then_some(now)
+    }
 }
 
 impl<C: Contract> ErasedRoute for Route<C> {
