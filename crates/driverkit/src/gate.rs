@@ -215,40 +215,96 @@ macro_rules! __gate {
                     // Declared `#[waits]`: cut while it waits once the drain begins.
                     const WAITS: bool = false $(|| { let _ = $cut; true })?;
                     $crate::__gate!(@$kind $gate, self, $contract, $name, $method, [$($arg),*],
-                        [$(($feature, $when, $what))*], $crate::__private::feature_bit)
+                        [$(($feature, $when, $what))*], $crate::__private::feature_bit, @observe)
                 }
             )*
         }
 
         // What modules hold: the route (see driverkit's `route.rs`). The gate's work, the same
         // as above, on the instance the route serves when the operation begins, which the
-        // operation holds until it ends.
+        // operation holds until it ends. Refused or cut by an instance the route no longer
+        // serves (a reload), it runs again on the one it serves now (`@route`).
         #[$crate::async_trait]
         impl $ops for $crate::__private::Route<$contract> {
             $(
                 async fn $method(&self $(, $arg: $ty)*) -> $ret {
                     // Declared `#[waits]`: cut while it waits once the drain begins.
                     const WAITS: bool = false $(|| { let _ = $cut; true })?;
-                    let current = self.load();
-                    let gate: &$gate<dyn $ops> = &current;
-                    // The gate's impl above reports a feature the contract does not list;
-                    // this one stays quiet, so the error is reported once.
-                    $crate::__gate!(@$kind $gate, gate, $contract, $name, $method, [$($arg),*],
-                        [$(($feature, $when, $what))*], $crate::__private::feature_bit_quiet)
+                    $crate::__gate!(@route [$($cut)?] $kind $gate, self, $contract, $name, $ops,
+                        $method, [$($arg),*], [$(($feature, $when, $what))*])
                 }
             )*
         }
     };
+    // The route's body of an operation that is never cut: only a refusal on entry can send it
+    // elsewhere, and a refused call has not handed its arguments to the driver yet, so they
+    // are moved on the first try and never cloned.
+    (@route [] $kind:ident $gate:ident, $route:ident, $contract:ty, $name:literal, $ops:ident,
+        $method:ident, [$($arg:ident),*], $checks:tt
+    ) => {{
+        let mut current = $route.load();
+        loop {
+            let refused = {
+                let gate: &$gate<dyn $ops> = &current;
+                match gate.state.enter() {
+                    ::core::result::Result::Ok(_in_flight) => {
+                        // The gate's impl reports a feature the contract does not list; this
+                        // one stays quiet, so the error is reported once.
+                        return $crate::__gate!(@$kind $gate, gate, $contract, $name, $method,
+                            [$($arg),*], $checks, $crate::__private::feature_bit_quiet, @run);
+                    }
+                    ::core::result::Result::Err(refused) => refused,
+                }
+            };
+            match $route.rerouted(&current) {
+                ::core::option::Option::Some(next) => current = next,
+                ::core::option::Option::None => return ::core::result::Result::Err(refused),
+            }
+        }
+    }};
+    // The route's body of an operation declared `#[waits]`: cut (or refused) by an instance the
+    // route no longer serves, it runs again with the same arguments, so each try takes copies
+    // (references and small values in every declaration so far; `Clone` is required).
+    (@route [$cut:literal] $kind:ident $gate:ident, $route:ident, $contract:ty, $name:literal,
+        $ops:ident, $method:ident, [$($arg:ident),*], $checks:tt
+    ) => {{
+        let mut current = $route.load();
+        loop {
+            let answer = {
+                let gate: &$gate<dyn $ops> = &current;
+                match gate.state.enter() {
+                    ::core::result::Result::Ok(_in_flight) => {
+                        $(
+                            #[allow(clippy::clone_on_copy, clippy::redundant_clone)]
+                            let $arg = ::core::clone::Clone::clone(&$arg);
+                        )*
+                        $crate::__gate!(@$kind $gate, gate, $contract, $name, $method,
+                            [$($arg),*], $checks, $crate::__private::feature_bit_quiet, @run)
+                    }
+                    ::core::result::Result::Err(refused) => ::core::result::Result::Err(refused),
+                }
+            };
+            if !$crate::__private::may_run_elsewhere(&answer) {
+                return answer;
+            }
+            match $route.rerouted(&current) {
+                ::core::option::Option::Some(next) => current = next,
+                ::core::option::Option::None => return answer,
+            }
+        }
+    }};
     // A required operation: the driver's future itself, no extra generator layer.
-    (@direct $gate:ident, $self:ident, $contract:ty, $name:literal, $method:ident, [$($arg:ident),*], $checks:tt, $bit:path) => {
-        $crate::__gate!(@observe $gate, $self, $name, $method, $self.driver.$method($($arg),*))
+    // `@$then` is `@observe` (enter the drain, then run) in the gate's impl, `@run` in the
+    // route's, which entered already.
+    (@direct $gate:ident, $self:ident, $contract:ty, $name:literal, $method:ident, [$($arg:ident),*], $checks:tt, $bit:path, @$then:ident) => {
+        $crate::__gate!(@$then $gate, $self, $name, $method, $self.driver.$method($($arg),*))
     };
     // An operation optional as a whole or with some arguments: refused when the instance did not
     // declare the feature (and, for an argument, when the condition holds).
     (@checked $gate:ident, $self:ident, $contract:ty, $name:literal, $method:ident, [$($arg:ident),*],
-        [$(($feature:literal, $when:expr, $what:expr))*], $bit:path
+        [$(($feature:literal, $when:expr, $what:expr))*], $bit:path, @$then:ident
     ) => {
-        $crate::__gate!(@observe $gate, $self, $name, $method, async move {
+        $crate::__gate!(@$then $gate, $self, $name, $method, async move {
             $({
                 const BIT: u64 = $bit(
                     <$contract as $crate::Contract>::FEATURES,
@@ -270,6 +326,10 @@ macro_rules! __gate {
     // on every call cost more than everything else the gate does.
     (@observe $gate:ident, $self:ident, $name:literal, $method:ident, $future:expr) => {{
         let _in_flight = $self.state.enter()?;
+        $crate::__gate!(@run $gate, $self, $name, $method, $future)
+    }};
+    // The operation once counted in: telemetry when listened to, then the drain's cut.
+    (@run $gate:ident, $self:ident, $name:literal, $method:ident, $future:expr) => {{
         let future = $future;
         if $self.state.listened() {
             let future = $self.state.observe(

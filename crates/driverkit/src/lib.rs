@@ -171,7 +171,7 @@ pub mod __private {
         DescribedOptions, SchemaProbe, UndescribedOptions, options_schema_unknown,
     };
     pub use crate::erase::{build, parse_options};
-    pub use crate::gate::exit::{GateExit, poll_gated};
+    pub use crate::gate::exit::{GateExit, may_run_elsewhere, poll_gated};
     pub use crate::gate::{Gate, GateContext, GateState, refuse};
     pub use crate::names::{
         declared_bits, disjoint, feature_bit, feature_bit_quiet, operation_index,

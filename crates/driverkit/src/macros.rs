@@ -286,6 +286,9 @@ macro_rules! register_driver {
 /// once instead of holding the drain for its whole budget. The text, added to the operation's
 /// docs, tells callers what a cut means. An operation not so declared is never cut while the
 /// drain runs; when the drain's budget ends, any operation still pending answers `Stopped`.
+/// On a reload the old instance drains and a cut operation runs again, with the same arguments,
+/// on the new instance, so its caller sees no error: the arguments of an operation declared
+/// `#[waits]` must be `Clone` (each try takes copies).
 ///
 /// ```
 /// use std::time::Duration;

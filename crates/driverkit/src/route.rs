@@ -10,6 +10,15 @@
 //! operation goes to the new instance. The gate's work is generated into the route's impl of
 //! the operation trait (`__gate!`) rather than called on a gate object: one boxed future per
 //! call, as without a route, instead of two.
+//!
+//! A reload drains the old instance as soon as the route is switched: an operation that loaded
+//! the old instance just before the switch and reaches its gate after the drain began is
+//! refused there, and one declared `#[waits]` still waiting on it is cut. Neither has had an
+//! effect (`GateExit::may_run_elsewhere`), so the route runs it again on the instance it now
+//! serves (`Route::rerouted`): the caller of a long poll never sees a reload. Only an operation
+//! that can be cut clones its arguments for that; a refused one has not handed its arguments
+//! to its driver yet. At shutdown the route keeps serving the draining instance, so nothing
+//! runs again: refused and cut operations answer `Stopped`.
 
 use std::any::Any;
 use std::sync::Arc;
@@ -37,6 +46,21 @@ impl<C: Contract> Route<C> {
     #[inline]
     pub fn load(&self) -> Guard<Arc<Arc<C::Gated>>> {
         self.current.load()
+    }
+
+    /// What the route serves now, when that is another instance than `loaded`: where an
+    /// operation that `loaded` refused or cut ([`GateExit::may_run_elsewhere`]) runs again.
+    /// `None` while the route still serves `loaded` (a shutdown, not a reload): the operation
+    /// then answers as `loaded` did, and never runs twice on one instance.
+    ///
+    /// [`GateExit::may_run_elsewhere`]: crate::__private::GateExit::may_run_elsewhere
+    #[cold]
+    pub fn rerouted(
+        &self,
+        loaded: &Guard<Arc<Arc<C::Gated>>>,
+    ) -> Option<Guard<Arc<Arc<C::Gated>>>> {
+        let now = self.current.load();
+        (!Arc::ptr_eq(&**now, &**loaded)).then_some(now)
     }
 }
 

@@ -82,6 +82,17 @@ impl GateExit {
     }
 }
 
+/// Whether `answer` is a `Stopped` the gate gave to an operation that may run again elsewhere
+/// (refused, or cut while waiting). Not public API: the route's generated code calls it.
+#[doc(hidden)]
+#[inline]
+pub fn may_run_elsewhere<V>(answer: &InfraResult<V>) -> bool {
+    match answer {
+        Ok(_) => false,
+        Err(error) => GateExit::of(error).is_some_and(GateExit::may_run_elsewhere),
+    }
+}
+
 impl fmt::Display for GateExit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

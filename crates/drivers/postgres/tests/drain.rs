@@ -156,3 +156,77 @@ async fn a_reserve_cut_by_a_drain_loses_no_task() {
     );
     assert_eq!(delivered + cut_free + cut_leased, ROUNDS);
 }
+
+/// A `reserve` waiting on `taskqueue.postgres` across a reload to another namespace (a new
+/// instance) is cut by the old instance's drain at once and runs again on the new one: it gets
+/// the task enqueued there after the reload, and the reload does not wait for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(sandloom_test_postgres),
+    ignore = "needs a real server: set SANDLOOM_TEST_POSTGRES_URL (eval \"$(scripts/test-services up)\") and rebuild"
+)]
+async fn a_waiting_reserve_continues_on_the_new_instance_after_a_reload() {
+    let stop_timeout = Duration::from_secs(30);
+    let config = |namespace: &str| {
+        let text = format!(
+            "stop_timeout_ms = {}\n[taskqueue.default]\ndriver = \"postgres\"\nurl = \"{}\"\ntable = \"{}\"\nnamespace = \"{namespace}\"\n",
+            stop_timeout.as_millis(),
+            support::server_url(),
+            support::TABLE,
+        );
+        sandloom_kernel::InfraConfig::from_toml_str(&text, "infra.toml").unwrap()
+    };
+    let running = sandloom_kernel::Kernel::new(
+        config(&support::unique("reload_old")),
+        sandloom_kernel::link_drivers!(sandloom_driver_postgres),
+    )
+    .start()
+    .await
+    .unwrap();
+    let queue = running
+        .infra()
+        .capability_arc(&sandloom_driverkit::sdk::TASK_QUEUE, "default")
+        .unwrap();
+    let reserve = tokio::spawn({
+        let queue = Arc::clone(&queue);
+        async move { queue.reserve("jobs", Duration::from_mins(1)).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!reserve.is_finished(), "the reserve did not wait");
+
+    let began = Instant::now();
+    let report = running
+        .reload(config(&support::unique("reload_new")))
+        .await
+        .unwrap();
+    let took = began.elapsed();
+    assert!(
+        took < stop_timeout,
+        "the reload waited {took:?} for an idle reserve"
+    );
+    assert_eq!(report.left_in_flight, 0);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        !reserve.is_finished(),
+        "the reserve did not wait on the new instance"
+    );
+
+    // Only the new namespace holds this task: the reserve got it from the new instance.
+    let id = queue
+        .enqueue(
+            "jobs",
+            Bytes::from_static(b"after"),
+            EnqueueOptions::default(),
+        )
+        .await
+        .unwrap();
+    let reservation = reserve
+        .await
+        .unwrap()
+        .expect("the reserve must not fail because of the reload")
+        .expect("the task enqueued after the reload");
+    assert_eq!(reservation.task.id, id);
+    queue.ack(&reservation).await.unwrap();
+    drop(queue);
+    running.shutdown().await.unwrap();
+}

@@ -657,24 +657,24 @@ async fn build_beside(
     }
 }
 
-/// Wait until no operation holds a retired instance and none is in flight on the old drivers,
-/// for up to `budget`: first for the holders (so that no operation that loaded an old instance
-/// just before its swap is refused), then the old gates refuse new operations (`begin_drain`)
-/// and the in-flight count must reach 0. Returns the operations left when the budget ran out.
+/// Drain the old instances at once, then wait until none of their operations is in flight and
+/// no operation holds a retired instance, for up to `budget`. Returns the operations left when
+/// the budget ran out.
+///
+/// The drain begins right after the swap, without waiting for the operations that loaded an
+/// old instance just before it: such an operation is refused by the old gate, and one declared
+/// `#[waits]` still waiting there (an idle `reserve`) is cut; neither has had an effect, and
+/// the route runs both again on the new instance (driverkit's `route.rs`). Operations already
+/// running on an old instance finish there.
 async fn drain_retired(retired: &[Box<dyn Retired>], old: &[Attempted], budget: Duration) -> usize {
     let deadline = tokio::time::Instant::now() + budget;
-    let held = || -> usize { retired.iter().map(|r| r.holders()).sum() };
-    let mut pause = Duration::from_micros(200);
-    while held() > 0 && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(pause.min(deadline - tokio::time::Instant::now())).await;
-        pause = (pause * 2).min(Duration::from_millis(20));
-    }
-    std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
     for driver in old {
         driver.lifecycle.begin_drain();
     }
+    let held = || -> usize { retired.iter().map(|r| r.holders()).sum() };
+    let mut pause = Duration::from_micros(200);
     let in_flight = || -> usize { old.iter().map(|d| d.lifecycle.in_flight()).sum() };
-    while in_flight() > 0 && tokio::time::Instant::now() < deadline {
+    while (in_flight() > 0 || held() > 0) && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(pause.min(deadline - tokio::time::Instant::now())).await;
         pause = (pause * 2).min(Duration::from_millis(20));
     }

@@ -1,0 +1,87 @@
+//! The accessors' instruction counts, for callgrind: one operation of `accessors.rs` run `N`
+//! times on one thread, with nothing else measured (criterion's clock, a vDSO call, does not
+//! run under valgrind). The count per operation is the difference between two runs divided by
+//! the difference of their `N`, which leaves out startup and shutdown:
+//!
+//! ```text
+//! cargo bench -p sandloom-benches --bench accessors_instructions --no-run
+//! valgrind --tool=callgrind target/release/deps/accessors_instructions-* 'cache().get' 100000
+//! valgrind --tool=callgrind target/release/deps/accessors_instructions-* 'cache().get' 200000
+//! ```
+//!
+//! Instructions are not time, but they do not depend on what else the machine runs; see
+//! `BENCHMARKS.md`.
+
+mod noop;
+mod support;
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use sandloom::sdk::{CACHE, Cache, Infra};
+
+use support::ready;
+
+fn main() {
+    // `cargo bench` passes `--bench`: only the other arguments are ours.
+    let mut args = std::env::args()
+        .skip(1)
+        .filter(|arg| !arg.starts_with("--"));
+    let operation = args.next().expect(
+        "an operation: cache().get, capability(named).get, direct_cache().get or held_arc.get",
+    );
+    let times: u64 = args.next().map_or(100_000, |n| n.parse().expect("a count"));
+    let started = noop::start();
+    let infra: &Infra = started.infra();
+    let held: Arc<dyn Cache> = started.held();
+    let direct = started.direct();
+    if operation == "sizes" {
+        // The state each `get` boxes (`async_trait`): what a call copies into its allocation.
+        let pre_telemetry = started.pre_telemetry();
+        let sizes = [
+            (
+                "pre_telemetry_gate.get",
+                size_of_val(&*pre_telemetry.get("key")),
+            ),
+            (
+                "direct_cache().get",
+                size_of_val(&*direct.cache().unwrap().get("key")),
+            ),
+            (
+                "cache().get",
+                size_of_val(&*infra.cache().unwrap().get("key")),
+            ),
+        ];
+        for (name, size) in sizes {
+            println!("{name}: {size} bytes");
+        }
+        drop(held);
+        started.shutdown();
+        return;
+    }
+    let op: &dyn Fn() = match operation.as_str() {
+        "cache().get" => &|| {
+            let cache = black_box(infra).cache().unwrap();
+            black_box(ready(cache.get(black_box("key"))).unwrap());
+        },
+        "capability(named).get" => &|| {
+            let cache = black_box(infra)
+                .capability(&CACHE, black_box("named"))
+                .unwrap();
+            black_box(ready(cache.get(black_box("key"))).unwrap());
+        },
+        "direct_cache().get" => &|| {
+            let cache = black_box(&direct).cache().unwrap();
+            black_box(ready(cache.get(black_box("key"))).unwrap());
+        },
+        "held_arc.get" => &|| {
+            black_box(ready(black_box(&held).get(black_box("key"))).unwrap());
+        },
+        other => panic!("unknown operation `{other}`"),
+    };
+    for _ in 0..times {
+        op();
+    }
+    drop(held);
+    started.shutdown();
+}

@@ -1,0 +1,176 @@
+//! Waiting operations across a reload (issue 26): an operation declared `#[waits]` (`reserve`,
+//! `acquire_wait`) still waiting on the old instance when a reload swaps it is cut by the old
+//! instance's drain at once and runs again on the new one, so its caller sees no error and the
+//! reload does not wait for it. (At shutdown the same operations answer `Stopped`:
+//! `test_drain_waits.rs`.)
+//!
+//! Every bound on time is far from what the test expects: the reload's budget is 30 s, and
+//! the test only tells "at once" from "after the budget".
+
+use std::time::{Duration, Instant};
+
+use sandloom::sdk::bytes::Bytes;
+use sandloom::sdk::taskqueue::EnqueueOptions;
+use sandloom::sdk::{LOCK, TASK_QUEUE};
+use sandloom::{InfraConfig, Kernel, Running};
+
+/// The drain's budget: what a reload waited for an idle waiter before it was cut at once.
+const STOP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// `instance` (a `[capability.default]` table's body) with a `health_timeout_ms` of
+/// `health_ms`: changing only that replaces the instance, whatever its driver.
+fn config(table: &str, driver: &str, health_ms: u64) -> InfraConfig {
+    let text = format!(
+        "stop_timeout_ms = {}\n[{table}.default]\ndriver = \"{driver}\"\nhealth_timeout_ms = {health_ms}\n",
+        STOP_TIMEOUT.as_millis()
+    );
+    InfraConfig::from_toml_str(&text, "infra.toml").unwrap()
+}
+
+async fn start(config: InfraConfig) -> Running {
+    Kernel::new(config, sandloom::link_drivers!(sandloom_embedded))
+        .start()
+        .await
+        .unwrap()
+}
+
+/// Lets `task` run until it waits (on this test's one thread), and checks that it does.
+async fn until_waiting<T>(task: &tokio::task::JoinHandle<T>) {
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!task.is_finished(), "the operation did not wait");
+}
+
+/// A `reserve` waiting on `taskqueue.memory` across a reload gets the task enqueued after the
+/// reload, from the new instance; the reload returns without waiting for it.
+#[tokio::test(flavor = "current_thread")]
+async fn a_waiting_reserve_continues_on_the_new_instance() {
+    let running = start(config("taskqueue", "memory", 1_000)).await;
+    let queue = running
+        .infra()
+        .capability_arc(&TASK_QUEUE, "default")
+        .unwrap();
+    let reserve = tokio::spawn({
+        let queue = std::sync::Arc::clone(&queue);
+        async move { queue.reserve("jobs", Duration::from_mins(1)).await }
+    });
+    until_waiting(&reserve).await;
+
+    let began = Instant::now();
+    let report = running
+        .reload(config("taskqueue", "memory", 2_000))
+        .await
+        .unwrap();
+    let took = began.elapsed();
+    assert!(
+        took < STOP_TIMEOUT,
+        "the reload waited {took:?} for an idle reserve"
+    );
+    assert_eq!(report.left_in_flight, 0);
+    assert_eq!(running.versions()[0].2, 2, "the instance was not replaced");
+    until_waiting(&reserve).await;
+
+    // The old in-memory queue is gone: only the new instance can hand this task out.
+    let id = queue
+        .enqueue(
+            "jobs",
+            Bytes::from_static(b"after"),
+            EnqueueOptions::default(),
+        )
+        .await
+        .unwrap();
+    let reservation = reserve
+        .await
+        .unwrap()
+        .expect("the reserve must not fail because of the reload")
+        .expect("the task enqueued after the reload");
+    assert_eq!(reservation.task.id, id);
+    assert_eq!(reservation.task.payload, Bytes::from_static(b"after"));
+    queue.ack(&reservation).await.unwrap();
+    drop(queue);
+    running.shutdown().await.unwrap();
+}
+
+/// An `acquire_wait` waiting on `lock.memory` (someone else holds the lock there) across a
+/// reload acquires the lock on the new instance, where nobody holds it; the reload returns
+/// without waiting for it.
+#[tokio::test(flavor = "current_thread")]
+async fn a_waiting_acquire_wait_continues_on_the_new_instance() {
+    let running = start(config("lock", "memory", 1_000)).await;
+    let lock = running.infra().capability_arc(&LOCK, "default").unwrap();
+    let ttl = Duration::from_mins(1);
+    let held = lock
+        .acquire("nightly", ttl)
+        .await
+        .unwrap()
+        .expect("free at first");
+    let waiting = tokio::spawn({
+        let lock = std::sync::Arc::clone(&lock);
+        async move {
+            lock.acquire_wait("nightly", ttl, Duration::from_mins(1))
+                .await
+        }
+    });
+    until_waiting(&waiting).await;
+
+    let began = Instant::now();
+    let report = running
+        .reload(config("lock", "memory", 2_000))
+        .await
+        .unwrap();
+    let took = began.elapsed();
+    assert!(
+        took < STOP_TIMEOUT,
+        "the reload waited {took:?} for an idle acquire_wait"
+    );
+    assert_eq!(report.left_in_flight, 0);
+
+    let lease = waiting
+        .await
+        .unwrap()
+        .expect("the acquire_wait must not fail because of the reload")
+        .expect("nobody holds the lock on the new instance");
+    // The new instance granted it: the lease the old one gave is unknown there.
+    assert!(lock.release(&lease).await.unwrap());
+    assert!(!lock.release(&held).await.unwrap());
+    drop(lock);
+    running.shutdown().await.unwrap();
+}
+
+/// The new instance begins to drain too (a second reload) while the operation waits on it:
+/// it moves on again, to the third instance.
+#[tokio::test(flavor = "current_thread")]
+async fn a_waiting_reserve_follows_every_reload() {
+    let running = start(config("taskqueue", "memory", 1_000)).await;
+    let queue = running
+        .infra()
+        .capability_arc(&TASK_QUEUE, "default")
+        .unwrap();
+    let reserve = tokio::spawn({
+        let queue = std::sync::Arc::clone(&queue);
+        async move { queue.reserve("jobs", Duration::from_mins(1)).await }
+    });
+    until_waiting(&reserve).await;
+    for health_ms in [2_000, 3_000] {
+        running
+            .reload(config("taskqueue", "memory", health_ms))
+            .await
+            .unwrap();
+        until_waiting(&reserve).await;
+    }
+    assert_eq!(running.versions()[0].2, 3);
+    let id = queue
+        .enqueue(
+            "jobs",
+            Bytes::from_static(b"third"),
+            EnqueueOptions::default(),
+        )
+        .await
+        .unwrap();
+    let reservation = reserve.await.unwrap().unwrap().unwrap();
+    assert_eq!(reservation.task.id, id);
+    drop(queue);
+    running.shutdown().await.unwrap();
+}
