@@ -76,6 +76,7 @@
 //! `sandloom-conformance` crate, as a dev-dependency: `cache_conformance!` and its siblings, one
 //! `#[test]` per obligation), and define capabilities of your own with [`define_capability!`].
 
+mod changes;
 mod contract;
 mod driver;
 mod erase;

@@ -12,10 +12,12 @@ macro_rules! provider_module {
     (
         $(#[$doc:meta])*
         $module:ident, $provider:ident, $marker:ident, $gate:ident, $declaration:ident
+        $(, helpers: [$($helpers:item)*])?
     ) => {
         $(#[$doc])*
         pub mod $module {
             pub use sandloom_sdk_infra::$module::*;
+            $($($helpers)*)?
 
             sandloom_sdk_infra::$declaration!(
                 [crate::providers::builtin_contract]
@@ -283,6 +285,9 @@ provider_module!(
     /// Everything of `sandloom_driverkit::sdk::secrets` (the operation trait, its values, the
     /// naming rule [`check_name`](sandloom_sdk_infra::secrets::check_name) and feature names)
     /// is re-exported here, next to the provider trait.
+    /// A driver whose backend does not number its changes keeps the cursors of `changes` with
+    /// [`ChangeLog`](secrets::ChangeLog), and, when it finds changes by polling, compares
+    /// scans with [`PolledChanges`](secrets::PolledChanges).
     ///
     /// ```
     /// use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
@@ -313,5 +318,7 @@ provider_module!(
     /// assert_eq!(secrets::NAME, "secrets");
     /// assert_eq!(secrets::FEATURES, [secrets::VERSIONS, secrets::WATCH, secrets::LIST]);
     /// ```
-    secrets, SecretsProvider, SecretsCapability, SecretsGate, __secrets_contract
+    secrets, SecretsProvider, SecretsCapability, SecretsGate, __secrets_contract,
+    // What a driver whose backend does not number its changes needs for `changes`.
+    helpers: [pub use crate::changes::{ChangeLog, PolledChanges};]
 );

@@ -7,5 +7,5 @@ mod options;
 mod provider;
 
 pub use options::MemorySecretsOptions;
+pub(crate) use provider::check_max_value_bytes;
 pub use provider::{MemorySecretStore, MemorySecrets};
-pub(crate) use provider::{changed_since, check_max_value_bytes};

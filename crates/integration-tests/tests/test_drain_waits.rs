@@ -9,7 +9,7 @@
 //! one of the shutdown and of every task.
 
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sandloom::sdk::bytes::Bytes;
@@ -18,7 +18,8 @@ use sandloom::{InfraConfig, Kernel, Running};
 use sandloom_driverkit::__private::GateExit;
 use sandloom_driverkit::cache::CacheProvider;
 use sandloom_driverkit::{Driver, DriverError, NoOptions, Version, async_trait};
-use tracing_subscriber::util::SubscriberInitExt as _;
+use sandloom_test_support::LogCapture;
+use tracing::Level;
 
 /// The budget every test gives the drain: what an idle waiter used to cost each shutdown.
 const STOP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -58,26 +59,6 @@ impl CacheProvider for Stuck {
 
 sandloom_driverkit::register_driver!(cache, "stuck", Stuck);
 
-/// The log lines written while it is alive (this thread only).
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Capture {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Capture {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-}
-
 async fn start(instances: &str, stop_timeout: Duration) -> Running {
     let text = format!(
         "stop_timeout_ms = {}\n{instances}",
@@ -99,13 +80,8 @@ where
     T: std::fmt::Debug + Send + 'static,
     F: Future<Output = InfraResult<T>> + Send + 'static,
 {
-    let log = Capture::default();
-    let writer = log.clone();
-    let _guard = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish()
-        .set_default();
+    let log = LogCapture::new();
+    let _guard = log.set_default(Level::INFO);
     let running = start(instances, STOP_TIMEOUT).await;
     let operation = tokio::spawn(waiting(&running));
     // On this one thread, the operation has reached its wait once the task yielded back.
@@ -184,13 +160,8 @@ async fn a_waiting_changes_long_poll_answers_stopped_at_shutdown_without_holding
 /// says so.
 #[tokio::test(flavor = "current_thread")]
 async fn an_operation_whose_driver_never_answers_answers_stopped_when_the_budget_ends() {
-    let log = Capture::default();
-    let writer = log.clone();
-    let _guard = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish()
-        .set_default();
+    let log = LogCapture::new();
+    let _guard = log.set_default(Level::INFO);
     let budget = Duration::from_millis(300);
     let running = start("[cache.default]\ndriver = \"stuck\"\n", budget).await;
     let cache = running

@@ -533,28 +533,9 @@ fn futures_executor_block_on<F: std::future::Future>(future: F) -> F::Output {
 
 #[tokio::test]
 async fn the_startup_report_is_a_value_a_table_and_tracing_events() {
-    use std::sync::{Arc, Mutex};
-    use tracing_subscriber::util::SubscriberInitExt as _;
-
-    #[derive(Clone, Default)]
-    struct Capture(Arc<Mutex<Vec<u8>>>);
-    impl std::io::Write for Capture {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let capture = Capture::default();
-    let writer = capture.clone();
+    let capture = sandloom_test_support::LogCapture::new();
     // The test runtime is single-threaded, so a thread-local subscriber sees the kernel's events.
-    let _guard = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish()
-        .set_default();
+    let _guard = capture.set_default(tracing::Level::INFO);
 
     let running = start(
         "[cache.default]\ndriver = \"fixture\"\nttl = true",
@@ -571,7 +552,7 @@ async fn the_startup_report_is_a_value_a_table_and_tracing_events() {
     );
     running.shutdown().await.unwrap();
 
-    let logged = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
+    let logged = capture.text();
     assert!(logged.contains("capability instance ready"), "{logged}");
     assert!(
         logged.contains("capability=cache") && logged.contains("driver=fixture"),

@@ -7,15 +7,15 @@
 //! SIGHUP has its own test binary (`test_reload_sighup.rs`): a signal reaches the whole process.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sandloom_kernel::InfraConfig;
 #[cfg(unix)]
 use sandloom_kernel::reload::triggers::ReloadOnSighup;
 use sandloom_kernel::reload::triggers::{ReloadOnFileChange, TriggerStats};
+use sandloom_test_support::LogCapture;
 use tokio::sync::mpsc;
-use tracing_subscriber::util::SubscriberInitExt as _;
+use tracing::Level;
 
 const DEBOUNCE: Duration = Duration::from_millis(100);
 /// Long enough for a call to come on a busy machine; a test that passes never waits this long.
@@ -62,27 +62,6 @@ async fn assert_no_call(calls: &mut mpsc::UnboundedReceiver<InfraConfig>) {
     }
 }
 
-/// What the kernel logs while the guard lives (the test runtime is single-threaded, so the
-/// trigger's task logs on this thread).
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Capture {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Capture {
-    fn text(&self) -> String {
-        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
-    }
-}
-
 /// Write `text` beside `path` and rename it over `path`, as editors save.
 fn replace_by_rename(path: &Path, text: &str) {
     let temporary = path.with_extension("toml.swp");
@@ -124,13 +103,8 @@ async fn a_written_or_renamed_file_reloads_once_after_the_debounce() {
 
 #[tokio::test]
 async fn a_broken_file_is_logged_and_counted_and_calls_nothing() {
-    let capture = Capture::default();
-    let writer = capture.clone();
-    let _guard = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish()
-        .set_default();
+    let capture = LogCapture::new();
+    let _guard = capture.set_default(Level::INFO);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("infra.toml");
     std::fs::write(&path, infra("first")).unwrap();

@@ -2,7 +2,11 @@
 //!
 //! A TCP proxy a driver's tests put between the driver and its real server, to make the server
 //! "go away" or hang, and come back, without touching the server: what every backend driver
-//! must survive.
+//! must survive. And [`LogCapture`], the log lines a test asserts on.
+
+mod logs;
+
+pub use logs::LogCapture;
 
 use std::io;
 use std::net::SocketAddr;

@@ -6,7 +6,7 @@
 
 mod support;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sandloom_driver_postgres::PostgresTaskQueue;
@@ -15,23 +15,10 @@ use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{ErrorKind, TaskQueue as _};
 use sandloom_driverkit::taskqueue::{EnqueueOptions, TaskQueueCapability};
 use sandloom_driverkit::{Driver, ProvidedBy};
-use tracing_subscriber::util::SubscriberInitExt as _;
+use sandloom_test_support::LogCapture;
+use tracing::Level;
 
 type Gated = <TaskQueueCapability as ProvidedBy<PostgresTaskQueue>>::Gate;
-
-/// The log lines written while it is alive (this thread only).
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Capture {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 #[tokio::test(flavor = "current_thread")]
 #[cfg_attr(
@@ -39,13 +26,8 @@ impl std::io::Write for Capture {
     ignore = "needs a real server: set SANDLOOM_TEST_POSTGRES_URL (eval \"$(scripts/test-services up)\") and rebuild"
 )]
 async fn an_idle_reserve_answers_stopped_at_shutdown_without_holding_it() {
-    let log = Capture::default();
-    let writer = log.clone();
-    let _guard = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish()
-        .set_default();
+    let log = LogCapture::new();
+    let _guard = log.set_default(Level::INFO);
     let stop_timeout = Duration::from_secs(10);
     let text = format!(
         "stop_timeout_ms = {}\n[taskqueue.default]\ndriver = \"postgres\"\nurl = \"{}\"\ntable = \"{}\"\nnamespace = \"{}\"\n",
@@ -80,7 +62,7 @@ async fn an_idle_reserve_answers_stopped_at_shutdown_without_holding_it() {
     );
     assert_eq!(error.kind(), ErrorKind::Stopped, "{error}");
     assert_eq!(GateExit::of(&error), Some(GateExit::Cut), "{error}");
-    let logged = String::from_utf8_lossy(&log.0.lock().unwrap()).into_owned();
+    let logged = log.text();
     assert!(!logged.contains("operations still in flight"), "{logged}");
 }
 

@@ -2,13 +2,13 @@
 //! `validate`, `start` and operations (their messages, causes and `Debug`), not in log lines.
 
 use std::fmt::Write as _;
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use sandloom_driver_postgres::{PostgresTaskQueue, PostgresTaskQueueOptions};
 use sandloom_driverkit::Driver;
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::taskqueue::{EnqueueOptions, TaskQueue};
+use sandloom_test_support::LogCapture;
 
 const SECRET: &str = "hunter2-secret";
 const URL: &str = "postgres://postgres:hunter2-secret@127.0.0.1:1/test";
@@ -29,24 +29,6 @@ fn assert_hidden(what: &str, shown: &str) {
         !shown.contains(SECRET),
         "{what} shows the password: {shown}"
     );
-}
-
-/// Log lines, collected.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 fn options_in_both_places() -> [PostgresTaskQueueOptions; 2] {
@@ -92,15 +74,8 @@ fn debug_and_validation_errors_hide_the_password() {
 
 #[test]
 fn start_and_operation_errors_and_logs_hide_the_password() {
-    let logs = Captured::default();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer({
-            let logs = logs.clone();
-            move || logs.clone()
-        })
-        .finish();
+    let logs = LogCapture::new();
+    let subscriber = logs.subscriber(tracing::Level::TRACE);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -126,10 +101,5 @@ fn start_and_operation_errors_and_logs_hide_the_password() {
             }
         });
     });
-    let logs = logs
-        .0
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .clone();
-    assert_hidden("the logs", &String::from_utf8_lossy(&logs));
+    assert_hidden("the logs", &logs.text());
 }

@@ -4,13 +4,12 @@
 mod support;
 
 use std::fmt::Write as _;
-use std::io;
-use std::sync::{Arc, Mutex};
 
 use sandloom_driver_redis::{RedisCache, RedisCacheOptions};
 use sandloom_driverkit::Driver;
 use sandloom_driverkit::cache::Cache;
 use sandloom_driverkit::sdk::bytes::Bytes;
+use sandloom_test_support::LogCapture;
 use support::{OwnRedis, free_port};
 
 const SECRET: &str = "hunter2-secret";
@@ -24,26 +23,6 @@ fn full_text(error: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     text
-}
-
-/// A tracing writer into a shared buffer.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl io::Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Captured {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
 }
 
 #[test]
@@ -89,13 +68,8 @@ fn validation_errors_never_echo_the_password() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn start_errors_operation_errors_and_logs_never_show_the_password() {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let captured = LogCapture::new();
+    let _guard = captured.set_default(tracing::Level::TRACE);
 
     // Unreachable at start: a closed port.
     let url = format!("redis://:{SECRET}@127.0.0.1:{}", free_port());

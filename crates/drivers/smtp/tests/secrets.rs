@@ -7,13 +7,12 @@
 mod own_server;
 
 use std::fmt::Write as _;
-use std::io::Write;
-use std::sync::{Arc, Mutex};
 
 use own_server::{Listen, OwnServer};
 use sandloom_driver_smtp::{Security, SmtpNotifier, SmtpOptions};
 use sandloom_driverkit::notifier::{Message, Notifier};
 use sandloom_driverkit::{Driver, Health};
+use sandloom_test_support::LogCapture;
 
 const SECRET: &str = "hunter2-secret";
 
@@ -25,40 +24,6 @@ fn with_secret(host: &str, port: u16, security: Security) -> SmtpOptions {
         password: Some(SECRET.into()),
         connect_timeout_ms: 3000,
         ..SmtpOptions::new(host, "Orders <orders@sandloom.test>")
-    }
-}
-
-/// Everything the driver logs, at every level, while the guard lives (on this thread: the
-/// tests run on a current-thread runtime, lettre's pool tasks included).
-struct Logs(Arc<Mutex<Vec<u8>>>);
-
-impl Logs {
-    fn capture() -> (Self, tracing::subscriber::DefaultGuard) {
-        let buffer = Arc::new(Mutex::new(Vec::new()));
-        let writer = Arc::clone(&buffer);
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
-            .with_ansi(false)
-            .with_writer(move || Sink(Arc::clone(&writer)))
-            .finish();
-        (Self(buffer), tracing::subscriber::set_default(subscriber))
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-}
-
-struct Sink(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Sink {
-    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(data);
-        Ok(data.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 
@@ -102,7 +67,10 @@ fn debug_and_validation_errors_never_show_the_password() {
 
 #[tokio::test]
 async fn an_unreachable_server_never_shows_the_password() {
-    let (logs, _guard) = Logs::capture();
+    // Everything the driver logs, at every level, while the guard lives (on this thread: the
+    // tests run on a current-thread runtime, lettre's pool tasks included).
+    let logs = LogCapture::new();
+    let _guard = logs.set_default(tracing::Level::TRACE);
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -136,7 +104,10 @@ async fn an_unreachable_server_never_shows_the_password() {
     ignore = "needs aiosmtpd and openssl: set SANDLOOM_TEST_SMTP_URL and SANDLOOM_TEST_SMTP_MAILDIR (eval \"$(scripts/test-services up)\") and rebuild"
 )]
 async fn a_server_that_refuses_the_login_never_sees_it_echoed() {
-    let (logs, _guard) = Logs::capture();
+    // Everything the driver logs, at every level, while the guard lives (on this thread: the
+    // tests run on a current-thread runtime, lettre's pool tasks included).
+    let logs = LogCapture::new();
+    let _guard = logs.set_default(tracing::Level::TRACE);
     // STARTTLS, then AUTH with the password, refused with 535; with implicit TLS this server
     // offers no AUTH at all.
     for (listen, security) in [

@@ -222,6 +222,10 @@ impl Client {
 
     /// Send `method` to `path` (relative to `/v1/`), with the token, and read the answer's body
     /// up to `limit` bytes.
+    ///
+    /// With `AppRole`, a 403 may mean the token ended before its time (revoked, or its time to
+    /// live cut short by the server): the call logs in again and is sent once more, once. A
+    /// second 403 is the answer (the policy refuses the path).
     pub(crate) async fn call(
         &self,
         method: Method,
@@ -229,14 +233,51 @@ impl Client {
         limit: usize,
     ) -> Result<Answer, Read> {
         let token = self.token().await?;
+        let answer = self.send(method.clone(), path, &token, limit).await?;
+        if answer.status != StatusCode::FORBIDDEN || !self.forget(&token).await {
+            return Ok(answer);
+        }
+        tracing::debug!(
+            target: "sandloom_driver_vault",
+            path,
+            "secrets.vault's AppRole token was refused: logging in again, then trying once more"
+        );
+        let token = self.token().await?;
+        self.send(method, path, &token, limit).await
+    }
+
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        token: &HeaderValue,
+        limit: usize,
+    ) -> Result<Answer, Read> {
         let mut request = self
             .http
             .request(method, format!("{}{path}", self.base))
-            .header(TOKEN_HEADER, token);
+            .header(TOKEN_HEADER, token.clone());
         if let Some(namespace) = &self.namespace {
             request = request.header(NAMESPACE_HEADER, namespace.clone());
         }
         self.finish(path, request, limit).await
+    }
+
+    /// After `refused` was refused: with `AppRole`, drop the lease if it still holds that token
+    /// (a concurrent call may have logged in again already), so that the next call logs in.
+    /// Whether the login is `AppRole` (a configured token is never replaced).
+    async fn forget(&self, refused: &HeaderValue) -> bool {
+        let Login::AppRole { lease, .. } = &self.login else {
+            return false;
+        };
+        let mut lease = lease.lock().await;
+        if lease
+            .as_ref()
+            .is_some_and(|current| current.token == *refused)
+        {
+            *lease = None;
+        }
+        true
     }
 
     async fn finish(

@@ -74,7 +74,8 @@
 //! engine the token reaches: a wrong address, token or mount fails the start with SANDLOOM-B022,
 //! not the first read. `health` asks the same, within `request_timeout_ms`. With `AppRole`, the
 //! driver logs in again when two thirds of the token's time to live have passed (at the next
-//! request). `stop` ends waiting `changes` calls; every operation then answers `Stopped`.
+//! request), and when a request is refused with 403 (a token revoked or cut short before its
+//! time): it logs in and sends that request once more, once. `stop` ends waiting `changes` calls; every operation then answers `Stopped`.
 //!
 //! ```
 //! use sandloom_driver_vault::{VaultSecrets, VaultSecretsOptions};

@@ -275,11 +275,11 @@ impl Secrets for VaultSecrets {
                 let mut watched = self.watched.lock().await;
                 if watched.due(self.poll_interval) || since.is_none() {
                     let digests = crate::watch::scan(self).await?;
-                    watched.record(digests);
+                    watched.record_scan(digests);
                 }
-                let names = watched.changed_since(after, &mut since)?;
+                let names = watched.log().changed_since(after, &mut since)?;
                 if !names.is_empty() || Instant::now() >= deadline {
-                    return Ok(Changes::new(watched.cursor(), names));
+                    return Ok(Changes::new(watched.log().cursor(), names));
                 }
                 watched.next_scan(self.poll_interval)
             };

@@ -269,21 +269,19 @@ async fn a_server_that_hangs_times_out_within_the_request_timeout() {
     proxy.restore();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(sandloom_test_vault),
-    ignore = "needs a real server: set SANDLOOM_TEST_VAULT_URL (eval \"$(scripts/test-services up)\") and rebuild"
-)]
-async fn approle_logs_in_and_logs_in_again_when_its_token_runs_out() {
-    // The auth method, once per server; a policy reading only this test's prefix; a role whose
-    // tokens live 2 seconds.
-    let (status, _) =
-        support::call("POST", "sys/auth/approle", Some(r#"{"type":"approle"}"#)).unwrap();
+/// An `AppRole` role at the auth mount `mount` (enabled if it is not yet) whose tokens read only
+/// under `prefix` and live `ttl`: its role id and a secret id.
+fn approle(mount: &str, prefix: &str, ttl: &str) -> (String, String) {
+    let (status, _) = support::call(
+        "POST",
+        &format!("sys/auth/{mount}"),
+        Some(r#"{"type":"approle"}"#),
+    )
+    .unwrap();
     assert!(
         status == 204 || status == 400,
         "enabling approle answered {status}"
     );
-    let prefix = support::unique("sandloom-vault-tests/approle");
     let policy = support::unique("sandloom-approle");
     let rules = format!(
         "path \\\"secret/data/{prefix}/*\\\" {{ capabilities = [\\\"read\\\"] }}\\n\
@@ -297,9 +295,9 @@ async fn approle_logs_in_and_logs_in_again_when_its_token_runs_out() {
     .unwrap();
     support::must(
         "POST",
-        &format!("auth/approle/role/{policy}"),
+        &format!("auth/{mount}/role/{policy}"),
         Some(&format!(
-            r#"{{"token_policies":["{policy}"],"token_ttl":"2s","token_max_ttl":"2s"}}"#
+            r#"{{"token_policies":["{policy}"],"token_ttl":"{ttl}","token_max_ttl":"{ttl}"}}"#
         )),
     )
     .unwrap();
@@ -308,18 +306,84 @@ async fn approle_logs_in_and_logs_in_again_when_its_token_runs_out() {
         value["data"][key].as_str().unwrap().to_owned()
     };
     let role_id = field(
-        &support::must("GET", &format!("auth/approle/role/{policy}/role-id"), None).unwrap(),
+        &support::must("GET", &format!("auth/{mount}/role/{policy}/role-id"), None).unwrap(),
         "role_id",
     );
     let secret_id = field(
         &support::must(
             "POST",
-            &format!("auth/approle/role/{policy}/secret-id"),
+            &format!("auth/{mount}/role/{policy}/secret-id"),
             Some("{}"),
         )
         .unwrap(),
         "secret_id",
     );
+    (role_id, secret_id)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(sandloom_test_vault),
+    ignore = "needs a real server: set SANDLOOM_TEST_VAULT_URL (eval \"$(scripts/test-services up)\") and rebuild"
+)]
+async fn approle_logs_in_again_once_when_its_token_is_revoked_early() {
+    // An auth mount of its own, so that revoking every token it issued touches no other test.
+    let mount = support::unique("approle-revoked");
+    let prefix = support::unique("sandloom-vault-tests/approle-revoked");
+    let (role_id, secret_id) = approle(&mount, &prefix, "1h");
+    support::put(&format!("{prefix}/db/password"), VALUE.as_bytes()).unwrap();
+    let logged_in = |prefix: &str| {
+        VaultSecrets::from_options(VaultSecretsOptions {
+            token: None,
+            role_id: Some(role_id.clone().into()),
+            secret_id: Some(secret_id.clone().into()),
+            approle_mount: mount.clone(),
+            ..support::options(prefix)
+        })
+        .unwrap()
+    };
+    let secrets = logged_in(&prefix);
+    secrets.start().await.unwrap();
+    assert_eq!(
+        secrets.get("db/password").await.unwrap().expose(),
+        VALUE.as_bytes()
+    );
+    // The token has most of its hour left, and the server no longer takes it.
+    support::must(
+        "PUT",
+        &format!("sys/leases/revoke-prefix/auth/{mount}/login"),
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        secrets.get("db/password").await.unwrap().expose(),
+        VALUE.as_bytes(),
+        "a revoked AppRole token is replaced by one new login"
+    );
+    assert_eq!(secrets.list("").await.unwrap(), ["db/password"]);
+
+    // A refusal a new login does not cure (the policy grants nothing there) is still answered,
+    // after one retry, not retried for ever.
+    let outside = logged_in(&format!("{prefix}-not-granted"));
+    outside.start().await.unwrap();
+    let err = tokio::time::timeout(Duration::from_secs(30), outside.get("db/password"))
+        .await
+        .expect("a refused read is answered, not retried for ever")
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Backend, "{err}");
+    assert!(err.message().contains("403"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(sandloom_test_vault),
+    ignore = "needs a real server: set SANDLOOM_TEST_VAULT_URL (eval \"$(scripts/test-services up)\") and rebuild"
+)]
+async fn approle_logs_in_and_logs_in_again_when_its_token_runs_out() {
+    // The auth method, once per server; a policy reading only this test's prefix; a role whose
+    // tokens live 2 seconds.
+    let prefix = support::unique("sandloom-vault-tests/approle");
+    let (role_id, secret_id) = approle("approle", &prefix, "2s");
     support::put(&format!("{prefix}/db/password"), VALUE.as_bytes()).unwrap();
     let secrets = VaultSecrets::from_options(VaultSecretsOptions {
         token: None,

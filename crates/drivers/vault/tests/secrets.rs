@@ -4,44 +4,31 @@
 
 mod support;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use sandloom_driver_vault::{VaultSecrets, VaultSecretsOptions};
 use sandloom_driverkit::Driver;
 use sandloom_driverkit::secrets::Secrets;
+use sandloom_test_support::LogCapture;
+use tracing_subscriber::util::SubscriberInitExt as _;
 
 const VALUE: &str = "hunter2-vault-value";
 
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// Everything logged in this process so far.
 fn logs() -> String {
-    static CAPTURED: OnceLock<Captured> = OnceLock::new();
-    let captured = CAPTURED.get_or_init(|| {
-        let captured = Captured::default();
-        let writer = captured.clone();
-        tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
-            .with_writer(move || writer.clone())
-            .with_ansi(false)
-            .try_init()
-            .unwrap();
-        captured
-    });
-    String::from_utf8_lossy(&captured.0.lock().unwrap()).into_owned()
+    static CAPTURED: OnceLock<LogCapture> = OnceLock::new();
+    CAPTURED
+        .get_or_init(|| {
+            let captured = LogCapture::new();
+            // Global, with `log` records bridged: the HTTP stack logs on its own threads.
+            captured
+                .subscriber(tracing::Level::TRACE)
+                .try_init()
+                .unwrap();
+            captured
+        })
+        .text()
 }
 
 fn assert_clean(what: &str, text: &str, token: &str) {

@@ -5,14 +5,13 @@ mod support;
 
 use std::collections::BTreeMap;
 use std::error::Error as _;
-use std::io::Write;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sandloom_driver_webhook::{WebhookNotifier, WebhookOptions};
 use sandloom_driverkit::notifier::{Message, Notifier};
 use sandloom_driverkit::sdk::InfraError;
 use sandloom_driverkit::{Driver, Health};
+use sandloom_test_support::LogCapture;
 use support::{Reply, SECRET, TestServer, closed_port};
 
 /// Secret parts of the configuration besides `SECRET`.
@@ -49,19 +48,6 @@ fn secret_options(origin_port: u16) -> WebhookOptions {
         ..WebhookOptions::new(format!(
             "http://bot:{SECRET}@127.0.0.1:{origin_port}/hooks/{PATH_TOKEN}?token={PATH_TOKEN}"
         ))
-    }
-}
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 
@@ -117,14 +103,8 @@ fn option_errors_never_repeat_secret_values() {
 
 #[tokio::test]
 async fn errors_and_logs_never_show_secrets() {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _default = tracing::subscriber::set_default(subscriber);
+    let captured = LogCapture::new();
+    let _default = captured.set_default(tracing::Level::TRACE);
 
     // Refused connection, at start (verify_on_start) and on send.
     let port = closed_port();
@@ -166,7 +146,7 @@ async fn errors_and_logs_never_show_secrets() {
     }
     notifier.stop().await.unwrap();
 
-    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let logs = captured.text();
     assert!(
         logs.contains("retrying") && logs.contains("webhook delivery failed"),
         "the capture sees the driver's logs: {logs}"

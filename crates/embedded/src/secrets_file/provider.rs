@@ -1,6 +1,5 @@
 //! The `secrets.file` driver.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,25 +9,14 @@ use tokio::time::Instant;
 
 use sandloom_driverkit::sdk::{InfraError, InfraResult, Secret};
 use sandloom_driverkit::secrets::{
-    Changes, LIST, NAME, Secrets, SecretsProvider, WATCH, check_prefix,
+    Changes, LIST, NAME, PolledChanges, Secrets, SecretsProvider, WATCH, check_prefix,
 };
 use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
 
 use super::options::FileSecretsOptions;
 use super::tree::{self, Digest, DigestKeys, check_file_name};
-use crate::secrets_memory::{changed_since, check_max_value_bytes};
+use crate::secrets_memory::check_max_value_bytes;
 use crate::serving::Serving;
-
-/// What the change signal knows: the last scan and the history of changes it found.
-struct Watched {
-    /// The digest of each secret at the last scan (`None`: not scanned yet).
-    digests: Option<HashMap<String, Digest>>,
-    scanned_at: Option<Instant>,
-    /// Starts at 1 (a cursor is never 0); one step per scan that found changes.
-    cursor: u64,
-    /// The cursor at which each name last changed.
-    changed: HashMap<String, u64>,
-}
 
 /// The `secrets.file` driver: each secret is a file beneath `root`, its name the `/`-separated
 /// path relative to it, as Kubernetes mounts a secret volume.
@@ -86,7 +74,7 @@ pub struct FileSecrets {
     max_value_bytes: usize,
     poll_interval: Duration,
     keys: Arc<DigestKeys>,
-    watched: Mutex<Watched>,
+    watched: Mutex<PolledChanges<Digest>>,
     serving: Serving,
     /// Woken by `stop`, so that waiting `changes` calls answer `Stopped` at once.
     stopping: Notify,
@@ -121,33 +109,12 @@ impl FileSecrets {
     }
 
     /// Read the tree again and record what changed since the last scan.
-    async fn rescan(&self, watched: &mut Watched) -> InfraResult<()> {
+    async fn rescan(&self, watched: &mut PolledChanges<Digest>) -> InfraResult<()> {
         let (limit, keys) = (self.max_value_bytes, Arc::clone(&self.keys));
         let digests = self
             .blocking(move |root| tree::scan(root, limit, &keys))
             .await?;
-        watched.scanned_at = Some(Instant::now());
-        let Some(previous) = watched.digests.replace(digests) else {
-            return Ok(()); // the first scan: the comparison point
-        };
-        let current = watched.digests.take().unwrap_or_default();
-        let mut changed: Vec<String> = current
-            .iter()
-            .filter(|&(name, digest)| previous.get(name) != Some(digest))
-            .map(|(name, _)| name.clone())
-            .collect();
-        changed.extend(
-            previous
-                .into_keys()
-                .filter(|name| !current.contains_key(name)),
-        );
-        watched.digests = Some(current);
-        if !changed.is_empty() {
-            watched.cursor += 1;
-            for name in changed {
-                watched.changed.insert(name, watched.cursor);
-            }
-        }
+        watched.record_scan(digests);
         Ok(())
     }
 }
@@ -172,20 +139,14 @@ impl Secrets for FileSecrets {
             self.serving.check(NAME)?;
             let next_scan = {
                 let mut watched = self.watched.lock().await;
-                let due = watched
-                    .scanned_at
-                    .is_none_or(|at| at.elapsed() >= self.poll_interval);
-                if due || since.is_none() {
+                if watched.due(self.poll_interval) || since.is_none() {
                     self.rescan(&mut watched).await?;
                 }
-                let names =
-                    changed_since(NAME, watched.cursor, &watched.changed, after, &mut since)?;
+                let names = watched.log().changed_since(after, &mut since)?;
                 if !names.is_empty() || Instant::now() >= deadline {
-                    return Ok(Changes::new(watched.cursor, names));
+                    return Ok(Changes::new(watched.log().cursor(), names));
                 }
-                watched
-                    .scanned_at
-                    .map_or_else(Instant::now, |at| at + self.poll_interval)
+                watched.next_scan(self.poll_interval)
             };
             tokio::select! {
                 () = tokio::time::sleep_until(next_scan.min(deadline)) => {}
@@ -235,12 +196,7 @@ impl Driver for FileSecrets {
             max_value_bytes: options.max_value_bytes,
             poll_interval: Duration::from_millis(options.poll_interval_ms),
             keys: Arc::new(DigestKeys::new()),
-            watched: Mutex::new(Watched {
-                digests: None,
-                scanned_at: None,
-                cursor: 1,
-                changed: HashMap::new(),
-            }),
+            watched: Mutex::new(PolledChanges::new()),
             serving: Serving::default(),
             stopping: Notify::new(),
         })

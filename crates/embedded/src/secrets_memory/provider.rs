@@ -8,8 +8,8 @@ use tokio::sync::Notify;
 
 use sandloom_driverkit::sdk::{InfraError, InfraResult, Secret};
 use sandloom_driverkit::secrets::{
-    self, Changes, LIST, NAME, Secrets, SecretsProvider, VERSIONS, WATCH, check_name, check_prefix,
-    not_found, too_large,
+    self, ChangeLog, Changes, LIST, NAME, Secrets, SecretsProvider, VERSIONS, WATCH, check_name,
+    check_prefix, not_found, too_large,
 };
 use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
 
@@ -31,10 +31,8 @@ struct Entry {
 #[derive(Debug)]
 struct State {
     entries: BTreeMap<String, Entry>,
-    /// The change history's position: starts at 1 (a cursor is never 0), one step per change.
-    cursor: u64,
-    /// The cursor of each name's last change.
-    changed: HashMap<String, u64>,
+    /// The change history: one cursor step per change.
+    log: ChangeLog,
 }
 
 /// The values and history of a store, and the waiters on it.
@@ -49,8 +47,7 @@ impl Store {
         Arc::new(Self {
             state: Mutex::new(State {
                 entries: BTreeMap::new(),
-                cursor: 1,
-                changed: HashMap::new(),
+                log: ChangeLog::new(),
             }),
             changed: Notify::new(),
         })
@@ -62,8 +59,7 @@ impl Store {
     }
 
     fn record(&self, state: &mut State, name: &str) {
-        state.cursor += 1;
-        state.changed.insert(name.to_owned(), state.cursor);
+        state.log.record([name.to_owned()]);
         self.changed.notify_waiters();
     }
 }
@@ -278,9 +274,9 @@ impl Secrets for MemorySecrets {
             self.serving.check(NAME)?;
             {
                 let state = self.store.state();
-                let names = changed_since(NAME, state.cursor, &state.changed, after, &mut since)?;
+                let names = state.log.changed_since(after, &mut since)?;
                 if !names.is_empty() || tokio::time::Instant::now() >= deadline {
-                    return Ok(Changes::new(state.cursor, names));
+                    return Ok(Changes::new(state.log.cursor(), names));
                 }
             }
             tokio::select! {
@@ -364,33 +360,6 @@ pub(crate) fn check_max_value_bytes(max: usize) -> Result<(), DriverError> {
 
 impl SecretsProvider for MemorySecrets {
     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
-}
-
-/// What a `changes` call answers from a store's change log (`cursor`, and each name's last
-/// change): the names changed after `since`, sorted. `since` is fixed at the call's first look:
-/// `after`, or the store's cursor then for 0 ("from now"). `InvalidInput` for a cursor the store
-/// never issued. Shared by `secrets.memory` and `secrets.file`.
-pub(crate) fn changed_since(
-    driver: &'static str,
-    cursor: u64,
-    changed: &HashMap<String, u64>,
-    after: u64,
-    since: &mut Option<u64>,
-) -> InfraResult<Vec<String>> {
-    if after > cursor {
-        return Err(InfraError::invalid_input(
-            driver,
-            format!("cursor {after} was never issued by this store (it stands at {cursor})"),
-        ));
-    }
-    let since = *since.get_or_insert(cursor);
-    let mut names: Vec<String> = changed
-        .iter()
-        .filter(|&(_, &at)| at > since)
-        .map(|(name, _)| name.clone())
-        .collect();
-    names.sort_unstable();
-    Ok(names)
 }
 
 #[cfg(test)]

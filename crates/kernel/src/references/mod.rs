@@ -57,6 +57,37 @@ pub const DEFAULT_STORE: &str = "default";
 /// // Not an option: the driver gets the value, read at startup, and nothing else.
 /// assert_eq!(queue.options.keys().count(), 0);
 /// ```
+///
+/// # An option's own table with a key `secret` or `store`
+///
+/// An option whose value is a table is read as a reference when one of its keys is `secret` or
+/// `store`, or when every key is a near miss of `secret` (`{ secert = "…" }`, a misspelled
+/// reference). So a map option (HTTP headers, labels) cannot have an entry named `secret` or
+/// `store` in `INFRA`: the table is refused as a malformed reference (SANDLOOM-B025), or, with
+/// `secret` as its only key, read as a reference, which the option then refuses (it holds no
+/// secret) or resolves. Use another key where the driver allows one (HTTP header names ignore
+/// case: `Store` is not taken for a reference beside another key).
+///
+/// ```
+/// use sandloom_kernel::InfraConfig;
+///
+/// let text = "[notifier.default]\ndriver = \"webhook\"\n\
+///             headers = { store = \"eu-west\", \"X-Team\" = \"ops\" }\n";
+/// let config = InfraConfig::from_toml_str(text, "infra.toml").unwrap();
+/// let problem = &config.problems()[0];
+/// assert_eq!(problem.code(), "SANDLOOM-B025");
+/// assert_eq!(
+///     problem.description(),
+///     "the secret reference { secret = \"\", store = \"eu-west\" } in option `headers` of \
+///      `notifier.default` cannot be resolved: a secret reference has the keys `secret` and \
+///      `store` only, not `X-Team` (at infra.toml:3:11)"
+/// );
+/// // `Store` beside another key is an ordinary table, handed to the driver.
+/// let text = text.replace("store =", "Store =");
+/// let config = InfraConfig::from_toml_str(&text, "infra.toml").unwrap();
+/// assert!(config.problems().is_empty());
+/// assert_eq!(config.instance("notifier", "default").unwrap().references().count(), 0);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SecretReference {

@@ -10,6 +10,7 @@ use std::time::Duration;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use sandloom_sdk_infra::secrets::{Changes, Secrets, not_found};
 use sandloom_sdk_infra::{ErrorKind, Infra, InfraError, InfraResult, SECRETS, Secret};
+use sandloom_test_support::LogCapture;
 use tokio::sync::{Notify, broadcast};
 
 use super::{Mode, Rotations, SecretRotation, StoreWatch, Timing, Watcher, plan};
@@ -294,24 +295,8 @@ async fn poll_path_by_digest_sees_a_new_value_but_not_the_same_value_rewritten()
 /// (both thread-local: every task of that runtime runs on this thread); answer the counters and
 /// the log text.
 fn observed(test: impl Future<Output = ()>) -> (Snapshotter, String) {
-    #[derive(Clone, Default)]
-    struct Buffer(Arc<Mutex<Vec<u8>>>);
-    impl std::io::Write for Buffer {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let buffer = Buffer::default();
-    let writer = buffer.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
+    let logs = LogCapture::new();
+    let subscriber = logs.subscriber(tracing::Level::TRACE);
     let recorder = DebuggingRecorder::new();
     let snapshotter = recorder.snapshotter();
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -327,8 +312,7 @@ fn observed(test: impl Future<Output = ()>) -> (Snapshotter, String) {
     tracing::dispatcher::with_default(&subscriber, || {
         metrics::with_local_recorder(&recorder, || runtime.block_on(test));
     });
-    let logs = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
-    (snapshotter, logs)
+    (snapshotter, logs.text())
 }
 
 type Snapshot = Vec<(
