@@ -326,13 +326,8 @@ async fn a_file_watch_wired_to_running_replaces_the_instance_and_keeps_it_on_a_b
 
 #[tokio::test]
 async fn a_callback_that_panics_is_logged_and_counted_and_the_trigger_keeps_watching() {
-    let capture = Capture::default();
-    let writer = capture.clone();
-    let _guard = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish()
-        .set_default();
+    let capture = LogCapture::new();
+    let _guard = capture.set_default(Level::INFO);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("infra.toml");
     std::fs::write(&path, infra("first")).unwrap();
