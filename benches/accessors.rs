@@ -1,7 +1,9 @@
 //! Accessors: obtaining a cache through `Infra` and calling a no-op `get`, for the default
 //! instance (`infra.cache()`) and a named one (`infra.capability(&CACHE, "named")`), against
 //! the same call on an already-held `Arc<dyn Cache>`, and against a copy of the path before
-//! routes (`direct_cache().get`: the gate itself behind a field read; issue 26); on one thread,
+//! routes (`direct_cache().get`: the gate itself behind a field read; issue 26), and a copy of
+//! the boxed path before issue 27 (`old_boxed cache().get`: `async_trait` on the route and the
+//! driver, two allocations per call; `noop/old.rs`); on one thread,
 //! and on two threads sharing the same `Infra`. Futures are polled once without an executor (they are ready at once).
 //! See `BENCHMARKS.md`.
 //!
@@ -32,10 +34,12 @@ fn main() {
     let pre_telemetry = &pre_telemetry;
     let direct = started.direct();
     let direct = &direct;
+    let old = noop::old::OldInfra::new();
+    let old = &old;
     let lock = Mutex::new(());
     let lock = &lock;
     // Each one is the complete operation a module performs, measured the same way.
-    let operations: [(&str, &(dyn Fn() + Sync)); 11] = [
+    let operations: [(&str, &(dyn Fn() + Sync)); 12] = [
         // What the harness itself costs per call (a loop and an indirect call).
         ("harness", &|| {}),
         ("held_arc.get", &|| {
@@ -62,6 +66,12 @@ fn main() {
         }),
         ("direct_cache()", &|| {
             black_box(black_box(direct).cache().unwrap());
+        }),
+        // The path before issue 27 (a copy): the route's future and the driver's, each boxed
+        // by `async_trait`.
+        ("old_boxed cache().get", &|| {
+            let cache = black_box(old).cache().unwrap();
+            black_box(ready(cache.get(black_box("key"))).unwrap());
         }),
         ("cache().get", &|| {
             let cache = black_box(infra).cache().unwrap();

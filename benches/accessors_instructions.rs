@@ -40,21 +40,27 @@ fn main() {
     let infra: &Infra = started.infra();
     let held: Arc<dyn Cache> = started.held();
     let direct = started.direct();
+    let old = noop::old::OldInfra::new();
     if operation == "sizes" {
-        // The state each `get` boxes (`async_trait`): what a call copies into its allocation.
+        // What each `get` returns: the old path's boxed future (a pointer pair), the new
+        // path's `OpFuture` (the buffer and two function pointers).
         let pre_telemetry = started.pre_telemetry();
         let sizes = [
             (
+                "old_boxed cache().get",
+                size_of_val(&old.cache().unwrap().get("key")),
+            ),
+            (
                 "pre_telemetry_gate.get",
-                size_of_val(&*pre_telemetry.get("key")),
+                size_of_val(&pre_telemetry.get("key")),
             ),
             (
                 "direct_cache().get",
-                size_of_val(&*direct.cache().unwrap().get("key")),
+                size_of_val(&direct.cache().unwrap().get("key")),
             ),
             (
                 "cache().get",
-                size_of_val(&*infra.cache().unwrap().get("key")),
+                size_of_val(&infra.cache().unwrap().get("key")),
             ),
         ];
         for (name, size) in sizes {
@@ -73,6 +79,10 @@ fn main() {
             let cache = black_box(infra)
                 .capability(&CACHE, black_box("named"))
                 .unwrap();
+            black_box(ready(cache.get(black_box("key"))).unwrap());
+        },
+        "old_boxed cache().get" => &|| {
+            let cache = black_box(&old).cache().unwrap();
             black_box(ready(cache.get(black_box("key"))).unwrap());
         },
         "direct_cache().get" => &|| {

@@ -17,13 +17,12 @@
 //! ```
 //! // tests/conformance.rs of a driver crate:
 //! use sandloom_driverkit::NoOptions;
-//! # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-//! # use sandloom_driverkit::cache::{Cache, CacheProvider};
+//! # use sandloom_driverkit::{Driver, DriverError, Version};
+//! # use sandloom_driverkit::cache::{Cache, CacheOps, CacheProvider};
 //! # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
 //! # /// Stores nothing: a stand-in for a driver under test.
 //! # pub struct ForgetfulCache;
-//! # #[async_trait]
-//! # impl Cache for ForgetfulCache {
+//! # impl CacheOps for ForgetfulCache {
 //! #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
 //! #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
 //! #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
@@ -49,12 +48,11 @@
 //!
 //! ```
 //! # use sandloom_driverkit::NoOptions;
-//! # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-//! # use sandloom_driverkit::cache::{Cache, CacheProvider};
+//! # use sandloom_driverkit::{Driver, DriverError, Version};
+//! # use sandloom_driverkit::cache::{CacheOps, CacheProvider};
 //! # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
 //! # pub struct ForgetfulCache;
-//! # #[async_trait]
-//! # impl Cache for ForgetfulCache {
+//! # impl CacheOps for ForgetfulCache {
 //! #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
 //! #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
 //! #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
@@ -256,6 +254,7 @@ pub fn expect_kind<T: std::fmt::Debug>(
 ///             features: [],
 ///             key: FULLTEXT,
 ///             provider: FulltextProvider,
+///             ops: FulltextOps,
 ///             gate: FulltextGate,
 ///         }
 ///         /// What modules call.

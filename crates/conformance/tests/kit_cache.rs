@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 
 use sandloom_conformance::Kit;
 use sandloom_conformance::cache::{CacheConformance, OBLIGATIONS};
-use sandloom_driverkit::cache::{BULK, Cache, CacheProvider, INCREMENT, TTL};
+use sandloom_driverkit::cache::{BULK, CacheOps, CacheProvider, INCREMENT, TTL};
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
-use sandloom_driverkit::{Driver, DriverError, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Version};
 
 /// One way to be wrong, each named for what it does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
@@ -301,8 +301,7 @@ impl Reference {
     }
 }
 
-#[async_trait]
-impl Cache for Reference {
+impl CacheOps for Reference {
     async fn get(&self, key: &str) -> InfraResult<Option<Bytes>> {
         self.load(key)
     }
@@ -464,7 +463,6 @@ impl Cache for Reference {
     }
 }
 
-#[async_trait]
 impl Driver for Reference {
     type Options = Flaw;
 

@@ -11,9 +11,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use sandloom_conformance::Kit;
 use sandloom_conformance::lock::{LockConformance, OBLIGATIONS};
-use sandloom_driverkit::lock::{Lease, Lock, LockProvider};
+use sandloom_driverkit::lock::{Lease, LockOps, LockProvider};
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
-use sandloom_driverkit::{Driver, DriverError, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Version};
 
 /// One way to be wrong, each named for what it does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
@@ -260,8 +260,7 @@ impl Reference {
     }
 }
 
-#[async_trait]
-impl Lock for Reference {
+impl LockOps for Reference {
     async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
         let key = self.key(name)?;
         self.check_ttl(ttl)?;
@@ -512,7 +511,6 @@ impl Lock for Reference {
     }
 }
 
-#[async_trait]
 impl Driver for Reference {
     type Options = Flaw;
 

@@ -12,9 +12,9 @@ use std::time::SystemTime;
 
 use sandloom_conformance::Kit;
 use sandloom_conformance::notifier::NotifierConformance;
-use sandloom_driverkit::notifier::{BATCH, Message, Notifier, NotifierProvider, Receipt};
+use sandloom_driverkit::notifier::{BATCH, Message, NotifierOps, NotifierProvider, Receipt};
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
-use sandloom_driverkit::{Driver, DriverError, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Version};
 
 /// One way to be wrong, each named for what it does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
@@ -234,8 +234,7 @@ impl Reference {
     }
 }
 
-#[async_trait]
-impl Notifier for Reference {
+impl NotifierOps for Reference {
     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
         self.deliver(message, false).await
     }
@@ -280,7 +279,6 @@ impl Notifier for Reference {
     }
 }
 
-#[async_trait]
 impl Driver for Reference {
     type Options = Flaw;
 

@@ -15,12 +15,12 @@ use sandloom_conformance::Kit;
 use sandloom_conformance::objectstore::ObjectStoreConformance;
 use sandloom_driverkit::objectstore::{
     CONDITIONAL_PUT, DEFAULT_PAGE_SIZE, ETAG, ListOptions, ListPage, MAX_KEY_BYTES,
-    MAX_SEGMENT_BYTES, NAME, ObjectMeta, ObjectStore, ObjectStoreProvider, PutCondition,
+    MAX_SEGMENT_BYTES, NAME, ObjectMeta, ObjectStoreOps, ObjectStoreProvider, PutCondition,
     validate_key, validate_prefix,
 };
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{ErrorKind, InfraError, InfraResult};
-use sandloom_driverkit::{Driver, DriverError, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Version};
 
 /// One way to be wrong, each named for what it does. `None`, `NoFeatures` and `NoEtag` are not
 /// flaws: the reference with all features, with none, and with `conditional_put` only.
@@ -404,8 +404,7 @@ impl Reference {
     }
 }
 
-#[async_trait]
-impl ObjectStore for Reference {
+impl ObjectStoreOps for Reference {
     async fn put(&self, key: &str, data: Bytes) -> InfraResult<ObjectMeta> {
         self.store(key, data).await
     }
@@ -590,7 +589,6 @@ impl ObjectStore for Reference {
     }
 }
 
-#[async_trait]
 impl Driver for Reference {
     type Options = Flaw;
 

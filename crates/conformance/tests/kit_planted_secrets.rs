@@ -13,10 +13,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use sandloom_conformance::__describe;
 use sandloom_conformance::cache::CacheConformance;
-use sandloom_driverkit::cache::{Cache, CacheProvider};
+use sandloom_driverkit::cache::{CacheOps, CacheProvider};
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
-use sandloom_driverkit::{Driver, DriverError, Secret, SecretUrl, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Secret, SecretUrl, Version};
 
 /// The flawless vault: every secret stays redacted.
 const NONE: u8 = 0;
@@ -79,8 +79,7 @@ impl<const FLAW: u8> fmt::Debug for Vault<FLAW> {
     }
 }
 
-#[async_trait]
-impl<const FLAW: u8> Cache for Vault<FLAW> {
+impl<const FLAW: u8> CacheOps for Vault<FLAW> {
     async fn get(&self, key: &str) -> InfraResult<Option<Bytes>> {
         if key.is_empty() {
             let at = if FLAW == URL_IN_ERRORS {
@@ -112,7 +111,6 @@ impl<const FLAW: u8> Cache for Vault<FLAW> {
     }
 }
 
-#[async_trait]
 impl<const FLAW: u8> Driver for Vault<FLAW> {
     type Options = VaultOptions;
 
@@ -209,8 +207,7 @@ static PLAIN_MADE: AtomicUsize = AtomicUsize::new(0);
 #[derive(Debug)]
 struct Plain;
 
-#[async_trait]
-impl Cache for Plain {
+impl CacheOps for Plain {
     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> {
         Ok(None)
     }

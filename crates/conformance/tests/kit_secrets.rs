@@ -15,8 +15,8 @@ use std::time::Duration;
 use sandloom_conformance::secrets::{OBLIGATIONS, SecretsConformance, Seed};
 use sandloom_conformance::{Kit, KitRequest};
 use sandloom_driverkit::sdk::{ErrorKind, InfraError, InfraResult, Secret};
-use sandloom_driverkit::secrets::{Changes, LIST, Secrets, SecretsProvider, VERSIONS, WATCH};
-use sandloom_driverkit::{Driver, DriverError, Version, async_trait};
+use sandloom_driverkit::secrets::{Changes, LIST, SecretsOps, SecretsProvider, VERSIONS, WATCH};
+use sandloom_driverkit::{Driver, DriverError, Version};
 use sandloom_embedded::{MemorySecretStore, MemorySecrets, MemorySecretsOptions};
 
 /// One way to be wrong, each named for what it does.
@@ -188,8 +188,7 @@ impl Reference {
     }
 }
 
-#[async_trait]
-impl Secrets for Reference {
+impl SecretsOps for Reference {
     async fn get(&self, name: &str) -> InfraResult<Secret<Vec<u8>>> {
         self.check_up(name)?;
         let mapped = self.name(name);
@@ -285,7 +284,6 @@ impl Reference {
     }
 }
 
-#[async_trait]
 impl Driver for Reference {
     type Options = FlawedOptions;
 

@@ -16,10 +16,10 @@ use sandloom_conformance::taskqueue::{OBLIGATIONS, TaskQueueConformance};
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
 use sandloom_driverkit::taskqueue::{
-    DEAD_LETTER, DEDUPE, DELAY, EnqueueOptions, FIFO, NAME, Reservation, Task, TaskQueue,
+    DEAD_LETTER, DEDUPE, DELAY, EnqueueOptions, FIFO, NAME, Reservation, Task, TaskQueueOps,
     TaskQueueProvider,
 };
-use sandloom_driverkit::{Driver, DriverError, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Version};
 use tokio::sync::Notify;
 
 /// One way to be wrong, each named for what it does.
@@ -506,8 +506,7 @@ impl Reference {
     }
 }
 
-#[async_trait]
-impl TaskQueue for Reference {
+impl TaskQueueOps for Reference {
     async fn enqueue(
         &self,
         queue: &str,
@@ -770,7 +769,6 @@ impl TaskQueue for Reference {
     }
 }
 
-#[async_trait]
 impl Driver for Reference {
     type Options = Options;
 

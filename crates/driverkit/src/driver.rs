@@ -4,8 +4,8 @@ use std::borrow::Cow;
 use std::error::Error as StdError;
 use std::marker::PhantomData;
 
-use async_trait::async_trait;
 use serde::de::DeserializeOwned;
+use std::future::Future;
 
 use crate::Health;
 
@@ -176,7 +176,7 @@ impl DriverError {
 /// `stop`, operations answer [`ErrorKind::Stopped`](sandloom_sdk_infra::ErrorKind::Stopped).
 ///
 /// ```
-/// use sandloom_driverkit::{async_trait, Driver, DriverError};
+/// use sandloom_driverkit::{Driver, DriverError};
 ///
 /// #[derive(Debug, Default, serde::Deserialize)]
 /// #[serde(deny_unknown_fields, default)]
@@ -184,7 +184,6 @@ impl DriverError {
 ///
 /// pub struct Tiny { capacity: u64 }
 ///
-/// #[async_trait]
 /// impl Driver for Tiny {
 ///     type Options = Options;
 ///     fn supported_features() -> &'static [&'static str] { &[] }
@@ -197,7 +196,6 @@ impl DriverError {
 /// }
 /// # assert!(Tiny::from_options(Options { capacity: 0 }).is_err());
 /// ```
-#[async_trait]
 pub trait Driver: Send + Sync + Sized + 'static {
     /// The driver's options, deserialized from `INFRA`.
     ///
@@ -238,12 +236,11 @@ pub trait Driver: Send + Sync + Sized + 'static {
     /// driver that declares something that is not a feature of its capability.
     ///
     /// ```
-    /// use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions};
+    /// use sandloom_driverkit::{Driver, DriverError, NoOptions};
     /// use sandloom_driverkit::cache::{BULK, TTL};
     ///
     /// pub struct MyCache;
     ///
-    /// #[async_trait]
     /// impl Driver for MyCache {
     ///     type Options = NoOptions;
     ///     fn supported_features() -> &'static [&'static str] { &[TTL, BULK] }
@@ -258,7 +255,7 @@ pub trait Driver: Send + Sync + Sized + 'static {
     /// [`supported_features`](Driver::supported_features).
     ///
     /// ```
-    /// use sandloom_driverkit::{async_trait, Driver, DriverError};
+    /// use sandloom_driverkit::{Driver, DriverError};
     /// use sandloom_driverkit::cache::{INCREMENT, TTL};
     ///
     /// #[derive(Debug, Default, serde::Deserialize)]
@@ -267,7 +264,6 @@ pub trait Driver: Send + Sync + Sized + 'static {
     ///
     /// pub struct MyCache;
     ///
-    /// #[async_trait]
     /// impl Driver for MyCache {
     ///     type Options = Options;
     ///     fn supported_features() -> &'static [&'static str] { &[TTL, INCREMENT] }
@@ -293,7 +289,7 @@ pub trait Driver: Send + Sync + Sized + 'static {
     /// everything passes.
     ///
     /// ```
-    /// use sandloom_driverkit::{async_trait, Driver, DriverError};
+    /// use sandloom_driverkit::{Driver, DriverError};
     ///
     /// #[derive(Debug, serde::Deserialize)]
     /// #[serde(deny_unknown_fields)]
@@ -301,7 +297,6 @@ pub trait Driver: Send + Sync + Sized + 'static {
     ///
     /// pub struct Bounded { capacity: u64 }
     ///
-    /// #[async_trait]
     /// impl Driver for Bounded {
     ///     type Options = Options;
     ///     fn supported_features() -> &'static [&'static str] { &[] }
@@ -331,7 +326,7 @@ pub trait Driver: Send + Sync + Sized + 'static {
     ///
     /// ```
     /// use std::path::PathBuf;
-    /// use sandloom_driverkit::{async_trait, Driver, DriverError};
+    /// use sandloom_driverkit::{Driver, DriverError};
     ///
     /// #[derive(Debug, serde::Deserialize)]
     /// #[serde(deny_unknown_fields)]
@@ -339,7 +334,6 @@ pub trait Driver: Send + Sync + Sized + 'static {
     ///
     /// pub struct FileStore { root: PathBuf }
     ///
-    /// #[async_trait]
     /// impl Driver for FileStore {
     ///     type Options = Options;
     ///     fn supported_features() -> &'static [&'static str] { &[] }
@@ -372,11 +366,10 @@ pub trait Driver: Send + Sync + Sized + 'static {
     ///
     /// ```
     /// use std::sync::atomic::{AtomicBool, Ordering};
-    /// use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions};
+    /// use sandloom_driverkit::{Driver, DriverError, NoOptions};
     ///
     /// pub struct Remote { connected: AtomicBool }
     ///
-    /// #[async_trait]
     /// impl Driver for Remote {
     ///     type Options = NoOptions;
     ///     fn supported_features() -> &'static [&'static str] { &[] }
@@ -400,15 +393,15 @@ pub trait Driver: Send + Sync + Sized + 'static {
     ///
     /// # Errors
     /// A [`DriverError`] naming what failed (reported as SANDLOOM-B022).
-    async fn start(&self) -> Result<(), DriverError> {
-        Ok(())
+    fn start(&self) -> impl Future<Output = Result<(), DriverError>> + Send {
+        async { Ok(()) }
     }
 
     /// Release everything. Afterwards operations answer `Stopped`.
     ///
     /// ```
     /// use std::sync::atomic::{AtomicBool, Ordering};
-    /// use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions};
+    /// use sandloom_driverkit::{Driver, DriverError, NoOptions};
     /// use sandloom_driverkit::sdk::{InfraError, InfraResult};
     ///
     /// pub struct Remote { stopped: AtomicBool }
@@ -423,7 +416,6 @@ pub trait Driver: Send + Sync + Sized + 'static {
     ///     }
     /// }
     ///
-    /// #[async_trait]
     /// impl Driver for Remote {
     ///     type Options = NoOptions;
     ///     fn supported_features() -> &'static [&'static str] { &[] }
@@ -448,8 +440,8 @@ pub trait Driver: Send + Sync + Sized + 'static {
     ///
     /// # Errors
     /// A [`DriverError`] naming what could not be released (reported as SANDLOOM-B030).
-    async fn stop(&self) -> Result<(), DriverError> {
-        Ok(())
+    fn stop(&self) -> impl Future<Output = Result<(), DriverError>> + Send {
+        async { Ok(()) }
     }
 
     /// Report health. Called by `Running::health` (and the background probe, with
@@ -459,11 +451,10 @@ pub trait Driver: Send + Sync + Sized + 'static {
     ///
     /// ```
     /// use std::sync::atomic::{AtomicU32, Ordering};
-    /// use sandloom_driverkit::{async_trait, Driver, DriverError, Health, NoOptions};
+    /// use sandloom_driverkit::{Driver, DriverError, Health, NoOptions};
     ///
     /// pub struct Remote { failed_calls: AtomicU32 }
     ///
-    /// #[async_trait]
     /// impl Driver for Remote {
     ///     type Options = NoOptions;
     ///     fn supported_features() -> &'static [&'static str] { &[] }
@@ -486,8 +477,8 @@ pub trait Driver: Send + Sync + Sized + 'static {
     /// assert_eq!(driver.health().await, Health::Degraded("3 calls failed since start".into()));
     /// # }
     /// ```
-    async fn health(&self) -> Health {
-        Health::Healthy
+    fn health(&self) -> impl Future<Output = Health> + Send {
+        async { Health::Healthy }
     }
 }
 

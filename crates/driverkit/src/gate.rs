@@ -23,7 +23,7 @@ pub(crate) mod telemetry;
 
 use std::future::Future;
 
-use sandloom_sdk_infra::{InfraError, InfraResult};
+use sandloom_sdk_infra::{Boxed, ErrorKind, InfraError, InfraResult};
 
 use crate::driver::Driver;
 
@@ -106,8 +106,8 @@ impl GateState {
 
     /// `future`, the operation `operation` (`otel_name` for spans), inside its span and
     /// measured. Boxed: the gate awaits it only while something listens, so the unobserved
-    /// path's future stays as small as the driver's (its state is copied into the
-    /// `async_trait` box on every call), and this allocation is paid only while listened to.
+    /// path's future (held inline in the operation's `OpFuture`) stays small, and this
+    /// allocation is paid only while listened to.
     pub fn observe<'a, V, F>(
         &'a self,
         operation: usize,
@@ -119,6 +119,16 @@ impl GateState {
         V: Send + 'a,
     {
         Box::pin(self.telemetry.observe(operation, otel_name, future))
+    }
+
+    /// The future of operation `operation` (an index into the gate's operations) did not fit
+    /// its `OpFuture` and was boxed: counted in [`BOXED_METRIC`](sandloom_kernel::telemetry::BOXED_METRIC)
+    /// (unless the instance's telemetry is off), and logged at debug the first time for each
+    /// operation of the instance. The cold path of the route.
+    #[cold]
+    #[inline(never)]
+    pub fn report_boxed(&self, operation: usize, boxed: Boxed) {
+        self.telemetry.boxed(operation, boxed);
     }
 
     /// Refuse new operations from now on; those in flight go on, except the ones declared
@@ -139,6 +149,19 @@ impl GateState {
     }
 }
 
+/// The answer of an operation whose gate holds another driver type than the function the
+/// route called was made for: never happens (the function is taken from the gate it runs on),
+/// but answered with an error rather than a panic.
+#[doc(hidden)]
+#[cold]
+pub fn misrouted(capability: &'static str) -> InfraError {
+    InfraError::new(
+        ErrorKind::Backend,
+        capability,
+        "the gate holds another driver type than the operation was built for (a Sandloom bug)",
+    )
+}
+
 /// The answer of a gated operation whose feature the instance did not declare.
 #[doc(hidden)]
 pub fn refuse<V>(capability: &'static str, operation: &str, feature: &str) -> InfraResult<V> {
@@ -147,19 +170,58 @@ pub fn refuse<V>(capability: &'static str, operation: &str, feature: &str) -> In
 
 // Not public API: the gate of a contract, from the normalized declaration that
 // `sandloom_sdk_infra::__parse_operations!` hands its callback (see sdk-infra's `declare.rs`):
-// one `async fn` per operation, each refusing what the instance did not declare, then drain and
-// telemetry around the driver's call.
+// each operation refusing what the instance did not declare, then drain and telemetry around
+// the driver's native future.
+//
+// Two doors, one body of work (`@direct`/`@checked`, then `@run`):
+// - the typed gate (`$gate<T>`) implements the native twin (`CacheOps`), for the conformance
+//   harness and tests that hold a gate; the blanket impl gives it the dyn trait;
+// - the route (what modules hold) implements the dyn trait by erasing once: the gate it serves
+//   has its driver type erased (`$gate<dyn Any + Send + Sync>`) and keeps, in `routes`, one
+//   function per operation monomorphised for the driver type. The route's method loads the
+//   instance, copies the operation's function out and hands it the guard: that function builds
+//   one `async move` block (the gate's work around the driver's native future, awaited in
+//   place) into the operation's `OpFuture`, inline when it fits, else boxed and reported
+//   (`sandloom.operation.boxed`). No allocation per operation when it fits.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __gate {
-    ([$(#[$gate_doc:meta])* $vis:vis struct $gate:ident for $contract:ty] {
+    ($head:tt {
+        name: $name:literal, stability: $stability:ident, version: $version:tt,
+        features: $features:tt, required: $required:tt,
+        trait: $attrs:tt $ops_vis:vis $ops:ident $bounds:tt,
+        native: $native:ident,
+        bytes: $bytes:tt,
+        operations: [$({
+            docs: $docs:tt,
+            method: $method:ident,
+            $($op:tt)*
+        })*],
+    }) => {
+        $crate::__gate! { @all [$($method),*] $head {
+            name: $name, stability: $stability, version: $version,
+            features: $features, required: $required,
+            trait: $attrs $ops_vis $ops $bounds,
+            native: $native,
+            bytes: $bytes,
+            operations: [$({
+                docs: $docs,
+                method: $method,
+                $($op)*
+            })*],
+        } }
+    };
+    (@all $all:tt [$(#[$gate_doc:meta])* $vis:vis struct $gate:ident for $contract:ty] {
         name: $name:literal, stability: $stability:ident, version: $version:tt,
         features: $features:tt, required: $required:tt,
         trait: [$(#[$attr:meta])*] $ops_vis:vis $ops:ident $bounds:tt,
+        native: $native:ident,
+        bytes: $bytes:tt,
         operations: [$({
             docs: [$(#[$doc:meta])*],
             method: $method:ident,
             args: [$($arg:ident : $ty:ty),*],
+            raw: $raw:tt,
             ret: $ret:ty,
             default: $default:tt,
             checks: [$(($feature:literal, $when:expr, $what:expr))*],
@@ -169,18 +231,30 @@ macro_rules! __gate {
     }) => {
         $(#[$gate_doc])*
         // The driver comes last and may be unsized: a route holds any driver of the contract
-        // as `$gate<dyn Trait>`, the same allocation as the typed gate.
+        // as `$gate<dyn Any + Send + Sync>`, the same allocation as the typed gate.
         $vis struct $gate<T: ?Sized> {
             // Bit i: the instance declared the contract's i-th feature. A contract without
             // optional operations never reads it.
             #[allow(dead_code)]
             declared: u64,
             state: $crate::__private::GateState,
+            // One function per operation, monomorphised for the driver type (`@route_fn`).
+            routes: ($(
+                $crate::sdk::__with_op_lifetime!('a $raw => [$crate::__gate] {
+                    @route_fn_type $gate, $contract, $ret, $bytes,
+                }),
+            )*),
             driver: T,
         }
 
-        impl<T: $crate::Driver> $crate::__private::Gate<T> for $gate<T> {
+        impl<T: $native + $crate::Driver> $crate::__private::Gate<T> for $gate<T> {
             fn wrap(driver: T, context: &$crate::__private::GateContext<'_>) -> Self {
+                $(
+                    $crate::sdk::__with_op_lifetime! { 'a $raw => [$crate::__gate] {
+                        @route_fn [$gate, $contract, $name, $native, $ops, $all, $method, $ret, $bytes,
+                            $kind, [$($cut)?], [$(($feature, $when, $what))*]]
+                    } }
+                )*
                 Self {
                     driver,
                     declared: $crate::__private::declared_bits(
@@ -192,6 +266,7 @@ macro_rules! __gate {
                         $gate::<()>::OPERATIONS,
                         context,
                     ),
+                    routes: ($($method::<T>,)*),
                 }
             }
 
@@ -208,78 +283,166 @@ macro_rules! __gate {
             const OPERATIONS: &'static [&'static str] = &[$(::core::stringify!($method)),*];
         }
 
-        #[$crate::async_trait]
-        impl<T: $ops + $crate::Driver> $ops for $gate<T> {
+        // The typed gate: the native twin, so the blanket impl gives it the dyn trait.
+        impl<T: $native + $crate::Driver> $native for $gate<T> {
             $(
-                async fn $method(&self $(, $arg: $ty)*) -> $ret {
-                    // Declared `#[waits]`: cut while it waits once the drain begins.
-                    const WAITS: bool = false $(|| { let _ = $cut; true })?;
-                    $crate::__gate!(@$kind $gate, self, $contract, $name, $method, [$($arg),*],
-                        [$(($feature, $when, $what))*], $crate::__private::feature_bit, @observe)
+                #[allow(clippy::manual_async_fn)]
+                fn $method(&self $(, $arg: $ty)*)
+                    -> impl ::core::future::Future<Output = $ret> + ::core::marker::Send {
+                    async move {
+                        // Declared `#[waits]`: cut while it waits once the drain begins.
+                        const WAITS: bool = false $(|| { let _ = $cut; true })?;
+                        let gate = self;
+                        $crate::__gate!(@$kind $gate, gate, $contract, $name, $method,
+                            <T as $native>::$method(&gate.driver $(, $arg)*),
+                            [$(($feature, $when, $what))*], $crate::__private::feature_bit, @observe)
+                    }
                 }
             )*
         }
 
-        // What modules hold: the route (see driverkit's `route.rs`). The gate's work, the same
-        // as above, on the instance the route serves when the operation begins, which the
-        // operation holds until it ends. Refused or cut by an instance the route no longer
-        // serves (a reload), it runs again on the one it serves now (`@route`).
-        #[$crate::async_trait]
+        // What modules hold: the route (see driverkit's `route.rs`), erasing once.
         impl $ops for $crate::__private::Route<$contract> {
             $(
-                async fn $method(&self $(, $arg: $ty)*) -> $ret {
+                $crate::sdk::__with_op_lifetime! { 'a $raw => [$crate::__gate] {
+                    @route_method [$gate, $all, $method, $ret, $bytes]
+                } }
+            )*
+        }
+    };
+    (@pick [$($all:ident),*] $method:ident $routes:expr) => {{
+        #[allow(unused_variables)]
+        let ($($all,)*) = $routes;
+        $method
+    }};
+    (@route_fn_type $gate:ident, $contract:ty, $ret:ty, $bytes:tt, lt: $lt:lifetime,
+        args_a: [$($arg:ident : $ty:ty),* $(,)?],
+    ) => {
+        for<$lt> fn(
+            &$lt $crate::__private::Route<$contract>,
+            $crate::__private::Held<$gate<dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync>>,
+            &mut ::core::option::Option<$crate::sdk::Boxed>,
+            $($ty),*
+        ) -> $crate::sdk::OpFuture<$lt, $ret, $bytes>
+    };
+    // The route's method: load, copy the operation's function out, hand it the guard. Only a
+    // future too large for the buffer reports, on that cold path.
+    (@route_method [$gate:ident, $all:tt, $method:ident, $ret:ty, $bytes:tt] lt: $lt:lifetime,
+        args_a: [$($arg:ident : $ty:ty),* $(,)?],
+    ) => {
+        #[inline]
+        fn $method<$lt>(&$lt self $(, $arg: $ty)*) -> $crate::sdk::OpFuture<$lt, $ret, $bytes> {
+            let held = self.load();
+            let run = $crate::__gate!(@pick $all $method held.routes);
+            let mut boxed = ::core::option::Option::None;
+            let future = run(self, held, &mut boxed $(, $arg)*);
+            if let ::core::option::Option::Some(boxed) = boxed {
+                let gate: &$gate<dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync> =
+                    &self.load();
+                gate.state.report_boxed(
+                    const {
+                        $crate::__private::operation_index(
+                            $gate::<()>::OPERATIONS,
+                            ::core::stringify!($method),
+                        )
+                    },
+                    boxed,
+                );
+            }
+            future
+        }
+    };
+    // One operation of the route for driver type `D`: the gate's work, on the instance the
+    // route served when the operation began (`held`), which the future owns until it ends.
+    (@route_fn [$gate:ident, $contract:ty, $name:literal, $native:ident, $ops:ident, $all:tt,
+        $method:ident, $ret:ty, $bytes:tt, $kind:ident, [$($cut:literal)?], $checks:tt]
+        lt: $lt:lifetime, args_a: [$($arg:ident : $ty:ty),* $(,)?],
+    ) => {
+        #[allow(clippy::too_many_arguments)]
+        fn $method<$lt, D: $native + $crate::Driver>(
+            route: &$lt $crate::__private::Route<$contract>,
+            held: $crate::__private::Held<$gate<dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync>>,
+            boxed: &mut ::core::option::Option<$crate::sdk::Boxed>,
+            $($arg: $ty),*
+        ) -> $crate::sdk::OpFuture<$lt, $ret, $bytes> {
+            $crate::sdk::OpFuture::inline_or_box(
+                async move {
                     // Declared `#[waits]`: cut while it waits once the drain begins.
                     const WAITS: bool = false $(|| { let _ = $cut; true })?;
-                    $crate::__gate!(@route [$($cut)?] $kind $gate, self, $contract, $name, $ops,
-                        $method, [$($arg),*], [$(($feature, $when, $what))*])
-                }
-            )*
+                    $crate::__gate!(@route [$($cut)?] $kind $gate, D, route, held, $contract,
+                        $name, $native, $all, $method, [$($arg),*], $checks)
+                },
+                |too_large| *boxed = ::core::option::Option::Some(too_large),
+            )
         }
     };
     // The route's body of an operation that is never cut: only a refusal on entry can send it
     // elsewhere, and a refused call has not handed its arguments to the driver yet, so they
-    // are moved on the first try and never cloned.
-    (@route [] $kind:ident $gate:ident, $route:ident, $contract:ty, $name:literal, $ops:ident,
-        $method:ident, [$($arg:ident),*], $checks:tt
+    // are moved on the first try and never cloned. Sent elsewhere (a reload switched the
+    // route), it runs the operation's function of the instance served now, boxed: a cold path.
+    (@route [] $kind:ident $gate:ident, $driver:ident, $route:ident, $current:ident, $contract:ty,
+        $name:literal, $native:ident, $all:tt, $method:ident, [$($arg:ident),*], $checks:tt
     ) => {{
-        let mut current = $route.load();
-        loop {
+        // Scoped so that nothing of this try keeps room in the future while the next one runs.
+        let next = {
             let refused = {
-                let gate: &$gate<dyn $ops> = &current;
+                let gate: &$gate<dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync> =
+                    &$current;
                 match gate.state.enter() {
                     ::core::result::Result::Ok(_in_flight) => {
+                        let ::core::option::Option::Some(driver) =
+                            gate.driver.downcast_ref::<$driver>()
+                        else {
+                            return ::core::result::Result::Err($crate::__private::misrouted($name));
+                        };
                         // The gate's impl reports a feature the contract does not list; this
                         // one stays quiet, so the error is reported once.
                         return $crate::__gate!(@$kind $gate, gate, $contract, $name, $method,
-                            [$($arg),*], $checks, $crate::__private::feature_bit_quiet, @run);
+                            <$driver as $native>::$method(driver $(, $arg)*),
+                            $checks, $crate::__private::feature_bit_quiet, @run);
                     }
                     ::core::result::Result::Err(refused) => refused,
                 }
             };
-            match $route.rerouted(&current) {
-                ::core::option::Option::Some(next) => current = next,
+            match $route.rerouted(&$current) {
+                ::core::option::Option::Some(next) => next,
                 ::core::option::Option::None => return ::core::result::Result::Err(refused),
             }
-        }
+        };
+        // The instance left behind is not held while the next one runs: a reload waits for
+        // its holders before stopping it.
+        ::core::mem::drop($current);
+        let run = $crate::__gate!(@pick $all $method next.routes);
+        ::std::boxed::Box::pin(run($route, next, &mut ::core::option::Option::None $(, $arg)*)).await
     }};
     // The route's body of an operation declared `#[waits]`: cut (or refused) by an instance the
     // route no longer serves, it runs again with the same arguments, so each try takes copies
     // (references and small values in every declaration so far; `Clone` is required).
-    (@route [$cut:literal] $kind:ident $gate:ident, $route:ident, $contract:ty, $name:literal,
-        $ops:ident, $method:ident, [$($arg:ident),*], $checks:tt
+    (@route [$cut:literal] $kind:ident $gate:ident, $driver:ident, $route:ident, $current:ident,
+        $contract:ty, $name:literal, $native:ident, $all:tt, $method:ident, [$($arg:ident),*],
+        $checks:tt
     ) => {{
-        let mut current = $route.load();
-        loop {
+        // Scoped so that nothing of this try keeps room in the future while the next one runs.
+        let next = {
             let answer = {
-                let gate: &$gate<dyn $ops> = &current;
+                let gate: &$gate<dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync> =
+                    &$current;
                 match gate.state.enter() {
                     ::core::result::Result::Ok(_in_flight) => {
-                        $(
-                            #[allow(clippy::clone_on_copy, clippy::redundant_clone)]
-                            let $arg = ::core::clone::Clone::clone(&$arg);
-                        )*
-                        $crate::__gate!(@$kind $gate, gate, $contract, $name, $method,
-                            [$($arg),*], $checks, $crate::__private::feature_bit_quiet, @run)
+                        match gate.driver.downcast_ref::<$driver>() {
+                            ::core::option::Option::Some(driver) => {
+                                // Copies, built in the call: the originals stay for a next try.
+                                $crate::__gate!(@$kind $gate, gate, $contract, $name, $method,
+                                    <$driver as $native>::$method(
+                                        driver
+                                        $(, ::core::clone::Clone::clone(&$arg))*
+                                    ),
+                                    $checks, $crate::__private::feature_bit_quiet, @run)
+                            }
+                            ::core::option::Option::None => {
+                                ::core::result::Result::Err($crate::__private::misrouted($name))
+                            }
+                        }
                     }
                     ::core::result::Result::Err(refused) => ::core::result::Result::Err(refused),
                 }
@@ -287,39 +450,70 @@ macro_rules! __gate {
             if !$crate::__private::may_run_elsewhere(&answer) {
                 return answer;
             }
-            match $route.rerouted(&current) {
-                ::core::option::Option::Some(next) => current = next,
+            match $route.rerouted(&$current) {
+                ::core::option::Option::Some(next) => next,
                 ::core::option::Option::None => return answer,
             }
-        }
+        };
+        // The instance left behind is not held while the next one runs: a reload waits for
+        // its holders before stopping it.
+        ::core::mem::drop($current);
+        let run = $crate::__gate!(@pick $all $method next.routes);
+        ::std::boxed::Box::pin(run($route, next, &mut ::core::option::Option::None $(, $arg)*)).await
     }};
     // A required operation: the driver's future itself, no extra generator layer.
-    // `@$then` is `@observe` (enter the drain, then run) in the gate's impl, `@run` in the
+    // `@$then` is `@observe` (enter the drain, then run) in the typed gate's impl, `@run` in the
     // route's, which entered already.
-    (@direct $gate:ident, $self:ident, $contract:ty, $name:literal, $method:ident, [$($arg:ident),*], $checks:tt, $bit:path, @$then:ident) => {
-        $crate::__gate!(@$then $gate, $self, $name, $method, $self.driver.$method($($arg),*))
+    (@direct $gate:ident, $self:ident, $contract:ty, $name:literal, $method:ident, $call:expr, $checks:tt, $bit:path, @$then:ident) => {
+        $crate::__gate!(@$then $gate, $self, $name, $method, $call)
     };
     // An operation optional as a whole or with some arguments: refused when the instance did not
-    // declare the feature (and, for an argument, when the condition holds).
-    (@checked $gate:ident, $self:ident, $contract:ty, $name:literal, $method:ident, [$($arg:ident),*],
-        [$(($feature:literal, $when:expr, $what:expr))*], $bit:path, @$then:ident
-    ) => {
-        $crate::__gate!(@$then $gate, $self, $name, $method, async move {
-            $({
-                const BIT: u64 = $bit(
-                    <$contract as $crate::Contract>::FEATURES,
+    // declare the feature (and, for an argument, when the condition holds), after entering the
+    // drain as every operation does. Listened to, the checks run inside the observed future, so
+    // a refusal is traced and counted as before; otherwise they run in the caller's body,
+    // before the driver's future is built: no `async` block of their own around it.
+    (@checked $gate:ident, $self:ident, $contract:ty, $name:literal, $method:ident, $call:expr,
+        $checks:tt, $bit:path, @observe
+    ) => {{
+        let _in_flight = $self.state.enter()?;
+        $crate::__gate!(@checked $gate, $self, $contract, $name, $method, $call, $checks, $bit, @run)
+    }};
+    (@checked $gate:ident, $self:ident, $contract:ty, $name:literal, $method:ident, $call:expr,
+        $checks:tt, $bit:path, @run
+    ) => {{
+        if $self.state.listened() {
+            $crate::__gate!(@drained $self, $self.state.observe(
+                const {
+                    $crate::__private::operation_index(
+                        $gate::<()>::OPERATIONS,
+                        ::core::stringify!($method),
+                    )
+                },
+                ::core::concat!($name, ".", ::core::stringify!($method)),
+                async move {
+                    $crate::__gate!(@checks $self, $contract, $checks, $bit);
+                    $call.await
+                },
+            ))
+        } else {
+            $crate::__gate!(@checks $self, $contract, $checks, $bit);
+            $crate::__gate!(@drained $self, $call)
+        }
+    }};
+    (@checks $self:ident, $contract:ty, [$(($feature:literal, $when:expr, $what:expr))*], $bit:path) => {
+        $({
+            const BIT: u64 = $bit(
+                <$contract as $crate::Contract>::FEATURES,
+                $feature,
+            );
+            if $self.declared & BIT == 0 && $when {
+                return $crate::__private::refuse(
+                    <$contract as $crate::Contract>::NAME,
+                    $what,
                     $feature,
                 );
-                if $self.declared & BIT == 0 && $when {
-                    return $crate::__private::refuse(
-                        <$contract as $crate::Contract>::NAME,
-                        $what,
-                        $feature,
-                    );
-                }
-            })*
-            $self.driver.$method($($arg),*).await
-        })
+            }
+        })*
     };
     // One operation through the gate's state: drain, then telemetry. Written out in each
     // method rather than as an `async fn` around the driver's future: one more generator layer
@@ -328,11 +522,13 @@ macro_rules! __gate {
         let _in_flight = $self.state.enter()?;
         $crate::__gate!(@run $gate, $self, $name, $method, $future)
     }};
-    // The operation once counted in: telemetry when listened to, then the drain's cut.
+    // The operation once counted in: telemetry when listened to, then the drain's cut. The
+    // driver's future is built in place, in the pinned slot the drain polls, in each branch:
+    // a local moved into that slot would keep its own room in the caller's future (a
+    // moved-from local still has storage until its scope ends), doubling the driver's share.
     (@run $gate:ident, $self:ident, $name:literal, $method:ident, $future:expr) => {{
-        let future = $future;
         if $self.state.listened() {
-            let future = $self.state.observe(
+            $crate::__gate!(@drained $self, $self.state.observe(
                 const {
                     $crate::__private::operation_index(
                         $gate::<()>::OPERATIONS,
@@ -340,24 +536,23 @@ macro_rules! __gate {
                     )
                 },
                 ::core::concat!($name, ".", ::core::stringify!($method)),
-                future,
-            );
-            $crate::__gate!(@drained $self, future)
+                $future,
+            ))
         } else {
-            $crate::__gate!(@drained $self, future)
+            $crate::__gate!(@drained $self, $future)
         }
     }};
     // The driver's future, ended by the gate when the drain cuts it (`WAITS`) or its budget
     // ends (see `gate/exit.rs`). A poll function, not another `async` layer; it costs a pending
     // operation one registration with the drain and a completed one nothing.
-    (@drained $self:ident, $future:ident) => {{
-        let mut $future = ::core::pin::pin!($future);
+    (@drained $self:ident, $future:expr) => {{
+        let mut future = ::core::pin::pin!($future);
         let mut waiter = ::core::pin::pin!(::core::option::Option::None);
         ::core::future::poll_fn(|cx| {
             $crate::__private::poll_gated(
                 &$self.state,
                 WAITS,
-                $future.as_mut(),
+                future.as_mut(),
                 waiter.as_mut(),
                 cx,
             )

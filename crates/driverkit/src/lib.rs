@@ -29,8 +29,8 @@
 //!
 //! ```
 //! use std::sync::Mutex;
-//! use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-//! use sandloom_driverkit::notifier::{Message, Notifier, NotifierProvider, Receipt};
+//! use sandloom_driverkit::{Driver, DriverError, Version};
+//! use sandloom_driverkit::notifier::{Message, NotifierOps, NotifierProvider, Receipt};
 //! use sandloom_driverkit::sdk::{InfraError, InfraResult};
 //!
 //! #[derive(Debug, Default, serde::Deserialize)]
@@ -39,8 +39,7 @@
 //!
 //! pub struct StdoutNotifier { prefix: String, sent: Mutex<u64> }
 //!
-//! #[async_trait]
-//! impl Notifier for StdoutNotifier {
+//! impl NotifierOps for StdoutNotifier {
 //!     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
 //!         if message.body.is_empty() {
 //!             return Err(InfraError::invalid_input("notifier", "empty message body"));
@@ -52,7 +51,6 @@
 //!     }
 //! }
 //!
-//! #[async_trait]
 //! impl Driver for StdoutNotifier {
 //!     type Options = StdoutOptions;
 //!     fn supported_features() -> &'static [&'static str] { &[] }
@@ -88,9 +86,6 @@ mod redact;
 mod route;
 mod secret;
 
-/// The attribute for every `impl` of an operation trait, and for an `impl` of [`Driver`] that
-/// overrides one of its `async fn`s (re-exported from the `async-trait` crate).
-pub use async_trait::async_trait;
 pub use contract::{Contract, ProvidedBy, RESERVED_CAPABILITIES, ReservedCapability};
 pub use driver::{Driver, DriverError};
 pub use providers::{cache, lock, notifier, objectstore, secrets, taskqueue};
@@ -173,11 +168,11 @@ pub mod __private {
     };
     pub use crate::erase::{build, parse_options};
     pub use crate::gate::exit::{GateExit, may_run_elsewhere, poll_gated};
-    pub use crate::gate::{Gate, GateContext, GateState, refuse};
+    pub use crate::gate::{Gate, GateContext, GateState, misrouted, refuse};
     pub use crate::names::{
         declared_bits, disjoint, feature_bit, feature_bit_quiet, operation_index,
     };
-    pub use crate::route::Route;
+    pub use crate::route::{Held, Route};
     pub use sandloom_kernel::__private::linkme;
     pub use sandloom_kernel::registry::{
         BoxError, BuildContext, BuiltDriver, CAPABILITIES, CapabilitySpec, DRIVERS, DriverEntry,

@@ -10,20 +10,19 @@
 /// checked at compile time.
 ///
 /// ```
-/// use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-/// use sandloom_driverkit::cache::{Cache, CacheProvider};
+/// use sandloom_driverkit::{Driver, DriverError, Version};
+/// use sandloom_driverkit::cache::{CacheOps, CacheProvider};
 /// use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
 ///
 /// pub struct NullCache;
 ///
-/// #[async_trait] // on every impl of an operation trait: without it, "lifetimes do not match"
-/// impl Cache for NullCache {
+/// // Plain `async fn`: the native twin of `Cache`, which modules call through `&dyn Cache`.
+/// impl CacheOps for NullCache {
 ///     async fn get(&self, _key: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
 ///     async fn set(&self, _key: &str, _value: Bytes) -> InfraResult<()> { Ok(()) }
 ///     async fn delete(&self, _key: &str) -> InfraResult<bool> { Ok(false) }
 /// }
 ///
-/// #[async_trait]
 /// impl Driver for NullCache {
 ///     type Options = sandloom_driverkit::NoOptions;
 ///     fn supported_features() -> &'static [&'static str] { &[] }
@@ -44,7 +43,7 @@
 /// contract's does not compile:
 ///
 /// ```
-/// use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
+/// use sandloom_driverkit::{Driver, DriverError, NoOptions, Version};
 /// use sandloom_driverkit::sdk::InfraResult;
 ///
 /// // In the package that defines the capability (its `contracts` crate):
@@ -57,6 +56,7 @@
 ///         features: [],
 ///         key: TRANSLATE,
 ///         provider: TranslateProvider,
+///         ops: TranslateOps,
 ///         gate: TranslateGate,
 ///     }
 ///     /// What modules call.
@@ -68,11 +68,9 @@
 ///
 /// // In a driver crate:
 /// pub struct Echo;
-/// #[async_trait]
-/// impl Translate for Echo {
+/// impl TranslateOps for Echo {
 ///     async fn translate(&self, text: &str) -> InfraResult<String> { Ok(text.to_owned()) }
 /// }
-/// #[async_trait]
 /// impl Driver for Echo {
 ///     type Options = NoOptions;
 ///     fn supported_features() -> &'static [&'static str] { &[] }
@@ -219,11 +217,14 @@ macro_rules! register_driver {
 /// Define a new capability: its contract (name, stability, version, optional features) and its
 /// operation trait, from which driverkit generates everything the built-in capabilities have:
 ///
-/// - the operation trait itself (`Send + Sync`, async methods through
-///   [`async_trait`](crate::async_trait)); an operation marked `#[feature = "…"]` is optional
-///   and answers `Unsupported` unless a driver overrides it;
+/// - the operation trait itself (`Send + Sync`, dyn-compatible: each method returns an
+///   [`OpFuture`](crate::sdk::OpFuture) of `future_bytes` bytes, default
+///   [`DEFAULT_FUTURE_BYTES`](crate::sdk::DEFAULT_FUTURE_BYTES)); an operation marked
+///   `#[feature = "…"]` is optional and answers `Unsupported` unless a driver overrides it;
+/// - its native twin (`ops`), the same operations as `async` methods, which drivers implement
+///   with plain `async fn` (and every implementor gets the operation trait, by a blanket impl);
 /// - the key modules use (`key`, a `CapabilityRef<dyn Trait>`);
-/// - the provider trait drivers implement (`provider`): the operation trait, plus
+/// - the provider trait drivers implement (`provider`): the native twin, plus
 ///   [`Driver`](crate::Driver), plus a required `CONTRACT_VERSION` that must have the contract's
 ///   major (checked at compile time);
 /// - the feature gate (`gate`): an operation of a feature the instance did not declare answers
@@ -258,6 +259,7 @@ macro_rules! register_driver {
 ///         features: ["reverse"],
 ///         key: GEOCODER,
 ///         provider: GeocoderProvider,
+///         ops: GeocoderOps,
 ///         gate: GeocoderGate,
 ///     }
 ///     /// What modules call.
@@ -303,6 +305,7 @@ macro_rules! register_driver {
 ///         features: [],
 ///         key: FEED,
 ///         provider: FeedProvider,
+///         ops: FeedOps,
 ///         gate: FeedGate,
 ///     }
 ///     /// What modules call.
@@ -325,7 +328,9 @@ macro_rules! define_capability {
             features: [$($feature:literal),* $(,)?],
             key: $key:ident,
             provider: $provider:ident,
-            gate: $gate:ident $(,)?
+            ops: $native:ident,
+            gate: $gate:ident
+            $(, future_bytes: $bytes:expr)? $(,)?
         }
         $(#[$trait_doc:meta])*
         $trait_vis:vis trait $ops:ident { $($methods:tt)* }
@@ -350,14 +355,35 @@ macro_rules! define_capability {
             stability: $stability,
             version: ($major, $minor, $patch),
             features: [$($feature),*],
+            ops: $native,
+            future_bytes: $crate::__define_capability!(@bytes $($bytes)?),
             trait: { $(#[$trait_doc])* $trait_vis trait $ops { $($methods)* } }
         }
+    };
+    // Written before `ops:` was required (issue 27): say exactly what to add.
+    (
+        $(#[$marker_doc:meta])*
+        $vis:vis capability $marker:ident {
+            name: $name:literal,
+            $($field:ident: $value:tt,)*
+        }
+        $($rest:tt)*
+    ) => {
+        ::core::compile_error!(
+            "`define_capability!` needs the name of the operation trait's native twin, which \
+             drivers implement with plain `async fn`: add `ops: MyOperationsOps,` after \
+             `provider: …,` in the capability block (e.g. `provider: TranslateProvider, \
+             ops: TranslateOps, gate: TranslateGate`), and optionally `future_bytes: N` (the \
+             inline buffer of an operation's future, default \
+             `sandloom_driverkit::sdk::DEFAULT_FUTURE_BYTES`); drivers then write \
+             `impl TranslateOps for MyDriver { async fn … }` with no `#[async_trait]`"
+        );
     };
     (name: $name:literal, $($rest:tt)*) => {
         ::core::compile_error!(
             "`define_capability!` takes a marker type and the operation trait: \
              `define_capability! { pub capability MyCapability { name: \"…\", stability: …, \
-             contract_version: (0, 1, 0), features: [..], key: MY_KEY, provider: MyProvider, \
+             contract_version: (0, 1, 0), features: [..], key: MY_KEY, provider: MyProvider, ops: MyOperationsOps, \
              gate: MyGate } pub trait MyOperations { async fn …; } }`; see its documentation"
         );
     };
@@ -374,6 +400,7 @@ macro_rules! __contract {
         version: ($major:literal, $minor:literal, $patch:literal),
         features: $features:expr,
         operations: $ops:ident,
+        native: $native:ident,
         provider: $provider:ident,
         gate: $gate:ident
         $(, provider_doc: [$(#[$provider_doc:meta])*])? $(,)?
@@ -383,7 +410,7 @@ macro_rules! __contract {
             const VERSION: $crate::Version = $crate::Version::new($major, $minor, $patch);
             const FEATURES: &'static [&'static str] = $features;
             type Operations = dyn $ops;
-            type Gated = $gate<dyn $ops>;
+            type Gated = $gate<dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync>;
 
             fn routed(
                 route: ::std::sync::Arc<$crate::__private::Route<Self>>,
@@ -402,7 +429,7 @@ macro_rules! __contract {
             "0.2 differ); minor and patch may differ either way above 1.0."
         )]
         $($(#[$provider_doc])*)?
-        pub trait $provider: $ops + $crate::Driver {
+        pub trait $provider: $native + $crate::Driver {
             /// The contract version this driver implements.
             const CONTRACT_VERSION: $crate::Version;
         }
@@ -415,7 +442,11 @@ macro_rules! __contract {
                 gated
             }
 
-            fn erase(gated: ::std::sync::Arc<$gate<T>>) -> ::std::sync::Arc<$gate<dyn $ops>> {
+            fn erase(
+                gated: ::std::sync::Arc<$gate<T>>,
+            ) -> ::std::sync::Arc<
+                $gate<dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync>,
+            > {
                 gated
             }
         }
@@ -427,11 +458,15 @@ macro_rules! __contract {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __define_capability {
+    (@bytes) => { $crate::sdk::DEFAULT_FUTURE_BYTES };
+    (@bytes $bytes:expr) => { $bytes };
     ([$(#[$marker_doc:meta])* $vis:vis $marker:ident, $key:ident, $provider:ident, $gate:ident] {
         name: $name:literal, stability: $stability:ident,
         version: ($major:literal, $minor:literal, $patch:literal),
         features: [$($feature:literal),*], required: [$($required:expr),*],
         trait: [$(#[$attr:meta])*] $ops_vis:vis $ops:ident $bounds:tt,
+        native: $native:ident,
+        bytes: $bytes:tt,
         operations: $operations:tt,
     }) => {
         $(#[$marker_doc])*
@@ -449,6 +484,8 @@ macro_rules! __define_capability {
             name: $name, stability: $stability, version: ($major, $minor, $patch),
             features: [$($feature),*], required: [$($required),*],
             trait: [$(#[$attr])*] $ops_vis $ops $bounds,
+            native: $native,
+            bytes: $bytes,
             operations: $operations,
         } }
 
@@ -458,6 +495,7 @@ macro_rules! __define_capability {
             version: ($major, $minor, $patch),
             features: &[$($feature),*],
             operations: $ops,
+            native: $native,
             provider: $provider,
             gate: $gate,
         }
@@ -471,6 +509,8 @@ macro_rules! __define_capability {
                 name: $name, stability: $stability, version: ($major, $minor, $patch),
                 features: [$($feature),*], required: [$($required),*],
                 trait: [$(#[$attr])*] $ops_vis $ops $bounds,
+                native: $native,
+                bytes: $bytes,
                 operations: $operations,
             }
         }

@@ -35,6 +35,8 @@ macro_rules! builtin_contract {
         version: ($major:literal, $minor:literal, $patch:literal),
         features: [$($feature:literal),*], required: [$($required:expr),*],
         trait: [$(#[$attr:meta])*] $vis:vis $ops:ident $bounds:tt,
+        native: $native:ident,
+        bytes: $bytes:tt,
         operations: $operations:tt,
     }) => {
         #[doc = concat!(
@@ -62,6 +64,7 @@ macro_rules! builtin_contract {
             version: ($major, $minor, $patch),
             features: &[$($feature),*],
             operations: $ops,
+            native: $native,
             provider: $provider,
             gate: $gate,
             provider_doc: [
@@ -84,6 +87,8 @@ macro_rules! builtin_contract {
                 name: $name, stability: $stability, version: ($major, $minor, $patch),
                 features: [$($feature),*], required: [$($required),*],
                 trait: [$(#[$attr])*] $vis $ops $bounds,
+                native: $native,
+                bytes: $bytes,
                 operations: $operations,
             }
         }
@@ -98,19 +103,17 @@ provider_module!(
     /// feature names) is re-exported here, next to the provider trait.
     ///
     /// ```
-    /// use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
+    /// use sandloom_driverkit::{Driver, DriverError, NoOptions, Version};
     /// use sandloom_driverkit::cache::{self, CacheProvider};
-    /// # use sandloom_driverkit::cache::Cache;
+    /// # use sandloom_driverkit::cache::CacheOps;
     /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
     ///
     /// pub struct MyCache;
-    /// # #[async_trait]
-    /// # impl Cache for MyCache {
+    /// # impl CacheOps for MyCache {
     /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
     /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
     /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
     /// # }
-    /// # #[async_trait]
     /// # impl Driver for MyCache {
     /// #     type Options = NoOptions;
     /// #     fn supported_features() -> &'static [&'static str] { &[] }
@@ -134,17 +137,15 @@ provider_module!(
     /// feature names) is re-exported here, next to the provider trait.
     ///
     /// ```
-    /// use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
+    /// use sandloom_driverkit::{Driver, DriverError, NoOptions, Version};
     /// use sandloom_driverkit::notifier::{self, NotifierProvider};
-    /// # use sandloom_driverkit::notifier::{Message, Notifier, Receipt};
+    /// # use sandloom_driverkit::notifier::{Message, NotifierOps, Receipt};
     /// # use sandloom_driverkit::sdk::InfraResult;
     ///
     /// pub struct MyNotifier;
-    /// # #[async_trait]
-    /// # impl Notifier for MyNotifier {
+    /// # impl NotifierOps for MyNotifier {
     /// #     async fn send(&self, _: &Message) -> InfraResult<Receipt> { Ok(Receipt::new("1")) }
     /// # }
-    /// # #[async_trait]
     /// # impl Driver for MyNotifier {
     /// #     type Options = NoOptions;
     /// #     fn supported_features() -> &'static [&'static str] { &[] }
@@ -168,21 +169,19 @@ provider_module!(
     /// feature names) is re-exported here, next to the provider trait.
     ///
     /// ```
-    /// use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
+    /// use sandloom_driverkit::{Driver, DriverError, NoOptions, Version};
     /// use sandloom_driverkit::objectstore::{self, ObjectStoreProvider};
-    /// # use sandloom_driverkit::objectstore::{ListOptions, ListPage, ObjectMeta, ObjectStore};
+    /// # use sandloom_driverkit::objectstore::{ListOptions, ListPage, ObjectMeta, ObjectStoreOps};
     /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
     ///
     /// pub struct MyStore;
-    /// # #[async_trait]
-    /// # impl ObjectStore for MyStore {
+    /// # impl ObjectStoreOps for MyStore {
     /// #     async fn put(&self, _: &str, _: Bytes) -> InfraResult<ObjectMeta> { unimplemented!() }
     /// #     async fn get(&self, _: &str) -> InfraResult<Bytes> { unimplemented!() }
     /// #     async fn head(&self, _: &str) -> InfraResult<ObjectMeta> { unimplemented!() }
     /// #     async fn delete(&self, _: &str) -> InfraResult<()> { unimplemented!() }
     /// #     async fn list(&self, _: &str, _: ListOptions) -> InfraResult<ListPage> { unimplemented!() }
     /// # }
-    /// # #[async_trait]
     /// # impl Driver for MyStore {
     /// #     type Options = NoOptions;
     /// #     fn supported_features() -> &'static [&'static str] { &[] }
@@ -207,21 +206,19 @@ provider_module!(
     /// feature names) is re-exported here, next to the provider trait.
     ///
     /// ```
-    /// use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
+    /// use sandloom_driverkit::{Driver, DriverError, NoOptions, Version};
     /// use sandloom_driverkit::taskqueue::{self, TaskQueueProvider};
     /// # use std::time::Duration;
-    /// # use sandloom_driverkit::taskqueue::{EnqueueOptions, Reservation, TaskQueue};
+    /// # use sandloom_driverkit::taskqueue::{EnqueueOptions, Reservation, TaskQueueOps};
     /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
     ///
     /// pub struct MyQueue;
-    /// # #[async_trait]
-    /// # impl TaskQueue for MyQueue {
+    /// # impl TaskQueueOps for MyQueue {
     /// #     async fn enqueue(&self, _: &str, _: Bytes, _: EnqueueOptions) -> InfraResult<String> { unimplemented!() }
     /// #     async fn reserve(&self, _: &str, _: Duration) -> InfraResult<Option<Reservation>> { unimplemented!() }
     /// #     async fn ack(&self, _: &Reservation) -> InfraResult<()> { unimplemented!() }
     /// #     async fn nack(&self, _: &Reservation, _: Option<Duration>) -> InfraResult<()> { unimplemented!() }
     /// # }
-    /// # #[async_trait]
     /// # impl Driver for MyQueue {
     /// #     type Options = NoOptions;
     /// #     fn supported_features() -> &'static [&'static str] { &[] }
@@ -248,21 +245,19 @@ provider_module!(
     /// feature names) is re-exported here, next to the provider trait.
     ///
     /// ```
-    /// use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
+    /// use sandloom_driverkit::{Driver, DriverError, NoOptions, Version};
     /// use sandloom_driverkit::lock::{self, LockProvider};
     /// # use std::time::Duration;
-    /// # use sandloom_driverkit::lock::{Lease, Lock};
+    /// # use sandloom_driverkit::lock::{Lease, LockOps};
     /// # use sandloom_driverkit::sdk::InfraResult;
     ///
     /// pub struct MyLock;
-    /// # #[async_trait]
-    /// # impl Lock for MyLock {
+    /// # impl LockOps for MyLock {
     /// #     async fn acquire(&self, _: &str, _: Duration) -> InfraResult<Option<Lease>> { unimplemented!() }
     /// #     async fn acquire_wait(&self, _: &str, _: Duration, _: Duration) -> InfraResult<Option<Lease>> { unimplemented!() }
     /// #     async fn release(&self, _: &Lease) -> InfraResult<bool> { unimplemented!() }
     /// #     async fn refresh(&self, _: &Lease, _: Duration) -> InfraResult<Lease> { unimplemented!() }
     /// # }
-    /// # #[async_trait]
     /// # impl Driver for MyLock {
     /// #     type Options = NoOptions;
     /// #     fn supported_features() -> &'static [&'static str] { &[] }
@@ -290,20 +285,18 @@ provider_module!(
     /// scans with [`PolledChanges`](secrets::PolledChanges).
     ///
     /// ```
-    /// use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
+    /// use sandloom_driverkit::{Driver, DriverError, NoOptions, Version};
     /// use sandloom_driverkit::secrets::{self, SecretsProvider};
-    /// # use sandloom_driverkit::secrets::Secrets;
+    /// # use sandloom_driverkit::secrets::SecretsOps;
     /// # use sandloom_driverkit::sdk::{InfraResult, Secret};
     ///
     /// pub struct MySecrets;
-    /// # #[async_trait]
-    /// # impl Secrets for MySecrets {
+    /// # impl SecretsOps for MySecrets {
     /// #     async fn get(&self, name: &str) -> InfraResult<Secret<Vec<u8>>> {
     /// #         secrets::check_name(name)?;
     /// #         Err(secrets::not_found(name))
     /// #     }
     /// # }
-    /// # #[async_trait]
     /// # impl Driver for MySecrets {
     /// #     type Options = NoOptions;
     /// #     fn supported_features() -> &'static [&'static str] { &[] }

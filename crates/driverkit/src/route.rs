@@ -28,6 +28,10 @@ use sandloom_kernel::registry::{BoxError, ErasedRoute, Retired};
 
 use crate::contract::Contract;
 
+/// What an operation holds of the instance it runs on, the gated driver `G` as a route loaded
+/// it: the instance cannot be freed under it, and a reload waits for it before stopping it.
+pub type Held<G> = Guard<Arc<Arc<G>>>;
+
 /// The route of an instance of contract `C`: see the module documentation.
 pub struct Route<C: Contract> {
     current: ArcSwap<Arc<C::Gated>>,

@@ -8,18 +8,18 @@
 
 use std::time::Duration;
 
-use sandloom_driverkit::cache::{Cache, CacheProvider};
-use sandloom_driverkit::lock::{Lease, Lock, LockProvider};
-use sandloom_driverkit::notifier::{Message, Notifier, NotifierProvider, Receipt};
+use sandloom_driverkit::cache::{CacheOps, CacheProvider};
+use sandloom_driverkit::lock::{Lease, LockOps, LockProvider};
+use sandloom_driverkit::notifier::{Message, NotifierOps, NotifierProvider, Receipt};
 use sandloom_driverkit::objectstore::{
-    ListOptions, ListPage, ObjectMeta, ObjectStore, ObjectStoreProvider, PutCondition,
+    ListOptions, ListPage, ObjectMeta, ObjectStoreOps, ObjectStoreProvider, PutCondition,
 };
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
 use sandloom_driverkit::taskqueue::{
-    EnqueueOptions, Reservation, Task, TaskQueue, TaskQueueProvider,
+    EnqueueOptions, Reservation, Task, TaskQueueOps, TaskQueueProvider,
 };
-use sandloom_driverkit::{Driver, DriverError, Health, NoOptions, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Health, NoOptions, Version};
 
 /// One type implementing every contract, so the lifecycle is written once.
 struct Pinned;
@@ -28,7 +28,6 @@ fn nothing<T>() -> InfraResult<T> {
     Err(InfraError::invalid_input("pinned", "signature pin only"))
 }
 
-#[async_trait]
 impl Driver for Pinned {
     type Options = NoOptions;
     fn supported_features() -> &'static [&'static str] {
@@ -52,8 +51,7 @@ impl Driver for Pinned {
 }
 
 // cache 1.0
-#[async_trait]
-impl Cache for Pinned {
+impl CacheOps for Pinned {
     async fn get(&self, _key: &str) -> InfraResult<Option<Bytes>> {
         nothing()
     }
@@ -84,8 +82,7 @@ impl CacheProvider for Pinned {
 }
 
 // notifier 1.0
-#[async_trait]
-impl Notifier for Pinned {
+impl NotifierOps for Pinned {
     async fn send(&self, _message: &Message) -> InfraResult<Receipt> {
         nothing()
     }
@@ -98,8 +95,7 @@ impl NotifierProvider for Pinned {
 }
 
 // objectstore 1.0
-#[async_trait]
-impl ObjectStore for Pinned {
+impl ObjectStoreOps for Pinned {
     async fn put(&self, _key: &str, _data: Bytes) -> InfraResult<ObjectMeta> {
         nothing()
     }
@@ -129,8 +125,7 @@ impl ObjectStoreProvider for Pinned {
 }
 
 // taskqueue 1.0
-#[async_trait]
-impl TaskQueue for Pinned {
+impl TaskQueueOps for Pinned {
     async fn enqueue(
         &self,
         _queue: &str,
@@ -161,8 +156,7 @@ impl TaskQueueProvider for Pinned {
 }
 
 // lock 1.0
-#[async_trait]
-impl Lock for Pinned {
+impl LockOps for Pinned {
     async fn acquire(&self, _name: &str, _ttl: Duration) -> InfraResult<Option<Lease>> {
         nothing()
     }

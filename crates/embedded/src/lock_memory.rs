@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
-use sandloom_driverkit::lock::{Lease, Lock, LockProvider, NAME};
+use sandloom_driverkit::lock::{Lease, LockOps, LockProvider, NAME};
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
-use sandloom_driverkit::{Driver, DriverError, Health, NoOptions, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Health, NoOptions, Version};
 
 use tokio::sync::Notify;
 
@@ -155,8 +155,7 @@ impl MemoryLock {
     }
 }
 
-#[async_trait]
-impl Lock for MemoryLock {
+impl LockOps for MemoryLock {
     async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
         Ok(self.try_acquire(name, ttl)?.ok())
     }
@@ -238,7 +237,6 @@ impl Lock for MemoryLock {
     }
 }
 
-#[async_trait]
 impl Driver for MemoryLock {
     type Options = NoOptions;
 

@@ -8,12 +8,12 @@ use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::SystemTime;
 
 use sandloom_driverkit::objectstore::{
-    CONDITIONAL_PUT, DEFAULT_PAGE_SIZE, ETAG, ListOptions, ListPage, NAME, ObjectMeta, ObjectStore,
-    ObjectStoreProvider, PutCondition, validate_key, validate_prefix,
+    CONDITIONAL_PUT, DEFAULT_PAGE_SIZE, ETAG, ListOptions, ListPage, NAME, ObjectMeta,
+    ObjectStoreOps, ObjectStoreProvider, PutCondition, validate_key, validate_prefix,
 };
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{ErrorKind, InfraError, InfraResult};
-use sandloom_driverkit::{Driver, DriverError, Health, NoOptions, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Health, NoOptions, Version};
 
 use crate::serving::Serving;
 
@@ -213,8 +213,7 @@ impl MemoryObjectStore {
     }
 }
 
-#[async_trait]
-impl ObjectStore for MemoryObjectStore {
+impl ObjectStoreOps for MemoryObjectStore {
     async fn put(&self, key: &str, data: Bytes) -> InfraResult<ObjectMeta> {
         self.store(key, data, None)
     }
@@ -270,7 +269,6 @@ impl ObjectStore for MemoryObjectStore {
     }
 }
 
-#[async_trait]
 impl Driver for MemoryObjectStore {
     type Options = NoOptions;
 

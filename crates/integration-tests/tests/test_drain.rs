@@ -7,10 +7,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use sandloom::sdk::bytes::Bytes;
-use sandloom::sdk::{Cache, ErrorKind, InfraError, InfraResult};
+use sandloom::sdk::{CacheOps, ErrorKind, InfraError, InfraResult};
 use sandloom::{InfraConfig, Kernel};
 use sandloom_driverkit::cache::CacheProvider;
-use sandloom_driverkit::{Driver, DriverError, NoOptions, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, NoOptions, Version};
 use tokio::sync::Semaphore;
 
 /// Operations wait for a permit here, so the test decides when they finish.
@@ -27,8 +27,7 @@ struct Held {
     stopped: std::sync::atomic::AtomicBool,
 }
 
-#[async_trait]
-impl Cache for Held {
+impl CacheOps for Held {
     async fn get(&self, _key: &str) -> InfraResult<Option<Bytes>> {
         ENTERED.fetch_add(1, Ordering::SeqCst);
         GATE.acquire().await.expect("never closed").forget();
@@ -51,7 +50,6 @@ impl Cache for Held {
     }
 }
 
-#[async_trait]
 impl Driver for Held {
     type Options = NoOptions;
     fn supported_features() -> &'static [&'static str] {

@@ -13,11 +13,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sandloom::sdk::bytes::Bytes;
-use sandloom::sdk::{Cache, ErrorKind, InfraError, InfraResult, LOCK, SECRETS, TASK_QUEUE};
+use sandloom::sdk::{CacheOps, ErrorKind, InfraError, InfraResult, LOCK, SECRETS, TASK_QUEUE};
 use sandloom::{InfraConfig, Kernel, Running};
 use sandloom_driverkit::__private::GateExit;
 use sandloom_driverkit::cache::CacheProvider;
-use sandloom_driverkit::{Driver, DriverError, NoOptions, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, NoOptions, Version};
 use sandloom_test_support::LogCapture;
 use tracing::Level;
 
@@ -29,8 +29,7 @@ const OUTLIVED: &str = "operations still in flight after the stop timeout";
 /// A cache whose `get` never answers, as a driver hung on a dead backend.
 struct Stuck;
 
-#[async_trait]
-impl Cache for Stuck {
+impl CacheOps for Stuck {
     async fn get(&self, _key: &str) -> InfraResult<Option<Bytes>> {
         std::future::pending().await
     }
@@ -42,7 +41,6 @@ impl Cache for Stuck {
     }
 }
 
-#[async_trait]
 impl Driver for Stuck {
     type Options = NoOptions;
     fn supported_features() -> &'static [&'static str] {

@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use sandloom::reload::Outcome;
 use sandloom::sdk::bytes::Bytes;
-use sandloom::sdk::{CACHE, Cache, ErrorKind, InfraResult, Requirement, cache};
+use sandloom::sdk::{CACHE, CacheOps, ErrorKind, InfraResult, Requirement, cache};
 use sandloom::{Health, InfraConfig, Kernel, Running};
 use sandloom_driverkit::cache::CacheProvider;
-use sandloom_driverkit::{Driver, DriverError, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Version};
 use tokio::sync::Semaphore;
 
 /// Where this file's keys live in the shared Redis.
@@ -52,8 +52,7 @@ struct Probe {
     stopped: AtomicBool,
 }
 
-#[async_trait]
-impl Cache for Probe {
+impl CacheOps for Probe {
     async fn get(&self, _key: &str) -> InfraResult<Option<Bytes>> {
         if self.options.hold {
             HELD.fetch_add(1, Ordering::SeqCst);
@@ -73,7 +72,6 @@ impl Cache for Probe {
     }
 }
 
-#[async_trait]
 impl Driver for Probe {
     type Options = ProbeOptions;
     fn supported_features() -> &'static [&'static str] {

@@ -39,6 +39,10 @@ pub const SPAN_NAME: &str = "sandloom.operation";
 pub const OPERATIONS_METRIC: &str = "sandloom.operations";
 /// The histogram of operation durations, in seconds.
 pub const DURATION_METRIC: &str = "sandloom.operation.duration";
+/// The counter of operations whose future did not fit their `OpFuture` and were boxed (one
+/// allocation per call), labelled `capability`, `instance`, `driver` and `operation` (the labels
+/// of [`OPERATIONS_METRIC`] but `outcome`: it is counted when the call begins).
+pub const BOXED_METRIC: &str = "sandloom.operation.boxed";
 /// The labels of both series, in order.
 pub const LABELS: [&str; 5] = ["capability", "instance", "driver", "operation", "outcome"];
 /// The counter of rotated secrets, labelled `store`.

@@ -25,6 +25,16 @@
 /// [module example](self).
 pub const NAME: &str = "cache";
 
+/// The bytes an operation's future may take in an [`OpFuture`](crate::OpFuture) of a
+/// [`Cache`] call before it is boxed: the gate's work and the driver's future together.
+/// Chosen from the measured sizes of the embedded drivers' futures
+/// (`docs/src/contributing/inline-futures.md`).
+///
+/// ```
+/// assert_eq!(sandloom_sdk_infra::cache::FUTURE_BYTES, 512);
+/// ```
+pub const FUTURE_BYTES: usize = 512;
+
 /// Feature: entries that expire ([`Cache::set_with_ttl`]).
 pub const TTL: &str = "ttl";
 /// Feature: atomic integer counters ([`Cache::increment`]).
@@ -45,6 +55,8 @@ macro_rules! __cache_contract {
             stability: Stable,
             version: (1, 0, 0),
             features: ["ttl", "increment", "bulk"],
+            ops: CacheOps,
+            future_bytes: $crate::cache::FUTURE_BYTES,
             trait: {
                 /// A shared cache of byte values under string keys.
                 ///
@@ -135,15 +147,14 @@ macro_rules! __cache_contract {
                     ///
                     /// ```
                     /// use std::time::Duration;
-                    /// use sandloom_sdk_infra::{Cache, ErrorKind, InfraResult};
+                    /// use sandloom_sdk_infra::{Cache, CacheOps, ErrorKind, InfraResult};
                     ///
                     /// async fn remember_login(cache: &dyn Cache, user: &str) -> InfraResult<()> {
                     ///     cache.set_with_ttl(&format!("login:{user}"), "1".into(), Duration::from_secs(3600)).await
                     /// }
-                    /// # use sandloom_sdk_infra::{async_trait, bytes::Bytes as B};
+                    /// # use sandloom_sdk_infra::{bytes::Bytes as B};
                     /// # struct PlainCache;
-                    /// # #[async_trait]
-                    /// # impl Cache for PlainCache {
+                    /// # impl CacheOps for PlainCache {
                     /// #     async fn get(&self, _: &str) -> InfraResult<Option<B>> { Ok(None) }
                     /// #     async fn set(&self, _: &str, _: B) -> InfraResult<()> { Ok(()) }
                     /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
@@ -178,7 +189,7 @@ macro_rules! __cache_contract {
                     /// counter starts again from 0.
                     ///
                     /// ```
-                    /// use sandloom_sdk_infra::{Cache, ErrorKind, InfraResult};
+                    /// use sandloom_sdk_infra::{Cache, CacheOps, ErrorKind, InfraResult};
                     ///
                     /// /// The new view count, or `None` when the driver cannot count.
                     /// async fn count_view(cache: &dyn Cache, page: &str) -> InfraResult<Option<i64>> {
@@ -188,10 +199,9 @@ macro_rules! __cache_contract {
                     ///         Err(err) => Err(err),
                     ///     }
                     /// }
-                    /// # use sandloom_sdk_infra::{async_trait, bytes::Bytes as B};
+                    /// # use sandloom_sdk_infra::{bytes::Bytes as B};
                     /// # struct PlainCache;
-                    /// # #[async_trait]
-                    /// # impl Cache for PlainCache {
+                    /// # impl CacheOps for PlainCache {
                     /// #     async fn get(&self, _: &str) -> InfraResult<Option<B>> { Ok(None) }
                     /// #     async fn set(&self, _: &str, _: B) -> InfraResult<()> { Ok(()) }
                     /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
@@ -218,7 +228,7 @@ macro_rules! __cache_contract {
                     /// The values of `keys`, in the same order. Feature [`BULK`].
                     ///
                     /// ```
-                    /// use sandloom_sdk_infra::{bytes::Bytes, Cache, ErrorKind, InfraResult};
+                    /// use sandloom_sdk_infra::{bytes::Bytes, Cache, CacheOps, ErrorKind, InfraResult};
                     ///
                     /// /// One round trip where the driver can, one per key where it cannot.
                     /// async fn load(cache: &dyn Cache, keys: &[&str]) -> InfraResult<Vec<Option<Bytes>>> {
@@ -233,10 +243,9 @@ macro_rules! __cache_contract {
                     ///         result => result,
                     ///     }
                     /// }
-                    /// # use sandloom_sdk_infra::{async_trait, bytes::Bytes as B};
+                    /// # use sandloom_sdk_infra::{bytes::Bytes as B};
                     /// # struct PlainCache;
-                    /// # #[async_trait]
-                    /// # impl Cache for PlainCache {
+                    /// # impl CacheOps for PlainCache {
                     /// #     async fn get(&self, _: &str) -> InfraResult<Option<B>> { Ok(None) }
                     /// #     async fn set(&self, _: &str, _: B) -> InfraResult<()> { Ok(()) }
                     /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
@@ -266,16 +275,15 @@ macro_rules! __cache_contract {
                     /// any expiry. Feature [`BULK`].
                     ///
                     /// ```
-                    /// use sandloom_sdk_infra::{bytes::Bytes, Cache, ErrorKind, InfraResult};
+                    /// use sandloom_sdk_infra::{bytes::Bytes, Cache, CacheOps, ErrorKind, InfraResult};
                     ///
                     /// async fn warm_up(cache: &dyn Cache) -> InfraResult<()> {
                     ///     let entries = [("plan:free", Bytes::from("0")), ("plan:pro", Bytes::from("9"))];
                     ///     cache.set_many(&entries).await
                     /// }
-                    /// # use sandloom_sdk_infra::{async_trait, bytes::Bytes as B};
+                    /// # use sandloom_sdk_infra::{bytes::Bytes as B};
                     /// # struct PlainCache;
-                    /// # #[async_trait]
-                    /// # impl Cache for PlainCache {
+                    /// # impl CacheOps for PlainCache {
                     /// #     async fn get(&self, _: &str) -> InfraResult<Option<B>> { Ok(None) }
                     /// #     async fn set(&self, _: &str, _: B) -> InfraResult<()> { Ok(()) }
                     /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
@@ -308,7 +316,7 @@ macro_rules! __cache_contract {
                     /// Remove every key; returns how many had a value. Feature [`BULK`].
                     ///
                     /// ```
-                    /// use sandloom_sdk_infra::{Cache, ErrorKind, InfraResult};
+                    /// use sandloom_sdk_infra::{Cache, CacheOps, ErrorKind, InfraResult};
                     ///
                     /// async fn forget(cache: &dyn Cache, keys: &[&str]) -> InfraResult<u64> {
                     ///     match cache.delete_many(keys).await {
@@ -322,10 +330,9 @@ macro_rules! __cache_contract {
                     ///         result => result,
                     ///     }
                     /// }
-                    /// # use sandloom_sdk_infra::{async_trait, bytes::Bytes as B};
+                    /// # use sandloom_sdk_infra::{bytes::Bytes as B};
                     /// # struct PlainCache;
-                    /// # #[async_trait]
-                    /// # impl Cache for PlainCache {
+                    /// # impl CacheOps for PlainCache {
                     /// #     async fn get(&self, _: &str) -> InfraResult<Option<B>> { Ok(None) }
                     /// #     async fn set(&self, _: &str, _: B) -> InfraResult<()> { Ok(()) }
                     /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }

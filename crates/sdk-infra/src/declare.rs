@@ -46,12 +46,14 @@ macro_rules! __parse_operations {
         stability: $stability:ident,
         version: $version:tt,
         features: [$($feature:literal),* $(,)?],
+        ops: $native:ident,
+        future_bytes: $bytes:expr,
         trait: { $(#[$attr:meta])* $vis:vis trait $ops:ident { $($methods:tt)* } } $(,)?
     ) => {
         $crate::__parse_operations! {
             @munch $callback $context
             [$name, $stability, $version, [$($feature),*], [$(#[$attr])*] $vis $ops
-                [::core::marker::Send + ::core::marker::Sync]]
+                [::core::marker::Send + ::core::marker::Sync], $native, {$bytes}]
             [] []
             $($methods)*
         }
@@ -62,6 +64,8 @@ macro_rules! __parse_operations {
         stability: $stability:ident,
         version: ($major:literal, $minor:literal, $patch:literal),
         features: [$($feature:literal),* $(,)?],
+        ops: $native:ident,
+        future_bytes: $bytes:expr,
         trait: {
             $(#[$attr:meta])* $vis:vis trait $ops:ident: $bound:ident $(+ $bounds:ident)* {
                 $($methods:tt)*
@@ -70,7 +74,7 @@ macro_rules! __parse_operations {
     ) => {
         $crate::__parse_operations! {
             @munch [$($callback)*] [$($context)*]
-            [$name, $stability, ($major, $minor, $patch), [$($feature),*], [$(#[$attr])*] $vis $ops [$bound $(+ $bounds)*]]
+            [$name, $stability, ($major, $minor, $patch), [$($feature),*], [$(#[$attr])*] $vis $ops [$bound $(+ $bounds)*], $native, {$bytes}]
             [] []
             $($methods)*
         }
@@ -83,10 +87,11 @@ macro_rules! __parse_operations {
         $(#[doc = $doc:literal])*
         $(#[waits = $cut:literal])?
         #[feature = $feature:literal]
-        async fn $method:ident(&self $(, $arg:ident : $ty:ty)* $(,)?) -> $ret:ty;
+        async fn $method:ident(&self $(, $($raw:tt)*)?) -> $ret:ty;
         $($rest:tt)*
     ) => {
-        $crate::__parse_operations! { @munch $callback $context [$name, $($header)*] [$($operations)* {
+        $crate::__parse_operations! { @op $callback $context [$name, $($header)*] [$($operations)*]
+            [$($required,)*] (optional $name $feature) [$($($raw)*)?] (&self $(, $($raw)*)?) {
             docs: [
                 $(#[doc = $doc])*
                 #[doc = ""]
@@ -102,30 +107,24 @@ macro_rules! __parse_operations {
                 )?
             ],
             method: $method,
-            args: [$($arg: $ty),*],
+        } {
             ret: $ret,
-            default: {
-                let _ = ($($arg,)*);
-                ::core::result::Result::Err($crate::InfraError::unsupported(
-                    $name,
-                    ::core::stringify!($method),
-                    $feature,
-                ))
-            },
+        } {
             checks: [($feature, true, ::core::stringify!($method))],
             gate: checked,
             waits: [$($cut)?],
-        }] [$($required,)*] $($rest)* }
+        } $($rest)* }
     };
     // A required operation, optional with some arguments.
     (@munch $callback:tt $context:tt $header:tt [$($operations:tt)*] [$($required:expr,)*]
         $(#[doc = $doc:literal])*
         $(#[waits = $cut:literal])?
         $(#[feature = $feature:literal, when = $when:expr, operation = $what:literal])+
-        async fn $method:ident(&self $(, $arg:ident : $ty:ty)* $(,)?) -> $ret:ty;
+        async fn $method:ident(&self $(, $($raw:tt)*)?) -> $ret:ty;
         $($rest:tt)*
     ) => {
-        $crate::__parse_operations! { @munch $callback $context $header [$($operations)* {
+        $crate::__parse_operations! { @op $callback $context $header [$($operations)*]
+            [$($required,)* ::core::stringify!($method),] (required) [$($($raw)*)?] (&self $(, $($raw)*)?) {
             docs: [
                 $(#[doc = $doc])*
                 #[doc = ""]
@@ -141,22 +140,23 @@ macro_rules! __parse_operations {
                 )?
             ],
             method: $method,
-            args: [$($arg: $ty),*],
+        } {
             ret: $ret,
-            default: ;,
+        } {
             checks: [$(($feature, $when, $what))+],
             gate: checked,
             waits: [$($cut)?],
-        }] [$($required,)* ::core::stringify!($method),] $($rest)* }
+        } $($rest)* }
     };
     // A required operation.
     (@munch $callback:tt $context:tt $header:tt [$($operations:tt)*] [$($required:expr,)*]
         $(#[doc = $doc:literal])*
         $(#[waits = $cut:literal])?
-        async fn $method:ident(&self $(, $arg:ident : $ty:ty)* $(,)?) -> $ret:ty;
+        async fn $method:ident(&self $(, $($raw:tt)*)?) -> $ret:ty;
         $($rest:tt)*
     ) => {
-        $crate::__parse_operations! { @munch $callback $context $header [$($operations)* {
+        $crate::__parse_operations! { @op $callback $context $header [$($operations)*]
+            [$($required,)* ::core::stringify!($method),] (required) [$($($raw)*)?] (&self $(, $($raw)*)?) {
             docs: [$(#[doc = $doc])* $(
                     #[doc = ""]
                     #[doc = ::core::concat!(
@@ -165,16 +165,59 @@ macro_rules! __parse_operations {
                     )]
                 )?],
             method: $method,
-            args: [$($arg: $ty),*],
+        } {
             ret: $ret,
-            default: ;,
+        } {
             checks: [],
             gate: direct,
             waits: [$($cut)?],
-        }] [$($required,)* ::core::stringify!($method),] $($rest)* }
+        } $($rest)* }
+    };
+    // One operation's arguments, read twice: as `name: Type` pairs, and as the tokens they were
+    // written with (`raw`), which the dyn trait's readers rewrite (`__with_op_lifetime!`: every
+    // elided reference gets the method's lifetime).
+    (@op $callback:tt $context:tt $header:tt [$($operations:tt)*] [$($required:expr,)*]
+        (optional $name:literal $feature:literal) $raw:tt
+        (&self $(, $arg:ident : $ty:ty)* $(,)?)
+        { docs: $docs:tt, method: $method:ident, } { ret: $ret:ty, } { $($after:tt)* }
+        $($rest:tt)*
+    ) => {
+        $crate::__parse_operations! { @munch $callback $context $header [$($operations)* {
+            docs: $docs,
+            method: $method,
+            args: [$($arg: $ty),*],
+            raw: $raw,
+            ret: $ret,
+            default: {
+                let _ = ($($arg,)*);
+                ::core::result::Result::Err($crate::InfraError::unsupported(
+                    $name,
+                    ::core::stringify!($method),
+                    $feature,
+                ))
+            },
+            $($after)*
+        }] [$($required,)*] $($rest)* }
+    };
+    (@op $callback:tt $context:tt $header:tt [$($operations:tt)*] [$($required:expr,)*]
+        (required) $raw:tt
+        (&self $(, $arg:ident : $ty:ty)* $(,)?)
+        { docs: $docs:tt, method: $method:ident, } { ret: $ret:ty, } { $($after:tt)* }
+        $($rest:tt)*
+    ) => {
+        $crate::__parse_operations! { @munch $callback $context $header [$($operations)* {
+            docs: $docs,
+            method: $method,
+            args: [$($arg: $ty),*],
+            raw: $raw,
+            ret: $ret,
+            default: ;,
+            $($after)*
+        }] [$($required,)*] $($rest)* }
     };
     (@emit [$($callback:tt)*] [$($context:tt)*]
-        [$name:literal, $stability:ident, $version:tt, $features:tt, $attrs:tt $vis:vis $ops:ident $bounds:tt]
+        [$name:literal, $stability:ident, $version:tt, $features:tt, $attrs:tt $vis:vis $ops:ident $bounds:tt,
+            $native:ident, $bytes:tt]
         [$($operations:tt)*] [$($required:expr,)*]
     ) => {
         $($callback)*! { [$($context)*] {
@@ -184,13 +227,69 @@ macro_rules! __parse_operations {
             features: $features,
             required: [$($required),*],
             trait: $attrs $vis $ops $bounds,
+            native: $native,
+            bytes: $bytes,
             operations: [$($operations)*],
         } }
     };
 }
 
-// The operation trait of a declaration: every operation `async`, dyn-compatible through
-// `async_trait`, optional ones answering `Unsupported` unless the driver overrides them.
+// `raw`, an operation's argument list as written (`key: &str, entries: &[(&str, Bytes)]`), with
+// the lifetime `$lt` on every elided reference (`key: &'a str, entries: &'a [(&'a str, Bytes)]`),
+// handed to `callback! { context… lt: $lt, args_a: [rewritten] }`. What the dyn traits' methods
+// need: their future borrows `self` and every reference argument for `'a`. `macro_rules` cannot
+// look inside a `$ty:ty`, so the tokens are read one by one: `&` gets `$lt` unless a lifetime
+// follows, `&&` is two `&`, and `(…)` and `[…]` groups are entered with an explicit stack (a
+// frame keeps what was written before the group and what follows it). `<` and `>` need no care:
+// a comma between them is copied like any token. Invoked once per operation, in item position,
+// so the recursion is as deep as one argument list, never the whole declaration.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __with_op_lifetime {
+    ($lt:lifetime [$($raw:tt)*] => [$($callback:tt)*] { $($context:tt)* }) => {
+        $crate::__with_op_lifetime! { @rw $lt [] [] [$($raw)*] => [$($callback)*] { $($context)* } }
+    };
+    (@rw $lt:lifetime [] [$($out:tt)*] [] => [$($callback:tt)*] { $($context:tt)* }) => {
+        $($callback)*! { $($context)* lt: $lt, args_a: [$($out)*], }
+    };
+    (@rw $lt:lifetime [(paren [$($saved:tt)*] [$($after:tt)*]) $($stack:tt)*] [$($out:tt)*] [] => $($k:tt)*) => {
+        $crate::__with_op_lifetime! { @rw $lt [$($stack)*] [$($saved)* ($($out)*)] [$($after)*] => $($k)* }
+    };
+    (@rw $lt:lifetime [(bracket [$($saved:tt)*] [$($after:tt)*]) $($stack:tt)*] [$($out:tt)*] [] => $($k:tt)*) => {
+        $crate::__with_op_lifetime! { @rw $lt [$($stack)*] [$($saved)* [$($out)*]] [$($after)*] => $($k)* }
+    };
+    (@rw $lt:lifetime $stack:tt [$($out:tt)*] [& $l:lifetime $($rest:tt)*] => $($k:tt)*) => {
+        $crate::__with_op_lifetime! { @rw $lt $stack [$($out)* & $l] [$($rest)*] => $($k)* }
+    };
+    (@rw $lt:lifetime $stack:tt [$($out:tt)*] [&& $($rest:tt)*] => $($k:tt)*) => {
+        $crate::__with_op_lifetime! { @rw $lt $stack [$($out)*] [& & $($rest)*] => $($k)* }
+    };
+    (@rw $lt:lifetime $stack:tt [$($out:tt)*] [& $($rest:tt)*] => $($k:tt)*) => {
+        $crate::__with_op_lifetime! { @rw $lt $stack [$($out)* & $lt] [$($rest)*] => $($k)* }
+    };
+    (@rw $lt:lifetime [$($stack:tt)*] [$($out:tt)*] [($($group:tt)*) $($rest:tt)*] => $($k:tt)*) => {
+        $crate::__with_op_lifetime! {
+            @rw $lt [(paren [$($out)*] [$($rest)*]) $($stack)*] [] [$($group)*] => $($k)*
+        }
+    };
+    (@rw $lt:lifetime [$($stack:tt)*] [$($out:tt)*] [[$($group:tt)*] $($rest:tt)*] => $($k:tt)*) => {
+        $crate::__with_op_lifetime! {
+            @rw $lt [(bracket [$($out)*] [$($rest)*]) $($stack)*] [] [$($group)*] => $($k)*
+        }
+    };
+    (@rw $lt:lifetime $stack:tt [$($out:tt)*] [$token:tt $($rest:tt)*] => $($k:tt)*) => {
+        $crate::__with_op_lifetime! { @rw $lt $stack [$($out)* $token] [$($rest)*] => $($k)* }
+    };
+}
+
+// The operation traits of a declaration:
+// - the dyn trait modules call (`Cache`): each method returns an `OpFuture` of the capability's
+//   buffer, borrowing `self` and every reference argument for `'a`; optional operations answer
+//   `Unsupported` unless overridden;
+// - its native twin (`CacheOps`), the same methods as `fn … -> impl Future + Send`, which a
+//   driver implements with plain `async fn` (no `async_trait`), with the same defaults;
+// - a blanket impl giving every implementor of the twin the dyn trait (its future inline when it
+//   fits, else boxed), so a module's test fake is plain `async fn` too.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __operation_trait {
@@ -198,10 +297,13 @@ macro_rules! __operation_trait {
         name: $name:literal, stability: $stability:ident, version: $version:tt,
         features: $features:tt, required: $required:tt,
         trait: [$(#[$attr:meta])*] $vis:vis $ops:ident [$($bounds:tt)*],
+        native: $native:ident,
+        bytes: $bytes:tt,
         operations: [$({
             docs: [$(#[$doc:meta])*],
             method: $method:ident,
             args: [$($arg:ident : $ty:ty),*],
+            raw: $raw:tt,
             ret: $ret:ty,
             default: $default:tt,
             checks: $checks:tt,
@@ -210,12 +312,73 @@ macro_rules! __operation_trait {
         })*],
     }) => {
         $(#[$attr])*
-        #[$crate::async_trait]
+        ///
+        /// Called through `&dyn`: each method's future is held inline in an
+        #[doc = ::core::concat!("[`OpFuture`](", ::core::stringify!($crate), "::OpFuture) of ",
+            "the capability's buffer; a driver implements the native twin, [`",
+            ::core::stringify!($native), "`], with plain `async fn`, and gets this trait from it.")]
         $vis trait $ops: $($bounds)* {
             $(
-                $(#[$doc])*
-                async fn $method(&self $(, $arg: $ty)*) -> $ret $default
+                $crate::__with_op_lifetime! { 'a $raw => [$crate::__operation_trait] {
+                    @dyn [$(#[$doc])*] $method, $ret, $bytes, $default,
+                } }
             )*
+        }
+
+        #[doc = ::core::concat!(
+            "What a driver of [`", ::core::stringify!($ops), "`] implements, with plain `async fn`: ",
+            "the same operations, with the same defaults, as native `async` methods (static ",
+            "dispatch). Every implementor gets [`", ::core::stringify!($ops), "`], which modules ",
+            "call through `&dyn`, from a blanket impl."
+        )]
+        $vis trait $native: $($bounds)* {
+            $(
+                $crate::__operation_trait! {
+                    @native [$(#[$doc])*] $method, [$($arg: $ty),*], $ret, $default,
+                }
+            )*
+        }
+
+        impl<T: $native> $ops for T {
+            $(
+                $crate::__with_op_lifetime! { 'a $raw => [$crate::__operation_trait] {
+                    @blanket $native, $method, $ret, $bytes,
+                } }
+            )*
+        }
+    };
+    (@dyn [$(#[$doc:meta])*] $method:ident, $ret:ty, $bytes:tt, ;,
+        lt: $lt:lifetime, args_a: [$($arg:ident : $ty:ty),* $(,)?],
+    ) => {
+        $(#[$doc])*
+        fn $method<$lt>(&$lt self $(, $arg: $ty)*) -> $crate::OpFuture<$lt, $ret, $bytes>;
+    };
+    (@dyn [$(#[$doc:meta])*] $method:ident, $ret:ty, $bytes:tt, $default:block,
+        lt: $lt:lifetime, args_a: [$($arg:ident : $ty:ty),* $(,)?],
+    ) => {
+        $(#[$doc])*
+        fn $method<$lt>(&$lt self $(, $arg: $ty)*) -> $crate::OpFuture<$lt, $ret, $bytes> {
+            $crate::OpFuture::new(async move $default)
+        }
+    };
+    (@native [$(#[$doc:meta])*] $method:ident, [$($arg:ident : $ty:ty),*], $ret:ty, ;,) => {
+        $(#[$doc])*
+        fn $method(&self $(, $arg: $ty)*)
+            -> impl ::core::future::Future<Output = $ret> + ::core::marker::Send;
+    };
+    (@native [$(#[$doc:meta])*] $method:ident, [$($arg:ident : $ty:ty),*], $ret:ty, $default:block,) => {
+        $(#[$doc])*
+        fn $method(&self $(, $arg: $ty)*)
+            -> impl ::core::future::Future<Output = $ret> + ::core::marker::Send {
+            async move $default
+        }
+    };
+    (@blanket $native:ident, $method:ident, $ret:ty, $bytes:tt,
+        lt: $lt:lifetime, args_a: [$($arg:ident : $ty:ty),* $(,)?],
+    ) => {
+        #[inline]
+        fn $method<$lt>(&$lt self $(, $arg: $ty)*) -> $crate::OpFuture<$lt, $ret, $bytes> {
+            $crate::OpFuture::new(<Self as $native>::$method(self $(, $arg)*))
         }
     };
 }

@@ -17,6 +17,15 @@ use std::task::{Context, Poll};
 
 use stackfuture::StackFuture;
 
+/// The buffer of a capability defined with `define_capability!` that does not choose one
+/// (`future_bytes`): room for the gate's work (about 200 bytes) and a driver future of about
+/// 300 bytes.
+///
+/// ```
+/// assert_eq!(sandloom_sdk_infra::DEFAULT_FUTURE_BYTES, 512);
+/// ```
+pub const DEFAULT_FUTURE_BYTES: usize = 512;
+
 /// The future of an operation, stored inline in `N` bytes, or boxed when it does not fit.
 ///
 /// What an operation trait's methods return: callers only `.await` it. Like the future it

@@ -75,11 +75,10 @@ struct Slot {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use sandloom_sdk_infra::{Cache, Infra, InfraResult, CACHE};
-/// # use sandloom_sdk_infra::{async_trait, bytes::Bytes};
+/// use sandloom_sdk_infra::{Cache, CacheOps, Infra, InfraResult, CACHE};
+/// # use sandloom_sdk_infra::{bytes::Bytes};
 /// # struct NullCache;
-/// # #[async_trait]
-/// # impl Cache for NullCache {
+/// # impl CacheOps for NullCache {
 /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
 /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
 /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
@@ -370,11 +369,10 @@ impl fmt::Debug for Infra {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use sandloom_sdk_infra::{Infra, Notifier, NOTIFIER};
-/// # use sandloom_sdk_infra::{async_trait, InfraResult, notifier::{Message, Receipt}};
+/// use sandloom_sdk_infra::{Infra, Notifier, NotifierOps, NOTIFIER};
+/// # use sandloom_sdk_infra::{InfraResult, notifier::{Message, Receipt}};
 /// # struct Quiet;
-/// # #[async_trait]
-/// # impl Notifier for Quiet {
+/// # impl NotifierOps for Quiet {
 /// #     async fn send(&self, _: &Message) -> InfraResult<Receipt> { Ok(Receipt::new("0")) }
 /// # }
 /// let infra = Infra::builder()

@@ -51,8 +51,30 @@
 //! [`ErrorKind`]s, and rules every driver applies alike, such as [`objectstore::validate_key`].
 //! [`Infra`] and [`requires!`] are not for drivers.
 //!
-//! This crate has no async runtime in its API: the traits are `async` and object-safe through
-//! [`macro@async_trait`], and run on whatever executor the application uses. The one exception
+//! This crate has no async runtime in its API: each operation trait (`Notifier`) is called
+//! through `&dyn` and returns an [`OpFuture`], the future held inline (no allocation when it
+//! fits); its native twin (`NotifierOps`) is what drivers and test fakes implement with plain
+//! `async fn`, and every implementor is a `Notifier` through a blanket impl. They run on
+//! whatever executor the application uses.
+//!
+//! ```
+//! use sandloom_sdk_infra::notifier::{Message, Notifier, NotifierOps, Receipt};
+//! use sandloom_sdk_infra::InfraResult;
+//!
+//! /// A fake for a module's unit tests: plain `async fn`, no attribute.
+//! struct Quiet;
+//!
+//! impl NotifierOps for Quiet {
+//!     async fn send(&self, _message: &Message) -> InfraResult<Receipt> {
+//!         Ok(Receipt::new("0"))
+//!     }
+//! }
+//!
+//! let module_sees: &dyn Notifier = &Quiet;
+//! # let _ = module_sees;
+//! ```
+//!
+//! The one exception
 //! is [`lock::KeepAlive`], which renews a lease on a task of the application's Tokio runtime.
 
 pub mod cache;
@@ -70,24 +92,6 @@ mod secret;
 pub mod secrets;
 pub mod taskqueue;
 
-/// The attribute that makes the `async` operation traits object-safe; put it on every
-/// `impl` of them (re-exported from the `async-trait` crate).
-///
-/// ```
-/// use sandloom_sdk_infra::notifier::{Message, Notifier, Receipt};
-/// use sandloom_sdk_infra::{async_trait, InfraResult};
-///
-/// /// A fake for a module's unit tests.
-/// struct Quiet;
-///
-/// #[async_trait]
-/// impl Notifier for Quiet {
-///     async fn send(&self, _message: &Message) -> InfraResult<Receipt> {
-///         Ok(Receipt::new("0"))
-///     }
-/// }
-/// ```
-pub use async_trait::async_trait;
 /// The `bytes` crate, whose [`Bytes`](bytes::Bytes) carries cache values, objects and task
 /// payloads.
 ///
@@ -99,19 +103,19 @@ pub use async_trait::async_trait;
 /// ```
 pub use bytes;
 
-pub use cache::Cache;
+pub use cache::{Cache, CacheOps};
 pub use capability::{CapabilityRef, DEFAULT_INSTANCE};
 pub use error::{ErrorKind, InfraError, InfraResult};
-pub use future::{Boxed, OpFuture};
+pub use future::{Boxed, DEFAULT_FUTURE_BYTES, OpFuture};
 pub use infra::{AccessError, Infra, InfraBuilder};
-pub use lock::Lock;
+pub use lock::{Lock, LockOps};
 pub use names::{InstanceNameError, check_instance_name};
-pub use notifier::Notifier;
-pub use objectstore::ObjectStore;
+pub use notifier::{Notifier, NotifierOps};
+pub use objectstore::{ObjectStore, ObjectStoreOps};
 pub use requirement::Requirement;
 pub use secret::Secret;
-pub use secrets::Secrets;
-pub use taskqueue::TaskQueue;
+pub use secrets::{Secrets, SecretsOps};
+pub use taskqueue::{TaskQueue, TaskQueueOps};
 
 /// The key of the `cache` capability: pass it to [`Infra::capability`] or [`requires!`] to get
 /// a `&dyn` [`Cache`].

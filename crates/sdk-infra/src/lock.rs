@@ -85,6 +85,16 @@ pub use status::{LeaseLost, LeaseStatus};
 /// [module example](self).
 pub const NAME: &str = "lock";
 
+/// The bytes an operation's future may take in an [`OpFuture`](crate::OpFuture) of a
+/// [`Lock`] call before it is boxed: the gate's work and the driver's future together.
+/// Chosen from the measured sizes of the embedded drivers' futures
+/// (`docs/src/contributing/inline-futures.md`).
+///
+/// ```
+/// assert_eq!(sandloom_sdk_infra::lock::FUTURE_BYTES, 576);
+/// ```
+pub const FUTURE_BYTES: usize = 576;
+
 /// Proof of holding the lock `name` until `expires_at`, with the grant's `fence`.
 ///
 /// Drivers build leases; modules keep them to [`release`](Lock::release) or
@@ -192,6 +202,8 @@ macro_rules! __lock_contract {
             stability: Stable,
             version: (1, 0, 0),
             features: [],
+            ops: LockOps,
+            future_bytes: $crate::lock::FUTURE_BYTES,
             trait: {
                 /// Named leases: at most one holder per name at a time, until its lease expires.
                 ///

@@ -47,6 +47,16 @@ use std::time::SystemTime;
 /// [module example](self).
 pub const NAME: &str = "notifier";
 
+/// The bytes an operation's future may take in an [`OpFuture`](crate::OpFuture) of a
+/// [`Notifier`] call before it is boxed: the gate's work and the driver's future together.
+/// Chosen from the measured sizes of the embedded drivers' futures
+/// (`docs/src/contributing/inline-futures.md`).
+///
+/// ```
+/// assert_eq!(sandloom_sdk_infra::notifier::FUTURE_BYTES, 256);
+/// ```
+pub const FUTURE_BYTES: usize = 256;
+
 /// Feature: several messages in one call ([`Notifier::send_batch`]).
 pub const BATCH: &str = "batch";
 
@@ -158,6 +168,8 @@ macro_rules! __notifier_contract {
             stability: Stable,
             version: (1, 0, 0),
             features: ["batch"],
+            ops: NotifierOps,
+            future_bytes: $crate::notifier::FUTURE_BYTES,
             trait: {
                 /// Sends messages.
                 ///
@@ -202,7 +214,7 @@ macro_rules! __notifier_contract {
                     /// batch's order.
                     ///
                     /// ```
-                    /// use sandloom_sdk_infra::notifier::{Message, Notifier, Receipt};
+                    /// use sandloom_sdk_infra::notifier::{Message, Notifier, NotifierOps, Receipt};
                     /// use sandloom_sdk_infra::{ErrorKind, InfraResult};
                     ///
                     /// /// One call where the driver batches, one `send` per message where it does not.
@@ -221,10 +233,8 @@ macro_rules! __notifier_contract {
                     ///         result => result,
                     ///     }
                     /// }
-                    /// # use sandloom_sdk_infra::async_trait;
                     /// # struct OneByOne;
-                    /// # #[async_trait]
-                    /// # impl Notifier for OneByOne {
+                    /// # impl NotifierOps for OneByOne {
                     /// #     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
                     /// #         Ok(Receipt::new(format!("to {}", message.recipient)))
                     /// #     }
@@ -239,7 +249,7 @@ macro_rules! __notifier_contract {
                     ///
                     /// // `OneByOne` implements only `send`: it does not declare `batch`.
                     /// let messages = [Message::new("ada@example.com", "hi"), Message::new("bob@example.com", "hi")];
-                    /// let err = block_on(OneByOne.send_batch(&messages)).unwrap_err();
+                    /// let err = block_on(Notifier::send_batch(&OneByOne, &messages)).unwrap_err();
                     /// assert_eq!(err.kind(), ErrorKind::Unsupported);
                     /// let results = block_on(send_all(&OneByOne, &messages)).unwrap();
                     /// assert_eq!(results[1].as_ref().unwrap().id, "to bob@example.com");

@@ -50,6 +50,16 @@ use crate::error::{InfraError, InfraResult};
 /// the [module example](self).
 pub const NAME: &str = "objectstore";
 
+/// The bytes an operation's future may take in an [`OpFuture`](crate::OpFuture) of a
+/// [`ObjectStore`] call before it is boxed: the gate's work and the driver's future together.
+/// Chosen from the measured sizes of the embedded drivers' futures
+/// (`docs/src/contributing/inline-futures.md`).
+///
+/// ```
+/// assert_eq!(sandloom_sdk_infra::objectstore::FUTURE_BYTES, 640);
+/// ```
+pub const FUTURE_BYTES: usize = 640;
+
 /// Feature: [`ObjectMeta::etag`] is filled in by `put`, `head` and `list`.
 pub const ETAG: &str = "etag";
 /// Feature: [`ObjectStore::put_if`] writes only when a condition holds.
@@ -380,6 +390,8 @@ macro_rules! __objectstore_contract {
             stability: Stable,
             version: (1, 0, 0),
             features: ["etag", "conditional_put"],
+            ops: ObjectStoreOps,
+            future_bytes: $crate::objectstore::FUTURE_BYTES,
             trait: {
                 /// A store of objects.
                 ///
@@ -499,7 +511,7 @@ macro_rules! __objectstore_contract {
                     /// of its etag writes.
                     ///
                     /// ```
-                    /// use sandloom_sdk_infra::objectstore::{ObjectStore, PutCondition};
+                    /// use sandloom_sdk_infra::objectstore::{ObjectStore, ObjectStoreOps, PutCondition};
                     /// use sandloom_sdk_infra::{ErrorKind, InfraResult};
                     ///
                     /// /// `true` when this call created the object, `false` when it already existed.
@@ -510,11 +522,10 @@ macro_rules! __objectstore_contract {
                     ///         Err(err) => Err(err),
                     ///     }
                     /// }
-                    /// # use sandloom_sdk_infra::{async_trait, bytes::Bytes};
+                    /// # use sandloom_sdk_infra::{bytes::Bytes};
                     /// # use sandloom_sdk_infra::objectstore::{ListOptions, ListPage, ObjectMeta};
                     /// # struct PlainStore;
-                    /// # #[async_trait]
-                    /// # impl ObjectStore for PlainStore {
+                    /// # impl ObjectStoreOps for PlainStore {
                     /// #     async fn put(&self, _: &str, _: Bytes) -> InfraResult<ObjectMeta> { unreachable!() }
                     /// #     async fn get(&self, _: &str) -> InfraResult<Bytes> { unreachable!() }
                     /// #     async fn head(&self, _: &str) -> InfraResult<ObjectMeta> { unreachable!() }

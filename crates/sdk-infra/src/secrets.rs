@@ -64,6 +64,16 @@ use crate::{ErrorKind, InfraError, InfraResult};
 /// [module example](self).
 pub const NAME: &str = "secrets";
 
+/// The bytes an operation's future may take in an [`OpFuture`](crate::OpFuture) of a
+/// [`Secrets`] call before it is boxed: the gate's work and the driver's future together.
+/// Chosen from the measured sizes of the embedded drivers' futures
+/// (`docs/src/contributing/inline-futures.md`).
+///
+/// ```
+/// assert_eq!(sandloom_sdk_infra::secrets::FUTURE_BYTES, 576);
+/// ```
+pub const FUTURE_BYTES: usize = 576;
+
 /// Feature: [`get_version`](Secrets::get_version) and
 /// [`current_version`](Secrets::current_version). Versions are numbered 1, 2, 3… per name, as
 /// Vault's KV v2 numbers them.
@@ -284,6 +294,8 @@ macro_rules! __secrets_contract {
             stability: Stable,
             version: (1, 0, 0),
             features: ["versions", "watch", "list"],
+            ops: SecretsOps,
+            future_bytes: $crate::secrets::FUTURE_BYTES,
             trait: {
                 /// Secret values by name (see the [module docs](self) for the naming rule, the
                 /// size limit and the errors).

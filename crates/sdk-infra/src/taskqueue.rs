@@ -91,6 +91,16 @@ use crate::error::{InfraError, InfraResult};
 /// [module example](self#feature-names).
 pub const NAME: &str = "taskqueue";
 
+/// The bytes an operation's future may take in an [`OpFuture`](crate::OpFuture) of a
+/// [`TaskQueue`] call before it is boxed: the gate's work and the driver's future together.
+/// Chosen from the measured sizes of the embedded drivers' futures
+/// (`docs/src/contributing/inline-futures.md`).
+///
+/// ```
+/// assert_eq!(sandloom_sdk_infra::taskqueue::FUTURE_BYTES, 576);
+/// ```
+pub const FUTURE_BYTES: usize = 576;
+
 /// Feature: [`EnqueueOptions::delay`] is honoured.
 pub const DELAY: &str = "delay";
 /// Feature: exhausted tasks are kept and [`TaskQueue::dead_letters`] lists them.
@@ -361,6 +371,8 @@ macro_rules! __taskqueue_contract {
             stability: Stable,
             version: (1, 0, 0),
             features: ["delay", "dead_letter", "fifo", "dedupe"],
+            ops: TaskQueueOps,
+            future_bytes: $crate::taskqueue::FUTURE_BYTES,
             trait: {
                 /// A queue of tasks with at-least-once delivery.
                 ///
@@ -518,7 +530,7 @@ macro_rules! __taskqueue_contract {
                     /// those of a queue whose name differs from it in any way (see [Names](self#names)).
                     ///
                     /// ```
-                    /// use sandloom_sdk_infra::taskqueue::TaskQueue;
+                    /// use sandloom_sdk_infra::taskqueue::{TaskQueue, TaskQueueOps};
                     /// use sandloom_sdk_infra::{ErrorKind, InfraResult};
                     ///
                     /// /// The ids of failed mails, or `None` when the driver does not keep them.
@@ -530,11 +542,10 @@ macro_rules! __taskqueue_contract {
                     ///     }
                     /// }
                     /// # use std::time::Duration;
-                    /// # use sandloom_sdk_infra::{async_trait, bytes::Bytes};
+                    /// # use sandloom_sdk_infra::{bytes::Bytes};
                     /// # use sandloom_sdk_infra::taskqueue::{EnqueueOptions, Reservation};
                     /// # struct PlainQueue;
-                    /// # #[async_trait]
-                    /// # impl TaskQueue for PlainQueue {
+                    /// # impl TaskQueueOps for PlainQueue {
                     /// #     async fn enqueue(&self, _: &str, _: Bytes, _: EnqueueOptions) -> InfraResult<String> { unreachable!() }
                     /// #     async fn reserve(&self, _: &str, _: Duration) -> InfraResult<Option<Reservation>> { unreachable!() }
                     /// #     async fn ack(&self, _: &Reservation) -> InfraResult<()> { unreachable!() }

@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use sandloom_sdk_infra::lock::{KeepAlive, Lease, LeaseLost, LeaseStatus, Lock};
-use sandloom_sdk_infra::{ErrorKind, InfraError, InfraResult, async_trait};
+use sandloom_sdk_infra::lock::{KeepAlive, Lease, LeaseLost, LeaseStatus, Lock, LockOps};
+use sandloom_sdk_infra::{ErrorKind, InfraError, InfraResult};
 use tokio::time::Instant;
 
 const TTL: Duration = Duration::from_millis(300);
@@ -53,8 +53,7 @@ impl Scripted {
     }
 }
 
-#[async_trait]
-impl Lock for Scripted {
+impl LockOps for Scripted {
     async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
         Ok(Some(Lease::new(name, "t", 7, SystemTime::now() + ttl)))
     }
@@ -65,7 +64,7 @@ impl Lock for Scripted {
         ttl: Duration,
         _: Duration,
     ) -> InfraResult<Option<Lease>> {
-        self.acquire(name, ttl).await
+        LockOps::acquire(self, name, ttl).await
     }
 
     async fn release(&self, _: &Lease) -> InfraResult<bool> {

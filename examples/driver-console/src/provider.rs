@@ -1,9 +1,9 @@
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use sandloom_driverkit::notifier::{BATCH, Message, NAME, Notifier, NotifierProvider, Receipt};
+use sandloom_driverkit::notifier::{BATCH, Message, NAME, NotifierOps, NotifierProvider, Receipt};
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
-use sandloom_driverkit::{Driver, DriverError, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Version};
 
 use crate::ConsoleOptions;
 
@@ -55,8 +55,7 @@ impl ConsoleNotifier {
     }
 }
 
-#[async_trait]
-impl Notifier for ConsoleNotifier {
+impl NotifierOps for ConsoleNotifier {
     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
         self.write(message)
     }
@@ -70,7 +69,6 @@ impl Notifier for ConsoleNotifier {
     }
 }
 
-#[async_trait]
 impl Driver for ConsoleNotifier {
     type Options = ConsoleOptions;
 

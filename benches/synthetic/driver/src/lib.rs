@@ -16,15 +16,15 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::time::Duration;
 
-use sandloom_driverkit::cache::{Cache, CacheProvider};
-use sandloom_driverkit::notifier::{Message, Notifier, NotifierProvider, Receipt};
+use sandloom_driverkit::cache::{CacheOps, CacheProvider};
+use sandloom_driverkit::notifier::{Message, NotifierOps, NotifierProvider, Receipt};
 use sandloom_driverkit::objectstore::{
-    ListOptions, ListPage, ObjectMeta, ObjectStore, ObjectStoreProvider,
+    ListOptions, ListPage, ObjectMeta, ObjectStoreOps, ObjectStoreProvider,
 };
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
-use sandloom_driverkit::taskqueue::{EnqueueOptions, Reservation, TaskQueue, TaskQueueProvider};
-use sandloom_driverkit::{Driver, DriverError, NoOptions, Version, async_trait};
+use sandloom_driverkit::taskqueue::{EnqueueOptions, Reservation, TaskQueueOps, TaskQueueProvider};
+use sandloom_driverkit::{Driver, DriverError, NoOptions, Version};
 
 /// What a hand-written lookup finds for a `(capability, name)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +80,6 @@ fn unavailable<T>(capability: &'static str) -> InfraResult<T> {
     ))
 }
 
-#[async_trait]
 impl Driver for Synthetic {
     type Options = NoOptions;
 
@@ -93,8 +92,7 @@ impl Driver for Synthetic {
     }
 }
 
-#[async_trait]
-impl Cache for Synthetic {
+impl CacheOps for Synthetic {
     async fn get(&self, _key: &str) -> InfraResult<Option<Bytes>> {
         unavailable("cache")
     }
@@ -112,8 +110,7 @@ impl CacheProvider for Synthetic {
     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
 }
 
-#[async_trait]
-impl Notifier for Synthetic {
+impl NotifierOps for Synthetic {
     async fn send(&self, _message: &Message) -> InfraResult<Receipt> {
         unavailable("notifier")
     }
@@ -123,8 +120,7 @@ impl NotifierProvider for Synthetic {
     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
 }
 
-#[async_trait]
-impl ObjectStore for Synthetic {
+impl ObjectStoreOps for Synthetic {
     async fn put(&self, _key: &str, _data: Bytes) -> InfraResult<ObjectMeta> {
         unavailable("objectstore")
     }
@@ -150,8 +146,7 @@ impl ObjectStoreProvider for Synthetic {
     const CONTRACT_VERSION: Version = Version::new(1, 0, 0);
 }
 
-#[async_trait]
-impl TaskQueue for Synthetic {
+impl TaskQueueOps for Synthetic {
     async fn enqueue(
         &self,
         _queue: &str,

@@ -7,13 +7,12 @@
 //! ```
 //! use sandloom_conformance::cache::CacheConformance;
 //! use sandloom_driverkit::NoOptions;
-//! # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-//! # use sandloom_driverkit::cache::{Cache, CacheProvider};
+//! # use sandloom_driverkit::{Driver, DriverError, Version};
+//! # use sandloom_driverkit::cache::{Cache, CacheOps, CacheProvider};
 //! # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
 //! # /// Stores nothing: a stand-in for a driver under test.
 //! # pub struct ForgetfulCache;
-//! # #[async_trait]
-//! # impl Cache for ForgetfulCache {
+//! # impl CacheOps for ForgetfulCache {
 //! #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
 //! #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
 //! #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
@@ -122,13 +121,12 @@ impl<T: CacheProvider> Kit<T, CacheSettings> {
     /// use sandloom_conformance::cache::CacheConformance;
     /// use sandloom_conformance::KitRequest;
     /// use sandloom_driverkit::NoOptions;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-    /// # use sandloom_driverkit::cache::{Cache, CacheProvider};
+    /// # use sandloom_driverkit::{Driver, DriverError, Version};
+    /// # use sandloom_driverkit::cache::{Cache, CacheOps, CacheProvider};
     /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
     /// # /// Stores nothing: a stand-in for a driver under test.
     /// # pub struct ForgetfulCache;
-    /// # #[async_trait]
-    /// # impl Cache for ForgetfulCache {
+    /// # impl CacheOps for ForgetfulCache {
     /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
     /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
     /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
@@ -188,13 +186,12 @@ crate::define_kit! {
     /// // tests/conformance.rs of a driver crate whose [dev-dependencies] name
     /// // sandloom-conformance.
     /// use sandloom_driverkit::NoOptions;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-    /// # use sandloom_driverkit::cache::{Cache, CacheProvider};
+    /// # use sandloom_driverkit::{Driver, DriverError, Version};
+    /// # use sandloom_driverkit::cache::{Cache, CacheOps, CacheProvider};
     /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
     /// # /// Stores nothing: a stand-in for a driver under test.
     /// # pub struct ForgetfulCache;
-    /// # #[async_trait]
-    /// # impl Cache for ForgetfulCache {
+    /// # impl CacheOps for ForgetfulCache {
     /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
     /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
     /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }

@@ -99,12 +99,11 @@ impl<T, S> Copy for Obligation<T, S> {}
 /// ```
 /// use sandloom_conformance::cache::CacheConformance;
 /// use sandloom_driverkit::NoOptions;
-/// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-/// # use sandloom_driverkit::cache::{Cache, CacheProvider};
+/// # use sandloom_driverkit::{Driver, DriverError, Version};
+/// # use sandloom_driverkit::cache::{Cache, CacheOps, CacheProvider};
 /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
 /// # pub struct ForgetfulCache;
-/// # #[async_trait]
-/// # impl Cache for ForgetfulCache {
+/// # impl CacheOps for ForgetfulCache {
 /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
 /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
 /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
@@ -145,12 +144,11 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
     /// ```
     /// use sandloom_conformance::{Kit, Obligation};
     /// use sandloom_driverkit::cache::CacheProvider;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
-    /// # use sandloom_driverkit::cache::Cache;
+    /// # use sandloom_driverkit::{Driver, DriverError, NoOptions, Version};
+    /// # use sandloom_driverkit::cache::{Cache, CacheOps};
     /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
     /// # pub struct ForgetfulCache;
-    /// # #[async_trait]
-    /// # impl Cache for ForgetfulCache {
+    /// # impl CacheOps for ForgetfulCache {
     /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
     /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
     /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
@@ -199,12 +197,11 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
     ///
     /// ```
     /// # use sandloom_conformance::Kit;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
-    /// # use sandloom_driverkit::cache::{Cache, CacheCapability, CacheProvider};
+    /// # use sandloom_driverkit::{Driver, DriverError, NoOptions, Version};
+    /// # use sandloom_driverkit::cache::{Cache, CacheOps, CacheCapability, CacheProvider};
     /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
     /// # pub struct D;
-    /// # #[async_trait]
-    /// # impl Cache for D {
+    /// # impl CacheOps for D {
     /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
     /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
     /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
@@ -226,12 +223,11 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
     ///
     /// ```
     /// # use sandloom_conformance::Kit;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
-    /// # use sandloom_driverkit::cache::{Cache, CacheCapability, CacheProvider};
+    /// # use sandloom_driverkit::{Driver, DriverError, NoOptions, Version};
+    /// # use sandloom_driverkit::cache::{Cache, CacheOps, CacheCapability, CacheProvider};
     /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
     /// # pub struct D;
-    /// # #[async_trait]
-    /// # impl Cache for D {
+    /// # impl CacheOps for D {
     /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
     /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
     /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
@@ -285,16 +281,15 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
     ///
     /// ```
     /// use sandloom_conformance::cache::CacheConformance;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-    /// # use sandloom_driverkit::cache::{Cache, CacheProvider};
+    /// # use sandloom_driverkit::{Driver, DriverError, Version};
+    /// # use sandloom_driverkit::cache::{Cache, CacheOps, CacheProvider};
     /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
     /// #[derive(Debug, Clone, serde::Deserialize)]
     /// pub struct Options { url: String }
     /// /// Puts its whole url, password and all, in its errors.
     /// #[derive(Debug)]
     /// pub struct Leaky { url: String }
-    /// # #[async_trait]
-    /// # impl Cache for Leaky {
+    /// # impl CacheOps for Leaky {
     /// #     async fn get(&self, key: &str) -> InfraResult<Option<Bytes>> {
     /// #         if key.is_empty() {
     /// #             return Err(InfraError::invalid_input("cache", format!("empty key at {}", self.url)));
@@ -304,7 +299,6 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
     /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
     /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
     /// # }
-    /// # #[async_trait]
     /// # impl Driver for Leaky {
     /// #     type Options = Options;
     /// #     fn supported_features() -> &'static [&'static str] { &[] }
@@ -377,12 +371,11 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
     ///
     /// ```
     /// # use sandloom_conformance::Kit;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
-    /// # use sandloom_driverkit::cache::{Cache, CacheCapability, CacheProvider};
+    /// # use sandloom_driverkit::{Driver, DriverError, NoOptions, Version};
+    /// # use sandloom_driverkit::cache::{Cache, CacheOps, CacheCapability, CacheProvider};
     /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
     /// # pub struct D;
-    /// # #[async_trait]
-    /// # impl Cache for D {
+    /// # impl CacheOps for D {
     /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
     /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
     /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
@@ -421,12 +414,11 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
     ///
     /// ```
     /// # use sandloom_conformance::Kit;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
-    /// # use sandloom_driverkit::cache::{Cache, CacheCapability, CacheProvider};
+    /// # use sandloom_driverkit::{Driver, DriverError, NoOptions, Version};
+    /// # use sandloom_driverkit::cache::{Cache, CacheOps, CacheCapability, CacheProvider};
     /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
     /// # pub struct D;
-    /// # #[async_trait]
-    /// # impl Cache for D {
+    /// # impl CacheOps for D {
     /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
     /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
     /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
@@ -454,12 +446,11 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
     ///
     /// ```
     /// # use sandloom_conformance::Kit;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
-    /// # use sandloom_driverkit::cache::{Cache, CacheCapability, CacheProvider};
+    /// # use sandloom_driverkit::{Driver, DriverError, NoOptions, Version};
+    /// # use sandloom_driverkit::cache::{Cache, CacheOps, CacheCapability, CacheProvider};
     /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
     /// # pub struct D;
-    /// # #[async_trait]
-    /// # impl Cache for D {
+    /// # impl CacheOps for D {
     /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
     /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
     /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
@@ -488,12 +479,11 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
     ///
     /// ```
     /// # use sandloom_conformance::{Kit, Obligation};
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
-    /// # use sandloom_driverkit::cache::{Cache, CacheCapability, CacheProvider};
+    /// # use sandloom_driverkit::{Driver, DriverError, NoOptions, Version};
+    /// # use sandloom_driverkit::cache::{Cache, CacheOps, CacheCapability, CacheProvider};
     /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
     /// # pub struct D;
-    /// # #[async_trait]
-    /// # impl Cache for D {
+    /// # impl CacheOps for D {
     /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
     /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
     /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }

@@ -15,13 +15,12 @@ use sandloom_driverkit::Driver;
 /// use sandloom_conformance::cache::CacheConformance;
 /// use sandloom_conformance::KitRequest;
 /// use sandloom_driverkit::NoOptions;
-/// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-/// # use sandloom_driverkit::cache::{Cache, CacheProvider};
+/// # use sandloom_driverkit::{Driver, DriverError, Version};
+/// # use sandloom_driverkit::cache::{CacheOps, CacheProvider};
 /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
 /// # /// Stores nothing: a stand-in for a driver under test.
 /// # pub struct ForgetfulCache;
-/// # #[async_trait]
-/// # impl Cache for ForgetfulCache {
+/// # impl CacheOps for ForgetfulCache {
 /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
 /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
 /// #     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }

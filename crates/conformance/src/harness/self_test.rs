@@ -21,15 +21,14 @@ impl<T: Driver, S: Send + Sync + 'static> Kit<T, S> {
     ///
     /// ```
     /// # use sandloom_conformance::{Kit, Obligation};
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-    /// # use sandloom_driverkit::cache::{Cache, CacheCapability, CacheProvider};
+    /// # use sandloom_driverkit::{Driver, DriverError, Version};
+    /// # use sandloom_driverkit::cache::{CacheOps, CacheCapability, CacheProvider};
     /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraResult};
     /// /// A cache that forgets everything, or (`Flaw::RefusesAll`) refuses everything.
     /// pub struct D(Flaw);
     /// #[derive(Debug, Clone, Copy, serde::Deserialize)]
     /// pub enum Flaw { Forgets, RefusesAll }
-    /// # #[async_trait]
-    /// # impl Cache for D {
+    /// # impl CacheOps for D {
     /// #     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
     /// #     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> {
     /// #         match self.0 {

@@ -16,8 +16,8 @@ use super::{LONG, LockSettings, SHORT};
 use crate::harness::Instance;
 use crate::{call, ensure};
 use sandloom_driverkit::lock::{LockCapability, LockProvider};
-use sandloom_sdk_infra::lock::{KeepAlive, Lease, LeaseLost, LeaseStatus, Lock};
-use sandloom_sdk_infra::{InfraError, InfraResult, async_trait};
+use sandloom_sdk_infra::lock::{KeepAlive, Lease, LeaseLost, LeaseStatus, Lock, LockOps};
+use sandloom_sdk_infra::{InfraError, InfraResult};
 use tokio::time::Instant;
 
 /// How often a contender tries to take the lock the keep-alive holds.
@@ -291,8 +291,7 @@ fn take(counter: &AtomicU32) -> bool {
         .is_ok()
 }
 
-#[async_trait]
-impl Lock for Faulty {
+impl LockOps for Faulty {
     async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
         self.inner.acquire(name, ttl).await
     }

@@ -8,18 +8,17 @@
 //! use sandloom_conformance::lock::LockConformance;
 //! use sandloom_driverkit::NoOptions;
 //! # use std::time::{Duration, SystemTime};
-//! # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-//! # use sandloom_driverkit::lock::{Lease, Lock, LockProvider};
+//! # use sandloom_driverkit::{Driver, DriverError, Version};
+//! # use sandloom_driverkit::lock::{Lease, Lock, LockOps, LockProvider};
 //! # use sandloom_driverkit::sdk::InfraResult;
 //! # /// Grants every lease: a stand-in for a driver under test.
 //! # pub struct PushoverLock;
-//! # #[async_trait]
-//! # impl Lock for PushoverLock {
+//! # impl LockOps for PushoverLock {
 //! #     async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
 //! #         Ok(Some(Lease::new(name, "token", 1, SystemTime::now() + ttl)))
 //! #     }
 //! #     async fn acquire_wait(&self, name: &str, ttl: Duration, _: Duration) -> InfraResult<Option<Lease>> {
-//! #         self.acquire(name, ttl).await
+//! #         LockOps::acquire(self, name, ttl).await
 //! #     }
 //! #     async fn release(&self, _: &Lease) -> InfraResult<bool> { Ok(true) }
 //! #     async fn refresh(&self, lease: &Lease, ttl: Duration) -> InfraResult<Lease> {
@@ -152,18 +151,17 @@ impl<T: LockProvider> Kit<T, LockSettings> {
     /// use sandloom_conformance::KitRequest;
     /// use sandloom_driverkit::NoOptions;
     /// # use std::time::{Duration, SystemTime};
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-    /// # use sandloom_driverkit::lock::{Lease, Lock, LockProvider};
+    /// # use sandloom_driverkit::{Driver, DriverError, Version};
+    /// # use sandloom_driverkit::lock::{Lease, Lock, LockOps, LockProvider};
     /// # use sandloom_driverkit::sdk::InfraResult;
     /// # /// Grants every lease: a stand-in for a driver under test.
     /// # pub struct PushoverLock;
-    /// # #[async_trait]
-    /// # impl Lock for PushoverLock {
+    /// # impl LockOps for PushoverLock {
     /// #     async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
     /// #         Ok(Some(Lease::new(name, "token", 1, SystemTime::now() + ttl)))
     /// #     }
     /// #     async fn acquire_wait(&self, name: &str, ttl: Duration, _: Duration) -> InfraResult<Option<Lease>> {
-    /// #         self.acquire(name, ttl).await
+    /// #         LockOps::acquire(self, name, ttl).await
     /// #     }
     /// #     async fn release(&self, _: &Lease) -> InfraResult<bool> { Ok(true) }
     /// #     async fn refresh(&self, lease: &Lease, ttl: Duration) -> InfraResult<Lease> {
@@ -227,18 +225,17 @@ crate::define_kit! {
     /// // sandloom-conformance.
     /// use sandloom_driverkit::NoOptions;
     /// # use std::time::{Duration, SystemTime};
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-    /// # use sandloom_driverkit::lock::{Lease, Lock, LockProvider};
+    /// # use sandloom_driverkit::{Driver, DriverError, Version};
+    /// # use sandloom_driverkit::lock::{Lease, Lock, LockOps, LockProvider};
     /// # use sandloom_driverkit::sdk::InfraResult;
     /// # /// Grants every lease: a stand-in for a driver under test.
     /// # pub struct PushoverLock;
-    /// # #[async_trait]
-    /// # impl Lock for PushoverLock {
+    /// # impl LockOps for PushoverLock {
     /// #     async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
     /// #         Ok(Some(Lease::new(name, "token", 1, SystemTime::now() + ttl)))
     /// #     }
     /// #     async fn acquire_wait(&self, name: &str, ttl: Duration, _: Duration) -> InfraResult<Option<Lease>> {
-    /// #         self.acquire(name, ttl).await
+    /// #         LockOps::acquire(self, name, ttl).await
     /// #     }
     /// #     async fn release(&self, _: &Lease) -> InfraResult<bool> { Ok(true) }
     /// #     async fn refresh(&self, lease: &Lease, ttl: Duration) -> InfraResult<Lease> {

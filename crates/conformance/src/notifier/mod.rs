@@ -8,8 +8,8 @@
 //! use sandloom_conformance::notifier::NotifierConformance;
 //! use sandloom_driverkit::NoOptions;
 //! # use std::sync::Mutex;
-//! # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-//! # use sandloom_driverkit::notifier::{Message, Notifier, NotifierProvider, Receipt};
+//! # use sandloom_driverkit::{Driver, DriverError, Version};
+//! # use sandloom_driverkit::notifier::{Message, Notifier, NotifierOps, NotifierProvider, Receipt};
 //! # use sandloom_driverkit::sdk::{InfraError, InfraResult};
 //! # /// Keeps what it sends: a stand-in for a driver under test.
 //! # #[derive(Default)]
@@ -17,8 +17,7 @@
 //! # impl Outbox {
 //! #     pub fn sent(&self) -> Vec<Message> { self.0.lock().unwrap().clone() }
 //! # }
-//! # #[async_trait]
-//! # impl Notifier for Outbox {
+//! # impl NotifierOps for Outbox {
 //! #     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
 //! #         if message.body.is_empty() {
 //! #             return Err(InfraError::invalid_input("notifier", "empty message body"));
@@ -156,8 +155,8 @@ impl<T: NotifierProvider> Kit<T, NotifierSettings<T>> {
     /// use sandloom_conformance::KitRequest;
     /// use sandloom_driverkit::NoOptions;
     /// # use std::sync::Mutex;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-    /// # use sandloom_driverkit::notifier::{Message, Notifier, NotifierProvider, Receipt};
+    /// # use sandloom_driverkit::{Driver, DriverError, Version};
+    /// # use sandloom_driverkit::notifier::{Message, Notifier, NotifierOps, NotifierProvider, Receipt};
     /// # use sandloom_driverkit::sdk::{InfraError, InfraResult};
     /// # /// Keeps what it sends: a stand-in for a driver under test.
     /// # #[derive(Default)]
@@ -165,8 +164,7 @@ impl<T: NotifierProvider> Kit<T, NotifierSettings<T>> {
     /// # impl Outbox {
     /// #     pub fn sent(&self) -> Vec<Message> { self.0.lock().unwrap().clone() }
     /// # }
-    /// # #[async_trait]
-    /// # impl Notifier for Outbox {
+    /// # impl NotifierOps for Outbox {
     /// #     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
     /// #         if message.body.is_empty() {
     /// #             return Err(InfraError::invalid_input("notifier", "empty message body"));
@@ -216,8 +214,8 @@ impl<T: NotifierProvider> Kit<T, NotifierSettings<T>> {
     /// use sandloom_conformance::notifier::NotifierConformance;
     /// use sandloom_driverkit::NoOptions;
     /// # use std::sync::Mutex;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-    /// # use sandloom_driverkit::notifier::{Message, Notifier, NotifierProvider, Receipt};
+    /// # use sandloom_driverkit::{Driver, DriverError, Version};
+    /// # use sandloom_driverkit::notifier::{Message, Notifier, NotifierOps, NotifierProvider, Receipt};
     /// # use sandloom_driverkit::sdk::{InfraError, InfraResult};
     /// # /// Keeps what it sends: a stand-in for a driver under test.
     /// # #[derive(Default)]
@@ -225,8 +223,7 @@ impl<T: NotifierProvider> Kit<T, NotifierSettings<T>> {
     /// # impl Outbox {
     /// #     pub fn sent(&self) -> Vec<Message> { self.0.lock().unwrap().clone() }
     /// # }
-    /// # #[async_trait]
-    /// # impl Notifier for Outbox {
+    /// # impl NotifierOps for Outbox {
     /// #     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
     /// #         if message.body.is_empty() {
     /// #             return Err(InfraError::invalid_input("notifier", "empty message body"));
@@ -266,8 +263,8 @@ impl<T: NotifierProvider> Kit<T, NotifierSettings<T>> {
     /// use sandloom_conformance::notifier::NotifierConformance;
     /// use sandloom_driverkit::NoOptions;
     /// # use std::sync::Mutex;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-    /// # use sandloom_driverkit::notifier::{Message, Notifier, NotifierProvider, Receipt};
+    /// # use sandloom_driverkit::{Driver, DriverError, Version};
+    /// # use sandloom_driverkit::notifier::{Message, Notifier, NotifierOps, NotifierProvider, Receipt};
     /// # use sandloom_driverkit::sdk::{InfraError, InfraResult};
     /// # /// Keeps what it sends: a stand-in for a driver under test.
     /// # #[derive(Default)]
@@ -275,8 +272,7 @@ impl<T: NotifierProvider> Kit<T, NotifierSettings<T>> {
     /// # impl Outbox {
     /// #     pub fn sent(&self) -> Vec<Message> { self.0.lock().unwrap().clone() }
     /// # }
-    /// # #[async_trait]
-    /// # impl Notifier for Outbox {
+    /// # impl NotifierOps for Outbox {
     /// #     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
     /// #         if message.body.is_empty() {
     /// #             return Err(InfraError::invalid_input("notifier", "empty message body"));
@@ -315,8 +311,8 @@ impl<T: NotifierProvider> Kit<T, NotifierSettings<T>> {
     /// use sandloom_conformance::notifier::NotifierConformance;
     /// use sandloom_driverkit::NoOptions;
     /// # use std::sync::Mutex;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-    /// # use sandloom_driverkit::notifier::{Message, Notifier, NotifierProvider, Receipt};
+    /// # use sandloom_driverkit::{Driver, DriverError, Version};
+    /// # use sandloom_driverkit::notifier::{Message, Notifier, NotifierOps, NotifierProvider, Receipt};
     /// # use sandloom_driverkit::sdk::{InfraError, InfraResult};
     /// # /// Keeps what it sends: a stand-in for a driver under test.
     /// # #[derive(Default)]
@@ -324,8 +320,7 @@ impl<T: NotifierProvider> Kit<T, NotifierSettings<T>> {
     /// # impl Outbox {
     /// #     pub fn sent(&self) -> Vec<Message> { self.0.lock().unwrap().clone() }
     /// # }
-    /// # #[async_trait]
-    /// # impl Notifier for Outbox {
+    /// # impl NotifierOps for Outbox {
     /// #     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
     /// #         if message.body.is_empty() {
     /// #             return Err(InfraError::invalid_input("notifier", "empty message body"));
@@ -394,8 +389,8 @@ crate::define_kit! {
     /// // sandloom-conformance.
     /// use sandloom_driverkit::NoOptions;
     /// # use std::sync::Mutex;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-    /// # use sandloom_driverkit::notifier::{Message, Notifier, NotifierProvider, Receipt};
+    /// # use sandloom_driverkit::{Driver, DriverError, Version};
+    /// # use sandloom_driverkit::notifier::{Message, Notifier, NotifierOps, NotifierProvider, Receipt};
     /// # use sandloom_driverkit::sdk::{InfraError, InfraResult};
     /// # /// Keeps what it sends: a stand-in for a driver under test.
     /// # #[derive(Default)]
@@ -403,8 +398,7 @@ crate::define_kit! {
     /// # impl Outbox {
     /// #     pub fn sent(&self) -> Vec<Message> { self.0.lock().unwrap().clone() }
     /// # }
-    /// # #[async_trait]
-    /// # impl Notifier for Outbox {
+    /// # impl NotifierOps for Outbox {
     /// #     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
     /// #         if message.body.is_empty() {
     /// #             return Err(InfraError::invalid_input("notifier", "empty message body"));

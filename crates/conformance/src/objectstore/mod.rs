@@ -20,14 +20,13 @@
 //! ```
 //! use sandloom_conformance::objectstore::ObjectStoreConformance;
 //! use sandloom_driverkit::NoOptions;
-//! # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+//! # use sandloom_driverkit::{Driver, DriverError, Version};
 //! # use sandloom_driverkit::objectstore::{validate_key, ListOptions, ListPage, ObjectMeta};
-//! # use sandloom_driverkit::objectstore::{ObjectStore, ObjectStoreProvider};
+//! # use sandloom_driverkit::objectstore::{ObjectStore, ObjectStoreOps, ObjectStoreProvider};
 //! # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
 //! # /// Stores nothing: a stand-in for a driver under test.
 //! # pub struct VoidStore;
-//! # #[async_trait]
-//! # impl ObjectStore for VoidStore {
+//! # impl ObjectStoreOps for VoidStore {
 //! #     async fn put(&self, key: &str, data: Bytes) -> InfraResult<ObjectMeta> {
 //! #         validate_key(key)?;
 //! #         Ok(ObjectMeta::new(key, data.len() as u64))
@@ -170,14 +169,13 @@ impl<T: ObjectStoreProvider> Kit<T, ObjectStoreSettings> {
     /// use sandloom_conformance::objectstore::ObjectStoreConformance;
     /// use sandloom_conformance::KitRequest;
     /// use sandloom_driverkit::NoOptions;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::{Driver, DriverError, Version};
     /// # use sandloom_driverkit::objectstore::{validate_key, ListOptions, ListPage, ObjectMeta};
-    /// # use sandloom_driverkit::objectstore::{ObjectStore, ObjectStoreProvider};
+    /// # use sandloom_driverkit::objectstore::{ObjectStore, ObjectStoreOps, ObjectStoreProvider};
     /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
     /// # /// Stores nothing: a stand-in for a driver under test.
     /// # pub struct VoidStore;
-    /// # #[async_trait]
-    /// # impl ObjectStore for VoidStore {
+    /// # impl ObjectStoreOps for VoidStore {
     /// #     async fn put(&self, key: &str, data: Bytes) -> InfraResult<ObjectMeta> {
     /// #         validate_key(key)?;
     /// #         Ok(ObjectMeta::new(key, data.len() as u64))
@@ -249,14 +247,13 @@ crate::define_kit! {
     /// // tests/conformance.rs of a driver crate whose [dev-dependencies] name
     /// // sandloom-conformance.
     /// use sandloom_driverkit::NoOptions;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
+    /// # use sandloom_driverkit::{Driver, DriverError, Version};
     /// # use sandloom_driverkit::objectstore::{validate_key, ListOptions, ListPage, ObjectMeta};
-    /// # use sandloom_driverkit::objectstore::{ObjectStore, ObjectStoreProvider};
+    /// # use sandloom_driverkit::objectstore::{ObjectStore, ObjectStoreOps, ObjectStoreProvider};
     /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
     /// # /// Stores nothing: a stand-in for a driver under test.
     /// # pub struct VoidStore;
-    /// # #[async_trait]
-    /// # impl ObjectStore for VoidStore {
+    /// # impl ObjectStoreOps for VoidStore {
     /// #     async fn put(&self, key: &str, data: Bytes) -> InfraResult<ObjectMeta> {
     /// #         validate_key(key)?;
     /// #         Ok(ObjectMeta::new(key, data.len() as u64))

@@ -18,8 +18,8 @@
 //! ```
 //! use sandloom_conformance::taskqueue::TaskQueueConformance;
 //! # use std::time::Duration;
-//! # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-//! # use sandloom_driverkit::taskqueue::{EnqueueOptions, Reservation, TaskQueue, TaskQueueProvider};
+//! # use sandloom_driverkit::{Driver, DriverError, Version};
+//! # use sandloom_driverkit::taskqueue::{EnqueueOptions, Reservation, TaskQueue, TaskQueueOps, TaskQueueProvider};
 //! # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
 //! # #[derive(Debug, serde::Deserialize)]
 //! # #[serde(deny_unknown_fields)]
@@ -29,8 +29,7 @@
 //! # fn named(queue: &str) -> InfraResult<()> {
 //! #     if queue.is_empty() { Err(InfraError::invalid_input("taskqueue", "empty queue name")) } else { Ok(()) }
 //! # }
-//! # #[async_trait]
-//! # impl TaskQueue for DrainQueue {
+//! # impl TaskQueueOps for DrainQueue {
 //! #     async fn enqueue(&self, queue: &str, _: Bytes, _: EnqueueOptions) -> InfraResult<String> {
 //! #         named(queue).map(|()| "1".to_owned())
 //! #     }
@@ -193,8 +192,8 @@ impl<T: TaskQueueProvider> Kit<T, TaskQueueSettings> {
     /// use sandloom_conformance::taskqueue::TaskQueueConformance;
     /// use sandloom_conformance::KitRequest;
     /// # use std::time::Duration;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-    /// # use sandloom_driverkit::taskqueue::{EnqueueOptions, Reservation, TaskQueue, TaskQueueProvider};
+    /// # use sandloom_driverkit::{Driver, DriverError, Version};
+    /// # use sandloom_driverkit::taskqueue::{EnqueueOptions, Reservation, TaskQueue, TaskQueueOps, TaskQueueProvider};
     /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
     /// # #[derive(Debug, serde::Deserialize)]
     /// # #[serde(deny_unknown_fields)]
@@ -204,8 +203,7 @@ impl<T: TaskQueueProvider> Kit<T, TaskQueueSettings> {
     /// # fn named(queue: &str) -> InfraResult<()> {
     /// #     if queue.is_empty() { Err(InfraError::invalid_input("taskqueue", "empty queue name")) } else { Ok(()) }
     /// # }
-    /// # #[async_trait]
-    /// # impl TaskQueue for DrainQueue {
+    /// # impl TaskQueueOps for DrainQueue {
     /// #     async fn enqueue(&self, queue: &str, _: Bytes, _: EnqueueOptions) -> InfraResult<String> {
     /// #         named(queue).map(|()| "1".to_owned())
     /// #     }
@@ -304,8 +302,8 @@ crate::define_kit! {
     /// // tests/conformance.rs of a driver crate whose [dev-dependencies] name
     /// // sandloom-conformance.
     /// # use std::time::Duration;
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, Version};
-    /// # use sandloom_driverkit::taskqueue::{EnqueueOptions, Reservation, TaskQueue, TaskQueueProvider};
+    /// # use sandloom_driverkit::{Driver, DriverError, Version};
+    /// # use sandloom_driverkit::taskqueue::{EnqueueOptions, Reservation, TaskQueue, TaskQueueOps, TaskQueueProvider};
     /// # use sandloom_driverkit::sdk::{bytes::Bytes, InfraError, InfraResult};
     /// # #[derive(Debug, serde::Deserialize)]
     /// # #[serde(deny_unknown_fields)]
@@ -315,8 +313,7 @@ crate::define_kit! {
     /// # fn named(queue: &str) -> InfraResult<()> {
     /// #     if queue.is_empty() { Err(InfraError::invalid_input("taskqueue", "empty queue name")) } else { Ok(()) }
     /// # }
-    /// # #[async_trait]
-    /// # impl TaskQueue for DrainQueue {
+    /// # impl TaskQueueOps for DrainQueue {
     /// #     async fn enqueue(&self, queue: &str, _: Bytes, _: EnqueueOptions) -> InfraResult<String> {
     /// #         named(queue).map(|()| "1".to_owned())
     /// #     }

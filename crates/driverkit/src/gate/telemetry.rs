@@ -6,15 +6,16 @@
 //! durations are in seconds. Keys, values, payloads and options are never recorded.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use metrics::{Counter, Histogram, Label};
-use sandloom_sdk_infra::{ErrorKind, InfraResult};
+use sandloom_sdk_infra::{Boxed, ErrorKind, InfraResult};
 use tracing::Instrument as _;
 use tracing::field::Empty;
 
-use sandloom_kernel::telemetry::{DURATION_METRIC, LABELS, OPERATIONS_METRIC};
+use sandloom_kernel::telemetry::{BOXED_METRIC, DURATION_METRIC, LABELS, OPERATIONS_METRIC};
 
 /// An outcome label: `ok`, or the `ErrorKind`'s name.
 const OUTCOMES: [&str; 9] = [
@@ -50,6 +51,8 @@ pub(crate) struct Telemetry {
     /// the instance was built (or telemetry is off for it).
     metrics: Option<Box<[OnceLock<Series>]>>,
     operations: &'static [&'static str],
+    /// Bit i: operation i boxed a future already (logged once).
+    boxed: AtomicU64,
 }
 
 impl Telemetry {
@@ -72,6 +75,38 @@ impl Telemetry {
             enabled,
             metrics,
             operations,
+            boxed: AtomicU64::new(0),
+        }
+    }
+
+    /// Operation `operation`'s future was boxed: counted (when telemetry is on for the
+    /// instance), and logged at debug the first time for each operation.
+    pub(crate) fn boxed(&self, operation: usize, boxed: Boxed) {
+        let [capability, instance, driver, name, _] = LABELS;
+        if self.enabled {
+            metrics::counter!(
+                BOXED_METRIC,
+                capability => self.capability,
+                instance => metrics::SharedString::from(Arc::clone(&self.instance)),
+                driver => self.driver,
+                name => self.operations[operation],
+            )
+            .increment(1);
+        }
+        let bit = 1u64 << (operation % 64);
+        if self.boxed.fetch_or(bit, Ordering::Relaxed) & bit == 0 {
+            tracing::debug!(
+                target: "sandloom",
+                capability = self.capability,
+                instance = &*self.instance,
+                driver = self.driver,
+                operation = self.operations[operation],
+                size = boxed.size(),
+                align = boxed.align(),
+                buffer = boxed.capacity(),
+                "the driver's future of this operation does not fit the capability's buffer: \
+                 boxed, one allocation per call (counted in {BOXED_METRIC}); logged once",
+            );
         }
     }
 

@@ -5,17 +5,16 @@
 use std::time::Duration;
 
 use sandloom_driverkit::__private::{Gate, GateContext};
-use sandloom_driverkit::cache::{Cache, CacheCapability, CacheProvider, TTL};
+use sandloom_driverkit::cache::{CacheCapability, CacheOps, CacheProvider, TTL};
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
-use sandloom_driverkit::{Driver, DriverError, NoOptions, ProvidedBy, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, NoOptions, ProvidedBy, Version};
 
 /// A cache that knows one key, refuses the key `bad`, and implements `set_with_ttl` whatever it
 /// declares.
 pub struct Tiny;
 
-#[async_trait]
-impl Cache for Tiny {
+impl CacheOps for Tiny {
     async fn get(&self, key: &str) -> InfraResult<Option<Bytes>> {
         match key {
             "bad" => Err(InfraError::invalid_input("cache", "bad key")),

@@ -11,10 +11,10 @@ use lapin::types::FieldTable;
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
 use sandloom_driverkit::taskqueue::{
-    DEAD_LETTER, DEDUPE, DELAY, EnqueueOptions, NAME, Reservation, Task, TaskQueue,
+    DEAD_LETTER, DEDUPE, DELAY, EnqueueOptions, NAME, Reservation, Task, TaskQueueOps,
     TaskQueueProvider,
 };
-use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Health, Version};
 
 use crate::AmqpTaskQueueOptions;
 use crate::address::Address;
@@ -77,8 +77,7 @@ impl fmt::Debug for AmqpTaskQueue {
     }
 }
 
-#[async_trait]
-impl TaskQueue for AmqpTaskQueue {
+impl TaskQueueOps for AmqpTaskQueue {
     async fn enqueue(
         &self,
         queue: &str,
@@ -183,7 +182,6 @@ impl TaskQueue for AmqpTaskQueue {
     }
 }
 
-#[async_trait]
 impl Driver for AmqpTaskQueue {
     type Options = AmqpTaskQueueOptions;
 

@@ -7,10 +7,10 @@ use std::time::Duration;
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
 use sandloom_driverkit::taskqueue::{
-    DEAD_LETTER, DEDUPE, DELAY, EnqueueOptions, FIFO, NAME, Reservation, Task, TaskQueue,
+    DEAD_LETTER, DEDUPE, DELAY, EnqueueOptions, FIFO, NAME, Reservation, Task, TaskQueueOps,
     TaskQueueProvider,
 };
-use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait, error_chain};
+use sandloom_driverkit::{Driver, DriverError, Health, Version, error_chain};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_postgres::Row;
@@ -233,8 +233,7 @@ impl PostgresTaskQueue {
     }
 }
 
-#[async_trait]
-impl TaskQueue for PostgresTaskQueue {
+impl TaskQueueOps for PostgresTaskQueue {
     async fn enqueue(
         &self,
         queue: &str,
@@ -405,7 +404,6 @@ impl TaskQueue for PostgresTaskQueue {
     }
 }
 
-#[async_trait]
 impl Driver for PostgresTaskQueue {
     type Options = PostgresTaskQueueOptions;
 

@@ -6,10 +6,10 @@ use std::fmt;
 use std::time::Duration;
 
 use redis::aio::ConnectionManager;
-use sandloom_driverkit::cache::{BULK, Cache, CacheProvider, INCREMENT, NAME, TTL};
+use sandloom_driverkit::cache::{BULK, CacheOps, CacheProvider, INCREMENT, NAME, TTL};
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
-use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Health, Version};
 
 use crate::connection::Connection;
 use crate::{RedisCacheOptions, errors};
@@ -110,8 +110,7 @@ impl RedisCache {
     }
 }
 
-#[async_trait]
-impl Cache for RedisCache {
+impl CacheOps for RedisCache {
     async fn get(&self, key: &str) -> InfraResult<Option<Bytes>> {
         let mut connection = self.connection()?;
         let key = self.key(key)?;
@@ -245,7 +244,6 @@ impl Cache for RedisCache {
     }
 }
 
-#[async_trait]
 impl Driver for RedisCache {
     type Options = RedisCacheOptions;
 

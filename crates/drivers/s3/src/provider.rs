@@ -11,12 +11,12 @@ use object_store::{
     PutPayload, RetryConfig, UpdateVersion,
 };
 use sandloom_driverkit::objectstore::{
-    CONDITIONAL_PUT, DEFAULT_PAGE_SIZE, ETAG, ListOptions, ListPage, NAME, ObjectMeta, ObjectStore,
-    ObjectStoreProvider, PutCondition,
+    CONDITIONAL_PUT, DEFAULT_PAGE_SIZE, ETAG, ListOptions, ListPage, NAME, ObjectMeta,
+    ObjectStoreOps, ObjectStoreProvider, PutCondition,
 };
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{ErrorKind, InfraError, InfraResult};
-use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Health, Version};
 
 use crate::errors::{
     Context, infra_error, server_answered_unavailable, why_the_bucket_is_unusable,
@@ -280,8 +280,7 @@ impl S3ObjectStore {
     }
 }
 
-#[async_trait]
-impl ObjectStore for S3ObjectStore {
+impl ObjectStoreOps for S3ObjectStore {
     async fn put(&self, key: &str, data: Bytes) -> InfraResult<ObjectMeta> {
         self.write(key, data, PutMode::Overwrite).await
     }
@@ -400,7 +399,6 @@ impl ObjectStore for S3ObjectStore {
     }
 }
 
-#[async_trait]
 impl Driver for S3ObjectStore {
     type Options = S3ObjectStoreOptions;
 

@@ -10,9 +10,9 @@ use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Tls, TlsParameters};
 use lettre::transport::smtp::extension::ClientId;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
-use sandloom_driverkit::notifier::{BATCH, Message, NAME, Notifier, NotifierProvider, Receipt};
+use sandloom_driverkit::notifier::{BATCH, Message, NAME, NotifierOps, NotifierProvider, Receipt};
 use sandloom_driverkit::sdk::{ErrorKind, InfraError, InfraResult};
-use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Health, Version};
 use tokio::sync::Semaphore;
 
 use crate::address::server_name;
@@ -298,8 +298,7 @@ impl SmtpNotifier {
     }
 }
 
-#[async_trait]
-impl Notifier for SmtpNotifier {
+impl NotifierOps for SmtpNotifier {
     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
         self.running_transport()?;
         self.send_one(message).await.map_err(|failed| failed.error)
@@ -333,7 +332,6 @@ impl Notifier for SmtpNotifier {
     }
 }
 
-#[async_trait]
 impl Driver for SmtpNotifier {
     type Options = SmtpOptions;
 

@@ -6,10 +6,10 @@ use std::time::Duration;
 use reqwest::{Method, StatusCode};
 use sandloom_driverkit::sdk::{InfraError, InfraResult, Secret};
 use sandloom_driverkit::secrets::{
-    Changes, LIST, NAME, Secrets, SecretsProvider, VERSIONS, WATCH, check_name, check_prefix,
+    Changes, LIST, NAME, SecretsOps, SecretsProvider, VERSIONS, WATCH, check_name, check_prefix,
     not_found,
 };
-use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Health, Version};
 use tokio::sync::{Mutex, Notify};
 use tokio::time::Instant;
 
@@ -228,8 +228,7 @@ impl VaultSecrets {
     }
 }
 
-#[async_trait]
-impl Secrets for VaultSecrets {
+impl SecretsOps for VaultSecrets {
     async fn get(&self, name: &str) -> InfraResult<Secret<Vec<u8>>> {
         self.check()?;
         check_name(name)?;
@@ -304,7 +303,6 @@ impl Secrets for VaultSecrets {
     }
 }
 
-#[async_trait]
 impl Driver for VaultSecrets {
     type Options = VaultSecretsOptions;
 

@@ -9,10 +9,10 @@ use std::time::{Duration, SystemTime};
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER, USER_AGENT};
 use reqwest::{Client, Response};
-use sandloom_driverkit::notifier::{Message, NAME, Notifier, NotifierProvider, Receipt};
+use sandloom_driverkit::notifier::{Message, NAME, NotifierOps, NotifierProvider, Receipt};
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{ErrorKind, InfraError, InfraResult};
-use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Health, Version};
 use tokio::sync::Notify;
 
 use crate::address::Endpoint;
@@ -318,14 +318,12 @@ impl fmt::Debug for WebhookNotifier {
     }
 }
 
-#[async_trait]
-impl Notifier for WebhookNotifier {
+impl NotifierOps for WebhookNotifier {
     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
         self.deliver(message).await
     }
 }
 
-#[async_trait]
 impl Driver for WebhookNotifier {
     type Options = WebhookOptions;
 

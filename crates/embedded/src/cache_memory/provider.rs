@@ -4,10 +4,10 @@ use crate::serving::Serving;
 use moka::Expiry;
 use moka::future::Cache as MokaCache;
 use moka::ops::compute::{CompResult, Op};
-use sandloom_driverkit::cache::{BULK, Cache, CacheProvider, INCREMENT, NAME, TTL};
+use sandloom_driverkit::cache::{BULK, CacheOps, CacheProvider, INCREMENT, NAME, TTL};
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
-use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Health, Version};
 use std::time::{Duration, Instant};
 
 use super::options::MemoryCacheOptions;
@@ -134,8 +134,7 @@ impl MemoryCache {
     }
 }
 
-#[async_trait]
-impl Cache for MemoryCache {
+impl CacheOps for MemoryCache {
     async fn get(&self, key: &str) -> InfraResult<Option<Bytes>> {
         self.serving.check(NAME)?;
         check_key(key)?;
@@ -245,7 +244,6 @@ impl Cache for MemoryCache {
     }
 }
 
-#[async_trait]
 impl Driver for MemoryCache {
     type Options = MemoryCacheOptions;
 

@@ -1,9 +1,9 @@
 //! The `notifier.log` driver: each message as a `tracing` event.
 
 use crate::serving::Serving;
-use sandloom_driverkit::notifier::{BATCH, Message, NAME, Notifier, NotifierProvider, Receipt};
+use sandloom_driverkit::notifier::{BATCH, Message, NAME, NotifierOps, NotifierProvider, Receipt};
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
-use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Health, Version};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -127,8 +127,7 @@ impl LogNotifier {
     }
 }
 
-#[async_trait]
-impl Notifier for LogNotifier {
+impl NotifierOps for LogNotifier {
     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
         self.emit(message)
     }
@@ -139,7 +138,6 @@ impl Notifier for LogNotifier {
     }
 }
 
-#[async_trait]
 impl Driver for LogNotifier {
     type Options = LogNotifierOptions;
 

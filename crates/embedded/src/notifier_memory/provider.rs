@@ -2,9 +2,9 @@
 
 use crate::notifier_log::validate_message;
 use crate::serving::Serving;
-use sandloom_driverkit::notifier::{BATCH, Message, NAME, Notifier, NotifierProvider, Receipt};
+use sandloom_driverkit::notifier::{BATCH, Message, NAME, NotifierOps, NotifierProvider, Receipt};
 use sandloom_driverkit::sdk::InfraResult;
-use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Health, Version};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
@@ -136,8 +136,7 @@ impl MemoryNotifier {
     }
 }
 
-#[async_trait]
-impl Notifier for MemoryNotifier {
+impl NotifierOps for MemoryNotifier {
     async fn send(&self, message: &Message) -> InfraResult<Receipt> {
         self.keep(message)
     }
@@ -148,7 +147,6 @@ impl Notifier for MemoryNotifier {
     }
 }
 
-#[async_trait]
 impl Driver for MemoryNotifier {
     type Options = MemoryNotifierOptions;
 

@@ -7,12 +7,12 @@ use crate::objectstore_memory::{check_prefix, page_limit};
 use crate::serving::Serving;
 use files::Paths;
 use sandloom_driverkit::objectstore::{
-    CONDITIONAL_PUT, ETAG, ListOptions, ListPage, NAME, ObjectMeta, ObjectStore,
+    CONDITIONAL_PUT, ETAG, ListOptions, ListPage, NAME, ObjectMeta, ObjectStoreOps,
     ObjectStoreProvider, PutCondition,
 };
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
-use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Health, Version};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -146,8 +146,7 @@ impl FsObjectStore {
     }
 }
 
-#[async_trait]
-impl ObjectStore for FsObjectStore {
+impl ObjectStoreOps for FsObjectStore {
     async fn put(&self, key: &str, data: Bytes) -> InfraResult<ObjectMeta> {
         self.write(key, data, None).await
     }
@@ -194,7 +193,6 @@ impl ObjectStore for FsObjectStore {
     }
 }
 
-#[async_trait]
 impl Driver for FsObjectStore {
     type Options = FsObjectStoreOptions;
 

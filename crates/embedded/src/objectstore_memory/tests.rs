@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use sandloom_driverkit::objectstore::ObjectStore;
 use sandloom_driverkit::sdk::ErrorKind;
 
 use super::*;
@@ -332,7 +333,9 @@ async fn memory_conditional_puts() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn memory_conditional_puts_are_atomic() {
     let store = Arc::new(store());
-    store.put("counter", "0".into()).await.unwrap();
+    ObjectStoreOps::put(&*store, "counter", "0".into())
+        .await
+        .unwrap();
     conditional_puts_are_atomic(store).await;
 }
 
@@ -344,13 +347,16 @@ async fn memory_stop_makes_every_operation_stopped() {
 #[tokio::test]
 async fn memory_keys_may_be_objects_and_prefixes() {
     let store = store();
-    store.put("a", "1".into()).await.unwrap();
-    store.put("a/b", "2".into()).await.unwrap();
-    store.put(".sandloom-tmp/x", "3".into()).await.unwrap();
-    assert_eq!(store.get("a").await.unwrap(), "1");
+    ObjectStoreOps::put(&store, "a", "1".into()).await.unwrap();
+    ObjectStoreOps::put(&store, "a/b", "2".into())
+        .await
+        .unwrap();
+    ObjectStoreOps::put(&store, ".sandloom-tmp/x", "3".into())
+        .await
+        .unwrap();
+    assert_eq!(ObjectStoreOps::get(&store, "a").await.unwrap(), "1");
     assert_eq!(
-        store
-            .list("", ListOptions::default())
+        ObjectStoreOps::list(&store, "", ListOptions::default())
             .await
             .unwrap()
             .objects

@@ -4,9 +4,9 @@ use std::ffi::OsString;
 
 use sandloom_driverkit::sdk::{InfraError, InfraResult, Secret};
 use sandloom_driverkit::secrets::{
-    LIST, NAME, Secrets, SecretsProvider, check_name, check_prefix, too_large,
+    LIST, NAME, SecretsOps, SecretsProvider, check_name, check_prefix, too_large,
 };
-use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Health, Version};
 
 use super::options::EnvSecretsOptions;
 use crate::secrets_memory::check_max_value_bytes;
@@ -125,8 +125,7 @@ fn bytes(value: OsString) -> InfraResult<Vec<u8>> {
     })
 }
 
-#[async_trait]
-impl Secrets for EnvSecrets {
+impl SecretsOps for EnvSecrets {
     async fn get(&self, name: &str) -> InfraResult<Secret<Vec<u8>>> {
         self.serving.check(NAME)?;
         let variable = Self::variable(&self.prefix, name)?;
@@ -160,7 +159,6 @@ impl Secrets for EnvSecrets {
     }
 }
 
-#[async_trait]
 impl Driver for EnvSecrets {
     type Options = EnvSecretsOptions;
 

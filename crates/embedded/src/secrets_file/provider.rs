@@ -9,9 +9,9 @@ use tokio::time::Instant;
 
 use sandloom_driverkit::sdk::{InfraError, InfraResult, Secret};
 use sandloom_driverkit::secrets::{
-    Changes, LIST, NAME, PolledChanges, Secrets, SecretsProvider, WATCH, check_prefix,
+    Changes, LIST, NAME, PolledChanges, SecretsOps, SecretsProvider, WATCH, check_prefix,
 };
-use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Health, Version};
 
 use super::options::FileSecretsOptions;
 use super::tree::{self, Digest, DigestKeys, check_file_name};
@@ -119,8 +119,7 @@ impl FileSecrets {
     }
 }
 
-#[async_trait]
-impl Secrets for FileSecrets {
+impl SecretsOps for FileSecrets {
     async fn get(&self, name: &str) -> InfraResult<Secret<Vec<u8>>> {
         self.serving.check(NAME)?;
         check_file_name(name)?;
@@ -165,7 +164,6 @@ impl Secrets for FileSecrets {
     }
 }
 
-#[async_trait]
 impl Driver for FileSecrets {
     type Options = FileSecretsOptions;
 

@@ -8,10 +8,10 @@ use tokio::sync::Notify;
 
 use sandloom_driverkit::sdk::{InfraError, InfraResult, Secret};
 use sandloom_driverkit::secrets::{
-    self, ChangeLog, Changes, LIST, NAME, Secrets, SecretsProvider, VERSIONS, WATCH, check_name,
+    self, ChangeLog, Changes, LIST, NAME, SecretsOps, SecretsProvider, VERSIONS, WATCH, check_name,
     check_prefix, not_found, too_large,
 };
-use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Health, Version};
 
 use super::options::MemorySecretsOptions;
 use crate::serving::Serving;
@@ -238,8 +238,7 @@ impl MemorySecrets {
     }
 }
 
-#[async_trait]
-impl Secrets for MemorySecrets {
+impl SecretsOps for MemorySecrets {
     async fn get(&self, name: &str) -> InfraResult<Secret<Vec<u8>>> {
         self.value(name, None)
     }
@@ -304,7 +303,6 @@ impl Secrets for MemorySecrets {
 /// The longest a `changes` call waits: a `wait` above it (`Duration::MAX`) is cut to a year.
 const LONGEST_WAIT: Duration = Duration::from_hours(365 * 24);
 
-#[async_trait]
 impl Driver for MemorySecrets {
     type Options = MemorySecretsOptions;
 

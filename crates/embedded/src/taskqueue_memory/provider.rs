@@ -4,10 +4,10 @@ use crate::serving::Serving;
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
 use sandloom_driverkit::taskqueue::{
-    DEAD_LETTER, DEDUPE, DELAY, EnqueueOptions, FIFO, NAME, Reservation, Task, TaskQueue,
+    DEAD_LETTER, DEDUPE, DELAY, EnqueueOptions, FIFO, NAME, Reservation, Task, TaskQueueOps,
     TaskQueueProvider,
 };
-use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Health, Version};
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -287,8 +287,7 @@ impl MemoryTaskQueue {
     }
 }
 
-#[async_trait]
-impl TaskQueue for MemoryTaskQueue {
+impl TaskQueueOps for MemoryTaskQueue {
     async fn enqueue(
         &self,
         queue: &str,
@@ -413,7 +412,6 @@ impl TaskQueue for MemoryTaskQueue {
     }
 }
 
-#[async_trait]
 impl Driver for MemoryTaskQueue {
     type Options = MemoryTaskQueueOptions;
 

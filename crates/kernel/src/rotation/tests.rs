@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
-use sandloom_sdk_infra::secrets::{Changes, Secrets, not_found};
+use sandloom_sdk_infra::secrets::{Changes, Secrets, SecretsOps, not_found};
 use sandloom_sdk_infra::{ErrorKind, Infra, InfraError, InfraResult, SECRETS, Secret};
 use sandloom_test_support::LogCapture;
 use tokio::sync::{Notify, broadcast};
@@ -101,8 +101,7 @@ impl Drop for OnDrop {
     }
 }
 
-#[sandloom_sdk_infra::async_trait]
-impl Secrets for Fake {
+impl SecretsOps for Fake {
     async fn get(&self, name: &str) -> InfraResult<Secret<Vec<u8>>> {
         self.read.lock().unwrap().push(name.to_owned());
         self.answer()?;

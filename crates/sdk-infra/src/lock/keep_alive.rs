@@ -46,17 +46,15 @@ use crate::InfraResult;
 /// ```
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use sandloom_sdk_infra::lock::{KeepAlive, Lock};
+/// use sandloom_sdk_infra::lock::{KeepAlive, Lock, LockOps};
 /// use sandloom_sdk_infra::{InfraError, InfraResult};
-/// # use sandloom_sdk_infra::async_trait;
 /// # use sandloom_sdk_infra::lock::Lease;
 /// # use std::sync::Mutex;
 /// # use std::time::SystemTime;
 /// # /// A one-process lock for the example (an application gets one from `Infra`).
 /// # #[derive(Default)]
 /// # struct InProcess(Mutex<(u64, Option<(String, std::time::Instant)>)>);
-/// # #[async_trait]
-/// # impl Lock for InProcess {
+/// # impl LockOps for InProcess {
 /// #     async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
 /// #         let mut state = self.0.lock().unwrap();
 /// #         if state.1.as_ref().is_some_and(|(_, until)| *until > std::time::Instant::now()) {
@@ -68,7 +66,7 @@ use crate::InfraResult;
 /// #         Ok(Some(Lease::new(name, token, state.0, SystemTime::now() + ttl)))
 /// #     }
 /// #     async fn acquire_wait(&self, name: &str, ttl: Duration, _: Duration) -> InfraResult<Option<Lease>> {
-/// #         self.acquire(name, ttl).await
+/// #         LockOps::acquire(self, name, ttl).await
 /// #     }
 /// #     async fn release(&self, lease: &Lease) -> InfraResult<bool> {
 /// #         let mut state = self.0.lock().unwrap();

@@ -21,13 +21,12 @@ use crate::{Fulltext, FulltextCapability, FulltextProvider, PREFIX};
 ///
 /// ```
 /// use sandloom_example_fulltext_contracts::kit::fulltext_kit;
-/// # use sandloom_example_fulltext_contracts::{Fulltext, FulltextProvider};
-/// # use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
+/// # use sandloom_example_fulltext_contracts::{Fulltext, FulltextOps, FulltextProvider};
+/// # use sandloom_driverkit::{Driver, DriverError, NoOptions, Version};
 /// # use sandloom_driverkit::sdk::InfraResult;
 /// # /// Finds nothing: a stand-in for a driver under test.
 /// # pub struct Blind;
-/// # #[async_trait]
-/// # impl Fulltext for Blind {
+/// # impl FulltextOps for Blind {
 /// #     async fn index(&self, _: &str, _: &str) -> InfraResult<()> { Ok(()) }
 /// #     async fn remove(&self, _: &str) -> InfraResult<bool> { Ok(false) }
 /// #     async fn search(&self, _: &str, _: usize) -> InfraResult<Vec<String>> { Ok(Vec::new()) }
@@ -56,12 +55,11 @@ sandloom_conformance::define_kit! {
     ///
     /// ```
     /// // tests/conformance.rs of a fulltext driver crate:
-    /// # use sandloom_example_fulltext_contracts::{Fulltext, FulltextProvider};
-    /// # use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
+    /// # use sandloom_example_fulltext_contracts::{Fulltext, FulltextOps, FulltextProvider};
+    /// # use sandloom_driverkit::{Driver, DriverError, NoOptions, Version};
     /// # use sandloom_driverkit::sdk::InfraResult;
     /// # pub struct MyIndex;
-    /// # #[async_trait]
-    /// # impl Fulltext for MyIndex {
+    /// # impl FulltextOps for MyIndex {
     /// #     async fn index(&self, _: &str, _: &str) -> InfraResult<()> { Ok(()) }
     /// #     async fn remove(&self, _: &str) -> InfraResult<bool> { Ok(false) }
     /// #     async fn search(&self, _: &str, _: usize) -> InfraResult<Vec<String>> { Ok(Vec::new()) }

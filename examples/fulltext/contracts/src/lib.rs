@@ -39,6 +39,7 @@ sandloom_driverkit::define_capability! {
         features: ["prefix"],
         key: FULLTEXT,
         provider: FulltextProvider,
+        ops: FulltextOps,
         gate: FulltextGate,
     }
     /// What modules call. Every error is an `InfraError` of the module door.

@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use sandloom_conformance::Kit;
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
-use sandloom_driverkit::{Driver, DriverError, Secret, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Secret, Version};
 use sandloom_example_fulltext_contracts::kit::fulltext_kit;
-use sandloom_example_fulltext_contracts::{Fulltext, FulltextProvider, PREFIX, words};
+use sandloom_example_fulltext_contracts::{FulltextOps, FulltextProvider, PREFIX, words};
 
 /// One way to get the contract wrong, or none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -78,8 +78,7 @@ impl Reference {
     }
 }
 
-#[async_trait]
-impl Fulltext for Reference {
+impl FulltextOps for Reference {
     async fn index(&self, id: &str, text: &str) -> InfraResult<()> {
         self.running()?;
         if id.is_empty() && self.flaw == Flaw::SecretInErrors {
@@ -156,7 +155,6 @@ impl Fulltext for Reference {
     }
 }
 
-#[async_trait]
 impl Driver for Reference {
     type Options = Options;
 

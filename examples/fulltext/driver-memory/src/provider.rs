@@ -5,8 +5,8 @@ use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
-use sandloom_driverkit::{Driver, DriverError, Version, async_trait};
-use sandloom_example_fulltext_contracts::{Fulltext, FulltextProvider, PREFIX, words};
+use sandloom_driverkit::{Driver, DriverError, Version};
+use sandloom_example_fulltext_contracts::{FulltextOps, FulltextProvider, PREFIX, words};
 
 use crate::MemoryOptions;
 
@@ -87,8 +87,7 @@ impl MemoryFulltext {
     }
 }
 
-#[async_trait]
-impl Fulltext for MemoryFulltext {
+impl FulltextOps for MemoryFulltext {
     async fn index(&self, id: &str, text: &str) -> InfraResult<()> {
         self.running()?;
         Self::valid_id(id)?;
@@ -154,7 +153,6 @@ impl Fulltext for MemoryFulltext {
     }
 }
 
-#[async_trait]
 impl Driver for MemoryFulltext {
     type Options = MemoryOptions;
 

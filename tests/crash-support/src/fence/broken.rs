@@ -1,12 +1,10 @@
 //! A deliberately broken lock, for the campaign's own test: the campaign must fail on it.
 
+use sandloom_driverkit::lock::{Lease, Lock, LockOps};
+use sandloom_driverkit::sdk::InfraResult;
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
-
-use sandloom_driverkit::async_trait;
-use sandloom_driverkit::lock::{Lease, Lock};
-use sandloom_driverkit::sdk::InfraResult;
 
 /// A [`Lock`] that **reuses the last fence**: it hands every grant with an odd fence the fence
 /// of the grant before it (3 becomes 2, 5 becomes 4), as a store whose counter lost one step
@@ -52,8 +50,7 @@ impl<L: Lock> ReusedFence<L> {
     }
 }
 
-#[async_trait]
-impl<L: Lock> Lock for ReusedFence<L> {
+impl<L: Lock> LockOps for ReusedFence<L> {
     async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
         Ok(self.broken(self.inner.acquire(name, ttl).await?))
     }

@@ -1,5 +1,5 @@
 use sandloom_driverkit::sdk::InfraResult;
-use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions, Version};
+use sandloom_driverkit::{Driver, DriverError, NoOptions, Version};
 
 sandloom_driverkit::define_capability! {
     /// Full-text search.
@@ -10,6 +10,7 @@ sandloom_driverkit::define_capability! {
         features: [],
         key: FULLTEXT,
         provider: FulltextProvider,
+        ops: FulltextOps,
         gate: FulltextGate,
     }
     /// Operations.
@@ -21,12 +22,10 @@ sandloom_driverkit::define_capability! {
 
 pub struct Engine;
 
-#[async_trait]
-impl Fulltext for Engine {
+impl FulltextOps for Engine {
     async fn query(&self, _: &str) -> InfraResult<Vec<String>> { Ok(Vec::new()) }
 }
 
-#[async_trait]
 impl Driver for Engine {
     type Options = NoOptions;
     fn supported_features() -> &'static [&'static str] { &[] }

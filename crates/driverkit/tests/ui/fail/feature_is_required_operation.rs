@@ -10,6 +10,7 @@ sandloom_driverkit::define_capability! {
         features: ["get"],
         key: KV,
         provider: KvProvider,
+        ops: KvOps,
         gate: KvGate,
     }
     /// Operations.

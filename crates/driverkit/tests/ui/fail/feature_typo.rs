@@ -9,6 +9,7 @@ sandloom_driverkit::define_capability! {
         features: ["prefix", "fuzzy"],
         key: FULLTEXT,
         provider: FulltextProvider,
+        ops: FulltextOps,
         gate: FulltextGate,
     }
     /// Operations.

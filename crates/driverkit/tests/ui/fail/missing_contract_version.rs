@@ -1,18 +1,16 @@
-use sandloom_driverkit::cache::Cache;
+use sandloom_driverkit::cache::CacheOps;
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::InfraResult;
-use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions};
+use sandloom_driverkit::{Driver, DriverError, NoOptions};
 
 pub struct MyCache;
 
-#[async_trait]
-impl Cache for MyCache {
+impl CacheOps for MyCache {
     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
 }
 
-#[async_trait]
 impl Driver for MyCache {
     type Options = NoOptions;
     fn supported_features() -> &'static [&'static str] { &[] }

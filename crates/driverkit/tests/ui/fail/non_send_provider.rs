@@ -1,15 +1,12 @@
 use std::rc::Rc;
 
-use sandloom_driverkit::cache::Cache;
+use sandloom_driverkit::cache::CacheOps;
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::InfraResult;
-use sandloom_driverkit::async_trait;
-
 // Providers are shared across threads; an `Rc` inside one must be refused.
 pub struct RcCache(Rc<()>);
 
-#[async_trait]
-impl Cache for RcCache {
+impl CacheOps for RcCache {
     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }

@@ -10,6 +10,7 @@ sandloom_driverkit::define_capability! {
         features: [],
         key: MY_CACHE,
         provider: MyCacheProvider,
+        ops: MyCacheOps,
         gate: MyCacheGate,
     }
     /// Operations.
@@ -29,6 +30,7 @@ sandloom_driverkit::define_capability! {
         features: [],
         key: MY_SEARCH,
         provider: MySearchProvider,
+        ops: MySearchOps,
         gate: MySearchGate,
     }
     /// Operations.

@@ -1,8 +1,7 @@
-use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions};
+use sandloom_driverkit::{Driver, DriverError, NoOptions};
 
 pub struct Searcher;
 
-#[async_trait]
 impl Driver for Searcher {
     type Options = NoOptions;
     fn supported_features() -> &'static [&'static str] { &[] }

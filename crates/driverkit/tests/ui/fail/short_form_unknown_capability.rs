@@ -1,8 +1,7 @@
-use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions};
+use sandloom_driverkit::{Driver, DriverError, NoOptions};
 
 pub struct Engine;
 
-#[async_trait]
 impl Driver for Engine {
     type Options = NoOptions;
     fn supported_features() -> &'static [&'static str] { &[] }

@@ -2,22 +2,20 @@
 #![deny(clippy::all, clippy::pedantic)]
 //! Macro output is clean under strict user lints.
 #![allow(missing_docs)]
-use sandloom_driverkit::cache::Cache;
+use sandloom_driverkit::cache::CacheOps;
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::InfraResult;
-use sandloom_driverkit::{async_trait, Driver, DriverError, NoOptions};
+use sandloom_driverkit::{Driver, DriverError, NoOptions};
 
 /// A cache.
 pub struct MyCache;
 
-#[async_trait]
-impl Cache for MyCache {
+impl CacheOps for MyCache {
     async fn get(&self, _: &str) -> InfraResult<Option<Bytes>> { Ok(None) }
     async fn set(&self, _: &str, _: Bytes) -> InfraResult<()> { Ok(()) }
     async fn delete(&self, _: &str) -> InfraResult<bool> { Ok(false) }
 }
 
-#[async_trait]
 impl Driver for MyCache {
     type Options = NoOptions;
     fn supported_features() -> &'static [&'static str] { &[] }
@@ -39,6 +37,7 @@ sandloom_driverkit::define_capability! {
         features: ["fast", "wide"],
         key: STRICT,
         provider: StrictProvider,
+        ops: StrictOps,
         gate: StrictGate,
     }
     /// Its operations.
@@ -53,8 +52,7 @@ sandloom_driverkit::define_capability! {
     }
 }
 
-#[async_trait]
-impl Strict for MyCache {
+impl StrictOps for MyCache {
     async fn run(&self, input: &str, _count: u32) -> InfraResult<String> { Ok(input.to_owned()) }
 }
 

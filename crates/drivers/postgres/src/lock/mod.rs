@@ -10,9 +10,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use futures_util::StreamExt as _;
-use sandloom_driverkit::lock::{Lease, Lock, LockProvider, NAME};
+use sandloom_driverkit::lock::{Lease, LockOps, LockProvider, NAME};
 use sandloom_driverkit::sdk::{ErrorKind, InfraError, InfraResult};
-use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait, error_chain};
+use sandloom_driverkit::{Driver, DriverError, Health, Version, error_chain};
 use tokio::sync::{Notify, mpsc};
 use tokio::time::Instant;
 use tokio_postgres::{AsyncMessage, NoTls};
@@ -219,8 +219,7 @@ impl PostgresLock {
     }
 }
 
-#[async_trait]
-impl Lock for PostgresLock {
+impl LockOps for PostgresLock {
     async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
         self.try_acquire(name, ttl).await
     }
@@ -326,7 +325,6 @@ impl Lock for PostgresLock {
     }
 }
 
-#[async_trait]
 impl Driver for PostgresLock {
     type Options = PostgresLockOptions;
 

@@ -10,9 +10,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use futures_util::StreamExt as _;
-use sandloom_driverkit::lock::{Lease, Lock, LockProvider, NAME};
+use sandloom_driverkit::lock::{Lease, LockOps, LockProvider, NAME};
 use sandloom_driverkit::sdk::{ErrorKind, InfraError, InfraResult};
-use sandloom_driverkit::{Driver, DriverError, Health, Version, async_trait};
+use sandloom_driverkit::{Driver, DriverError, Health, Version};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
@@ -193,8 +193,7 @@ impl RedisLock {
     }
 }
 
-#[async_trait]
-impl Lock for RedisLock {
+impl LockOps for RedisLock {
     async fn acquire(&self, name: &str, ttl: Duration) -> InfraResult<Option<Lease>> {
         Ok(self.try_acquire(name, ttl).await?.ok())
     }
@@ -285,7 +284,6 @@ impl Lock for RedisLock {
     }
 }
 
-#[async_trait]
 impl Driver for RedisLock {
     type Options = RedisLockOptions;
 
