@@ -482,19 +482,10 @@ macro_rules! __gate {
         $checks:tt, $bit:path, @run
     ) => {{
         if $self.state.listened() {
-            $crate::__gate!(@drained $self, $self.state.observe(
-                const {
-                    $crate::__private::operation_index(
-                        $gate::<()>::OPERATIONS,
-                        ::core::stringify!($method),
-                    )
-                },
-                ::core::concat!($name, ".", ::core::stringify!($method)),
-                async move {
-                    $crate::__gate!(@checks $self, $contract, $checks, $bit);
-                    $call.await
-                },
-            ))
+            $crate::__gate!(@observed $gate, $self, $name, $method, async move {
+                $crate::__gate!(@checks $self, $contract, $checks, $bit);
+                $call.await
+            })
         } else {
             $crate::__gate!(@checks $self, $contract, $checks, $bit);
             $crate::__gate!(@drained $self, $call)
@@ -528,20 +519,24 @@ macro_rules! __gate {
     // moved-from local still has storage until its scope ends), doubling the driver's share.
     (@run $gate:ident, $self:ident, $name:literal, $method:ident, $future:expr) => {{
         if $self.state.listened() {
-            $crate::__gate!(@drained $self, $self.state.observe(
-                const {
-                    $crate::__private::operation_index(
-                        $gate::<()>::OPERATIONS,
-                        ::core::stringify!($method),
-                    )
-                },
-                ::core::concat!($name, ".", ::core::stringify!($method)),
-                $future,
-            ))
+            $crate::__gate!(@observed $gate, $self, $name, $method, $future)
         } else {
             $crate::__gate!(@drained $self, $future)
         }
     }};
+    // Listened to: inside its span and measured, then the drain's cut.
+    (@observed $gate:ident, $self:ident, $name:literal, $method:ident, $future:expr) => {
+        $crate::__gate!(@drained $self, $self.state.observe(
+            const {
+                $crate::__private::operation_index(
+                    $gate::<()>::OPERATIONS,
+                    ::core::stringify!($method),
+                )
+            },
+            ::core::concat!($name, ".", ::core::stringify!($method)),
+            $future,
+        ))
+    };
     // The driver's future, ended by the gate when the drain cuts it (`WAITS`) or its budget
     // ends (see `gate/exit.rs`). A poll function, not another `async` layer; it costs a pending
     // operation one registration with the drain and a completed one nothing.

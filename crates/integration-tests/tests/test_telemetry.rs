@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 use sandloom::sdk::CACHE;
-use sandloom::telemetry::{DURATION_METRIC, OPERATIONS_METRIC};
+use sandloom::telemetry::{BOXED_METRIC, DURATION_METRIC, OPERATIONS_METRIC};
 use sandloom::{InfraConfig, Kernel};
 
 #[tokio::test]
@@ -51,6 +51,11 @@ async fn each_instance_is_measured_under_its_names_unless_its_telemetry_is_off()
             labels["instance"], "quiet",
             "telemetry = false recorded {key:?}"
         );
+        // A future too large for its buffer is counted apart (`cache.memory` on moka's
+        // `future::Cache`), with no outcome: `test_gate_allocations.rs` holds that series.
+        if key.key().name() == BOXED_METRIC {
+            continue;
+        }
         let id = (
             labels["instance"].to_owned(),
             labels["operation"].to_owned(),
