@@ -332,7 +332,6 @@ fn a_future_too_large_for_the_buffer_is_boxed_and_counted() {
 /// so they are boxed (and counted) and this test fails with 2 allocations added per call (the
 /// box and the metric's registration).
 #[test]
-#[ignore = "needs cache.memory on moka's sync::Cache (branch i27-moka): remove this line when it merges"]
 fn cache_operations_allocate_nothing_through_the_gate() {
     let (running, runtime) = start();
     let context = runtime.enter();

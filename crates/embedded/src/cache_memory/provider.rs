@@ -1,9 +1,16 @@
-//! The `cache.memory` driver: moka underneath, expiry per entry.
+//! The `cache.memory` driver: moka's `sync::Cache` underneath, expiry per entry.
+//!
+//! The `sync` cache, not moka's `future` one: every operation here is a short critical section
+//! that never waits on I/O, so it runs to completion on the calling thread and the operation's
+//! future holds only its arguments (tens of bytes, where `future::Cache` kept up to 1.8 KiB; see
+//! the design note `docs/src/contributing/inline-futures.md`). Moka 0.12 starts no thread of its
+//! own: its maintenance (eviction, expiry) runs on the callers' threads, a bounded batch at a
+//! time, so there is nothing to stop at `stop` besides dropping the entries.
 
 use crate::serving::Serving;
 use moka::Expiry;
-use moka::future::Cache as MokaCache;
 use moka::ops::compute::{CompResult, Op};
+use moka::sync::Cache as MokaCache;
 use sandloom_driverkit::cache::{BULK, CacheOps, CacheProvider, INCREMENT, NAME, TTL};
 use sandloom_driverkit::sdk::bytes::Bytes;
 use sandloom_driverkit::sdk::{InfraError, InfraResult};
@@ -56,6 +63,9 @@ fn deadline(ttl: Option<Duration>) -> Option<Instant> {
 ///
 /// Features: `ttl`, `increment`, `bulk`. Every write of a key is serialized with the other
 /// writes of that key, so [`increment`](Cache::increment) is atomic across concurrent callers.
+/// No operation awaits: each runs on the calling thread and returns; a write of a key that
+/// another thread is writing waits, holding its thread, for that write (a parse and a store,
+/// no I/O) to finish.
 /// A counter is stored as the canonical decimal ASCII of an `i64` (`get` answers `b"5"`); a
 /// value that is not exactly such a number (`"05"`, `"+5"`, `" 5"`, `"abc"`) is not a counter.
 ///
@@ -108,29 +118,66 @@ fn parse_counter(value: &[u8]) -> Option<i64> {
 }
 
 impl MemoryCache {
-    async fn store(&self, key: &str, value: Bytes, expires_at: Option<Instant>) {
+    fn store(&self, key: &str, value: Bytes, expires_at: Option<Instant>) {
         let entry = Entry { value, expires_at };
         // Writes go through `and_compute_with`, which serializes them per key with `increment`.
         self.entries
             .entry_by_ref(key)
-            .and_compute_with(|_| std::future::ready(Op::Put(entry)))
-            .await;
+            .and_compute_with(|_| Op::Put(entry));
     }
 
     /// Remove `key`; whether it had a value. Moka evicts lazily: an entry whose ttl passed is
     /// handed to the closure as absent, yet still reported `Removed`, so only the closure's
     /// view tells whether there was a value.
-    async fn remove(&self, key: &str) -> bool {
+    fn remove(&self, key: &str) -> bool {
         let mut had_value = false;
-        let result = self
-            .entries
-            .entry_by_ref(key)
-            .and_compute_with(|current| {
-                had_value = current.is_some();
-                std::future::ready(Op::<Entry>::Remove)
-            })
-            .await;
+        let result = self.entries.entry_by_ref(key).and_compute_with(|current| {
+            had_value = current.is_some();
+            Op::<Entry>::Remove
+        });
         had_value && matches!(result, CompResult::Removed(_))
+    }
+
+    /// Add `delta` to the counter under `key` (0 when absent), keeping its expiry; one
+    /// `and_compute_with`, so no other write of `key` comes between the read and the write.
+    fn add(&self, key: &str, delta: i64) -> InfraResult<i64> {
+        let mut outcome: InfraResult<i64> =
+            Err(InfraError::conflict(NAME, "increment did not run"));
+        self.entries.entry_by_ref(key).and_compute_with(|current| {
+            let (base, expires_at) = match current {
+                None => (Some(0), deadline(self.default_ttl)),
+                Some(entry) => (
+                    parse_counter(&entry.value().value),
+                    entry.value().expires_at,
+                ),
+            };
+            match base {
+                None => {
+                    outcome = Err(InfraError::conflict(
+                        NAME,
+                        format!("the value under {key:?} is not a counter"),
+                    ));
+                    Op::Nop
+                }
+                Some(base) => match base.checked_add(delta) {
+                    None => {
+                        outcome = Err(InfraError::conflict(
+                            NAME,
+                            format!("incrementing {key:?} by {delta} overflows an i64"),
+                        ));
+                        Op::Nop
+                    }
+                    Some(next) => {
+                        outcome = Ok(next);
+                        Op::Put(Entry {
+                            value: Bytes::from(next.to_string()),
+                            expires_at,
+                        })
+                    }
+                },
+            }
+        });
+        outcome
     }
 }
 
@@ -138,20 +185,20 @@ impl CacheOps for MemoryCache {
     async fn get(&self, key: &str) -> InfraResult<Option<Bytes>> {
         self.serving.check(NAME)?;
         check_key(key)?;
-        Ok(self.entries.get(key).await.map(|entry| entry.value))
+        Ok(self.entries.get(key).map(|entry| entry.value))
     }
 
     async fn set(&self, key: &str, value: Bytes) -> InfraResult<()> {
         self.serving.check(NAME)?;
         check_key(key)?;
-        self.store(key, value, deadline(self.default_ttl)).await;
+        self.store(key, value, deadline(self.default_ttl));
         Ok(())
     }
 
     async fn delete(&self, key: &str) -> InfraResult<bool> {
         self.serving.check(NAME)?;
         check_key(key)?;
-        Ok(self.remove(key).await)
+        Ok(self.remove(key))
     }
 
     async fn set_with_ttl(&self, key: &str, value: Bytes, ttl: Duration) -> InfraResult<()> {
@@ -160,73 +207,30 @@ impl CacheOps for MemoryCache {
         if ttl.is_zero() {
             return Err(InfraError::invalid_input(NAME, "the ttl must not be zero"));
         }
-        self.store(key, value, deadline(Some(ttl))).await;
+        self.store(key, value, deadline(Some(ttl)));
         Ok(())
     }
 
     async fn increment(&self, key: &str, delta: i64) -> InfraResult<i64> {
         self.serving.check(NAME)?;
         check_key(key)?;
-        let mut outcome: InfraResult<i64> =
-            Err(InfraError::conflict(NAME, "increment did not run"));
-        let default_ttl = self.default_ttl;
-        self.entries
-            .entry_by_ref(key)
-            .and_compute_with(|current| {
-                let (base, expires_at) = match current {
-                    None => (Some(0), deadline(default_ttl)),
-                    Some(entry) => (
-                        parse_counter(&entry.value().value),
-                        entry.value().expires_at,
-                    ),
-                };
-                let op = match base {
-                    None => {
-                        outcome = Err(InfraError::conflict(
-                            NAME,
-                            format!("the value under {key:?} is not a counter"),
-                        ));
-                        Op::Nop
-                    }
-                    Some(base) => match base.checked_add(delta) {
-                        None => {
-                            outcome = Err(InfraError::conflict(
-                                NAME,
-                                format!("incrementing {key:?} by {delta} overflows an i64"),
-                            ));
-                            Op::Nop
-                        }
-                        Some(next) => {
-                            outcome = Ok(next);
-                            Op::Put(Entry {
-                                value: Bytes::from(next.to_string()),
-                                expires_at,
-                            })
-                        }
-                    },
-                };
-                std::future::ready(op)
-            })
-            .await;
-        outcome
+        self.add(key, delta)
     }
 
     async fn get_many(&self, keys: &[&str]) -> InfraResult<Vec<Option<Bytes>>> {
         self.serving.check(NAME)?;
         keys.iter().try_for_each(|key| check_key(key))?;
-        let mut values = Vec::with_capacity(keys.len());
-        for key in keys {
-            values.push(self.entries.get(*key).await.map(|entry| entry.value));
-        }
-        Ok(values)
+        Ok(keys
+            .iter()
+            .map(|key| self.entries.get(*key).map(|entry| entry.value))
+            .collect())
     }
 
     async fn set_many(&self, entries: &[(&str, Bytes)]) -> InfraResult<()> {
         self.serving.check(NAME)?;
         entries.iter().try_for_each(|(key, _)| check_key(key))?;
         for (key, value) in entries {
-            self.store(key, value.clone(), deadline(self.default_ttl))
-                .await;
+            self.store(key, value.clone(), deadline(self.default_ttl));
         }
         Ok(())
     }
@@ -234,13 +238,7 @@ impl CacheOps for MemoryCache {
     async fn delete_many(&self, keys: &[&str]) -> InfraResult<u64> {
         self.serving.check(NAME)?;
         keys.iter().try_for_each(|key| check_key(key))?;
-        let mut removed = 0;
-        for key in keys {
-            if self.remove(key).await {
-                removed += 1;
-            }
-        }
-        Ok(removed)
+        Ok(keys.iter().map(|key| u64::from(self.remove(key))).sum())
     }
 }
 
