@@ -240,3 +240,39 @@ async fn the_rotation_watch_follows_reloads() {
 
     running.shutdown().await.unwrap();
 }
+
+/// A reload that replaces a store (here its `root` moves) replaces every instance that reads
+/// from it, although that instance's own table did not change: it was built with a value of
+/// the old store, and the new store may hold another. The report says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replaced_store_replaces_the_instances_that_read_from_it() {
+    let (before, after) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    write(before.path(), "password", "from-the-old-store");
+    write(before.path(), "other", "unrelated");
+    write(after.path(), "password", "from-the-new-store");
+    write(after.path(), "other", "unrelated");
+    let running = start(infra(before.path(), "password", "")).await;
+    assert_eq!(password(&running, "keyed").await, "from-the-old-store");
+
+    let report = running
+        .reload(infra(after.path(), "password", ""))
+        .await
+        .unwrap_or_else(|err| panic!("{err}"));
+    assert!(report.applied);
+    assert_eq!(password(&running, "keyed").await, "from-the-new-store");
+    let reason = "reads its secrets from secrets.files, which is replaced".to_owned();
+    for line in &report.instances {
+        let expected = match (line.capability.as_str(), line.instance.as_str()) {
+            ("secrets", "files") => Outcome::Replaced {
+                reasons: vec!["option `root` changed".to_owned()],
+            },
+            ("cache", "keyed" | "other") => Outcome::Replaced {
+                reasons: vec![reason.clone()],
+            },
+            _ => Outcome::Kept,
+        };
+        assert_eq!(line.outcome, expected, "{line}");
+    }
+    assert_eq!(version(&running, "cache", "plain"), 1);
+    running.shutdown().await.unwrap();
+}
