@@ -17,8 +17,9 @@ use sandloom::reload::triggers::ReloadOnRotation;
 use sandloom::sdk::CACHE;
 use sandloom::{InfraConfig, Kernel, Running};
 
-/// Long enough on a busy machine; a test that passes never waits this long.
-const PATIENCE: Duration = Duration::from_secs(30);
+mod common;
+use common::{PATIENCE, until, version};
+
 const SETTLE: Duration = Duration::from_millis(200);
 
 fn write(dir: &Path, secret: &str, value: &str) {
@@ -60,15 +61,6 @@ async fn password(running: &Running, instance: &str) -> String {
     String::from_utf8(value.to_vec()).unwrap()
 }
 
-fn version(running: &Running, capability: &str, instance: &str) -> u64 {
-    running
-        .versions()
-        .into_iter()
-        .find(|(c, i, _)| c == capability && i == instance)
-        .map(|(_, _, v)| v)
-        .unwrap()
-}
-
 /// Wait until the watch of `secrets.files` reports rotations: a change made before its first
 /// look is what it starts from, not a rotation. Rotates `canary` until one is reported.
 async fn watching(running: &Running, dir: &Path) {
@@ -93,15 +85,6 @@ async fn watching(running: &Running, dir: &Path) {
         if seen.is_ok() {
             return;
         }
-    }
-}
-
-/// Wait until `done` holds.
-async fn until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    while !done() {
-        assert!(tokio::time::Instant::now() < deadline, "never: {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
