@@ -10,11 +10,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use sandloom::sdk::bytes::Bytes;
-use sandloom::sdk::taskqueue::EnqueueOptions;
 use sandloom::sdk::{LOCK, SECRETS, TASK_QUEUE};
 use sandloom::{InfraConfig, Kernel, Running};
 use sandloom_embedded::MemorySecretStore;
+use sandloom_test_support::waits::reserve_gets_the_task_enqueued_now;
 
 /// The drain's budget: what a reload waited for an idle waiter before it was cut at once.
 const STOP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -100,22 +99,7 @@ async fn a_waiting_reserve_continues_on_the_new_instance() {
     until_waiting(&reserve).await;
 
     // The old in-memory queue is gone: only the new instance can hand this task out.
-    let id = queue
-        .enqueue(
-            "jobs",
-            Bytes::from_static(b"after"),
-            EnqueueOptions::default(),
-        )
-        .await
-        .unwrap();
-    let reservation = reserve
-        .await
-        .unwrap()
-        .expect("the reserve must not fail because of the reload")
-        .expect("the task enqueued after the reload");
-    assert_eq!(reservation.task.id, id);
-    assert_eq!(reservation.task.payload, Bytes::from_static(b"after"));
-    queue.ack(&reservation).await.unwrap();
+    reserve_gets_the_task_enqueued_now(&*queue, reserve, b"after").await;
     drop(queue);
     running.shutdown().await.unwrap();
 }
@@ -162,16 +146,7 @@ async fn a_waiting_reserve_follows_every_reload() {
         until_waiting(&reserve).await;
     }
     assert_eq!(running.versions()[0].2, 3);
-    let id = queue
-        .enqueue(
-            "jobs",
-            Bytes::from_static(b"third"),
-            EnqueueOptions::default(),
-        )
-        .await
-        .unwrap();
-    let reservation = reserve.await.unwrap().unwrap().unwrap();
-    assert_eq!(reservation.task.id, id);
+    reserve_gets_the_task_enqueued_now(&*queue, reserve, b"third").await;
     drop(queue);
     running.shutdown().await.unwrap();
 }
