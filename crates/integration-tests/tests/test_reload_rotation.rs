@@ -17,8 +17,9 @@ use sandloom::reload::triggers::ReloadOnRotation;
 use sandloom::sdk::CACHE;
 use sandloom::{InfraConfig, Kernel, Running};
 
-/// Long enough on a busy machine; a test that passes never waits this long.
-const PATIENCE: Duration = Duration::from_secs(30);
+mod common;
+use common::{PATIENCE, until, version};
+
 const SETTLE: Duration = Duration::from_millis(200);
 
 fn write(dir: &Path, secret: &str, value: &str) {
@@ -60,15 +61,6 @@ async fn password(running: &Running, instance: &str) -> String {
     String::from_utf8(value.to_vec()).unwrap()
 }
 
-fn version(running: &Running, capability: &str, instance: &str) -> u64 {
-    running
-        .versions()
-        .into_iter()
-        .find(|(c, i, _)| c == capability && i == instance)
-        .map(|(_, _, v)| v)
-        .unwrap()
-}
-
 /// Wait until the watch of `secrets.files` reports rotations: a change made before its first
 /// look is what it starts from, not a rotation. Rotates `canary` until one is reported.
 async fn watching(running: &Running, dir: &Path) {
@@ -93,15 +85,6 @@ async fn watching(running: &Running, dir: &Path) {
         if seen.is_ok() {
             return;
         }
-    }
-}
-
-/// Wait until `done` holds.
-async fn until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    while !done() {
-        assert!(tokio::time::Instant::now() < deadline, "never: {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
@@ -238,5 +221,127 @@ async fn the_rotation_watch_follows_reloads() {
             .all(|r| r.secret != "password")
     );
 
+    running.shutdown().await.unwrap();
+}
+
+/// A reload that replaces a store (here its `root` moves) replaces every instance that reads
+/// from it, although that instance's own table did not change: it was built with a value of
+/// the old store, and the new store may hold another. The report says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replaced_store_replaces_the_instances_that_read_from_it() {
+    let (before, after) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    write(before.path(), "password", "from-the-old-store");
+    write(before.path(), "other", "unrelated");
+    write(after.path(), "password", "from-the-new-store");
+    write(after.path(), "other", "unrelated");
+    let running = start(infra(before.path(), "password", "")).await;
+    assert_eq!(password(&running, "keyed").await, "from-the-old-store");
+
+    let report = running
+        .reload(infra(after.path(), "password", ""))
+        .await
+        .unwrap_or_else(|err| panic!("{err}"));
+    assert!(report.applied);
+    assert_eq!(password(&running, "keyed").await, "from-the-new-store");
+    let reason = "reads its secrets from secrets.files, which is replaced".to_owned();
+    for line in &report.instances {
+        let expected = match (line.capability.as_str(), line.instance.as_str()) {
+            ("secrets", "files") => Outcome::Replaced {
+                reasons: vec!["option `root` changed".to_owned()],
+            },
+            ("cache", "keyed" | "other") => Outcome::Replaced {
+                reasons: vec![reason.clone()],
+            },
+            _ => Outcome::Kept,
+        };
+        assert_eq!(line.outcome, expected, "{line}");
+    }
+    assert_eq!(version(&running, "cache", "plain"), 1);
+    running.shutdown().await.unwrap();
+}
+
+/// More rotations than the trigger's channel holds (64) arrive at once: the trigger cannot tell
+/// which it missed, so the reload replaces every instance that reads a secret — `cache.other`,
+/// whose secret did not rotate, for the reason that rotations were missed — and keeps the rest.
+///
+/// One thread: the watch records the whole burst (one `changes` answer, 70 names read by nothing
+/// and `password`) before the trigger's task can receive any of it.
+#[tokio::test(flavor = "current_thread")]
+async fn rotations_missed_rebuild_every_instance_that_reads_a_secret() {
+    let name = format!("test-reload-rotation-missed-{}", std::process::id());
+    let store = sandloom_embedded::MemorySecretStore::named(&name);
+    store.set("password", "first").unwrap();
+    store.set("other", "unrelated").unwrap();
+    let text = format!(
+        "[secrets.mem]\ndriver = \"memory\"\nstore = \"{name}\"\n\
+         [cache.keyed]\ndriver = \"keyed\"\npassword = {{ secret = \"password\", store = \"mem\" }}\n\
+         [cache.other]\ndriver = \"keyed\"\npassword = {{ secret = \"other\", store = \"mem\" }}\n\
+         [cache.plain]\ndriver = \"memory\"\n"
+    );
+    let config = InfraConfig::from_toml_str(&text, "infra.toml").unwrap();
+    let burst: Vec<String> = (0..70).map(|n| format!("burst/{n:02}")).collect();
+    let mut kernel = Kernel::new(
+        config,
+        sandloom::link_drivers!(sandloom_embedded, sandloom_fixture_keyed),
+    )
+    .watch_secret("mem", "canary", &[]);
+    for secret in &burst {
+        kernel = kernel.watch_secret("mem", secret, &[]);
+    }
+    let running = kernel.start().await.unwrap_or_else(|err| panic!("{err}"));
+
+    // The watch is live once a change of `canary` is reported.
+    let mut rotations = running.rotation_events();
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    'live: for round in 0.. {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the watch never started"
+        );
+        store.set("canary", format!("canary-{round}")).unwrap();
+        let wait = tokio::time::sleep(Duration::from_millis(100));
+        tokio::pin!(wait);
+        loop {
+            tokio::select! {
+                () = &mut wait => break,
+                seen = rotations.recv() => if seen.unwrap().secret == "canary" { break 'live },
+            }
+        }
+    }
+    drop(rotations);
+    let trigger = ReloadOnRotation::new()
+        .settle(SETTLE)
+        .start(&running)
+        .unwrap();
+
+    // No await between these: the watch sees them in one answer, 71 rotations.
+    store.set("password", "second").unwrap();
+    for secret in &burst {
+        store.set(secret, "x").unwrap();
+    }
+    until("both readers rebuilt", || {
+        version(&running, "cache", "keyed") == 2 && version(&running, "cache", "other") == 2
+    })
+    .await;
+    assert_eq!(password(&running, "keyed").await, "second");
+    assert_eq!(password(&running, "other").await, "unrelated");
+    let report = running.last_reload().unwrap();
+    assert!(report.applied);
+    let missed = "secret rotations were missed: every instance reading a secret is rebuilt";
+    for line in &report.instances {
+        let expected = match line.instance.as_str() {
+            "keyed" => Outcome::Replaced {
+                reasons: vec!["secret `password` of secrets.mem rotated".to_owned()],
+            },
+            "other" => Outcome::Replaced {
+                reasons: vec![missed.to_owned()],
+            },
+            _ => Outcome::Kept,
+        };
+        assert_eq!(line.outcome, expected, "{line}");
+    }
+    let stats = trigger.stats();
+    assert_eq!((stats.reloads, stats.refused), (1, 0));
+    trigger.stop().await;
     running.shutdown().await.unwrap();
 }

@@ -6,31 +6,17 @@
 
 #![cfg(unix)]
 
-use std::time::Duration;
-
 use nix::sys::signal::{Signal, raise};
 use sandloom::sdk::{CACHE, bytes::Bytes};
-use sandloom::{InfraConfig, Kernel, Running};
+use sandloom::{InfraConfig, Kernel};
 use sandloom_kernel::reload::triggers::ReloadOnSighup;
 use tokio::sync::mpsc;
 
-/// Long enough on a busy machine; a test that passes never waits this long.
-const PATIENCE: Duration = Duration::from_secs(20);
+mod common;
+use common::{PATIENCE, until, version};
 
 fn infra(instance: &str, capacity: u32) -> String {
     format!("[cache.{instance}]\ndriver = \"memory\"\ncapacity = {capacity}\n")
-}
-
-fn version(running: &Running) -> u64 {
-    running.versions()[0].2
-}
-
-async fn until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    while !done() {
-        assert!(tokio::time::Instant::now() < deadline, "never: {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 #[tokio::test]
@@ -87,14 +73,17 @@ async fn sighup_reloads_the_file_with_a_callback_or_wired_to_running() {
         .unwrap();
     std::fs::write(&path, infra("default", 20)).unwrap();
     raise(Signal::SIGHUP).unwrap();
-    until("cache.default replaced", || version(&running) == 2).await;
+    until("cache.default replaced", || {
+        version(&running, "cache", "default") == 2
+    })
+    .await;
     assert_eq!(cache.get("k").await.unwrap(), None);
     cache.set("k", Bytes::from_static(b"w")).await.unwrap();
 
     std::fs::write(&path, "[cache").unwrap();
     raise(Signal::SIGHUP).unwrap();
     until("the broken file rejected", || trigger.stats().rejected == 1).await;
-    assert_eq!(version(&running), 2);
+    assert_eq!(version(&running, "cache", "default"), 2);
     assert_eq!(
         cache.get("k").await.unwrap(),
         Some(Bytes::from_static(b"w"))

@@ -17,9 +17,10 @@ use sandloom_test_support::LogCapture;
 use tokio::sync::mpsc;
 use tracing::Level;
 
+mod common;
+use common::{PATIENCE, until, version};
+
 const DEBOUNCE: Duration = Duration::from_millis(100);
-/// Long enough for a call to come on a busy machine; a test that passes never waits this long.
-const PATIENCE: Duration = Duration::from_secs(20);
 /// How long to wait for a call that must not come: several debounces.
 const QUIET: Duration = Duration::from_millis(800);
 
@@ -245,23 +246,6 @@ async fn start(text: &str) -> sandloom::Running {
         .unwrap_or_else(|err| panic!("{err}"))
 }
 
-fn version(running: &sandloom::Running, instance: &str) -> u64 {
-    running
-        .versions()
-        .into_iter()
-        .find(|(c, i, _)| c == "cache" && i == instance)
-        .map(|(_, _, v)| v)
-        .unwrap()
-}
-
-async fn until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    while !done() {
-        assert!(tokio::time::Instant::now() < deadline, "never: {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 #[tokio::test]
 async fn a_file_watch_wired_to_running_replaces_the_instance_and_keeps_it_on_a_bad_file() {
     use sandloom::sdk::{CACHE, bytes::Bytes};
@@ -285,7 +269,7 @@ async fn a_file_watch_wired_to_running_replaces_the_instance_and_keeps_it_on_a_b
     )
     .unwrap();
     until("cache.default replaced", || {
-        version(&running, "default") == 2
+        version(&running, "cache", "default") == 2
     })
     .await;
     assert_eq!(cache.get("k").await.unwrap(), None);
@@ -301,7 +285,7 @@ async fn a_file_watch_wired_to_running_replaces_the_instance_and_keeps_it_on_a_b
     )
     .unwrap();
     until("the reload refused", || trigger.stats().refused == 1).await;
-    assert_eq!(version(&running, "default"), 2);
+    assert_eq!(version(&running, "cache", "default"), 2);
     assert_eq!(
         cache.get("k").await.unwrap(),
         Some(Bytes::from_static(b"w"))
@@ -315,7 +299,7 @@ async fn a_file_watch_wired_to_running_replaces_the_instance_and_keeps_it_on_a_b
     )
     .unwrap();
     until("cache.default replaced again", || {
-        version(&running, "default") == 3
+        version(&running, "cache", "default") == 3
     })
     .await;
     let stats = trigger.stats();

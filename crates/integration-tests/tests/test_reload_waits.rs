@@ -1,27 +1,32 @@
 //! Waiting operations across a reload (issue 26): an operation declared `#[waits]` (`reserve`,
-//! `acquire_wait`) still waiting on the old instance when a reload swaps it is cut by the old
-//! instance's drain at once and runs again on the new one, so its caller sees no error and the
-//! reload does not wait for it. (At shutdown the same operations answer `Stopped`:
-//! `test_drain_waits.rs`.)
+//! `acquire_wait`, `changes`) waiting longer than the old instance's stop timeout when a reload
+//! swaps it is cut by the old instance's drain at once and runs again on the new one, so its
+//! caller sees no error, its wait goes on there, and the reload does not wait for it. (At
+//! shutdown the same operations answer `Stopped`: `test_drain_waits.rs`.)
 //!
-//! Every bound on time is far from what the test expects: the reload's budget is 30 s, and
-//! the test only tells "at once" from "after the budget".
+//! Every bound on time is far from what the test expects: the reload's budget is 30 s, each
+//! wait a minute, and the test only tells "at once" from "after the budget".
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use sandloom::sdk::bytes::Bytes;
-use sandloom::sdk::taskqueue::EnqueueOptions;
-use sandloom::sdk::{LOCK, TASK_QUEUE};
+use sandloom::sdk::{LOCK, SECRETS, TASK_QUEUE};
 use sandloom::{InfraConfig, Kernel, Running};
+use sandloom_embedded::MemorySecretStore;
+use sandloom_test_support::waits::reserve_gets_the_task_enqueued_now;
 
 /// The drain's budget: what a reload waited for an idle waiter before it was cut at once.
 const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// `instance` (a `[capability.default]` table's body) with a `health_timeout_ms` of
-/// `health_ms`: changing only that replaces the instance, whatever its driver.
-fn config(table: &str, driver: &str, health_ms: u64) -> InfraConfig {
+/// How long each operation waits: longer than the stop timeout.
+const WAIT: Duration = Duration::from_mins(1);
+
+/// `[capability.default]` served by `driver` with `options` (TOML lines) and a
+/// `health_timeout_ms` of `health_ms`: changing only that replaces the instance, whatever its
+/// driver.
+fn config(table: &str, driver: &str, health_ms: u64, options: &str) -> InfraConfig {
     let text = format!(
-        "stop_timeout_ms = {}\n[{table}.default]\ndriver = \"{driver}\"\nhealth_timeout_ms = {health_ms}\n",
+        "stop_timeout_ms = {}\n[{table}.default]\ndriver = \"{driver}\"\nhealth_timeout_ms = {health_ms}\n{options}",
         STOP_TIMEOUT.as_millis()
     );
     InfraConfig::from_toml_str(&text, "infra.toml").unwrap()
@@ -43,52 +48,58 @@ async fn until_waiting<T>(task: &tokio::task::JoinHandle<T>) {
     assert!(!task.is_finished(), "the operation did not wait");
 }
 
-/// A `reserve` waiting on `taskqueue.memory` across a reload gets the task enqueued after the
-/// reload, from the new instance; the reload returns without waiting for it.
-#[tokio::test(flavor = "current_thread")]
-async fn a_waiting_reserve_continues_on_the_new_instance() {
-    let running = start(config("taskqueue", "memory", 1_000)).await;
+/// Reload to `new` while an operation waits: the instance is replaced, and the reload returns
+/// without waiting for the operation (well before the stop timeout, nothing left in flight).
+async fn reload_at_once(running: &Running, new: InfraConfig) {
+    let version = running.versions()[0].2;
+    let began = Instant::now();
+    let report = running.reload(new).await.unwrap();
+    let took = began.elapsed();
+    assert!(
+        took < STOP_TIMEOUT,
+        "the reload waited {took:?} for a waiting operation"
+    );
+    assert_eq!(report.left_in_flight, 0);
+    assert_eq!(
+        running.versions()[0].2,
+        version + 1,
+        "the instance was not replaced"
+    );
+}
+
+type Reserve = tokio::task::JoinHandle<
+    sandloom::sdk::InfraResult<Option<sandloom::sdk::taskqueue::Reservation>>,
+>;
+
+/// `taskqueue.memory` running, and a `reserve` waiting on its empty queue `jobs`.
+async fn waiting_reserve() -> (
+    Running,
+    Arc<dyn sandloom::sdk::taskqueue::TaskQueue>,
+    Reserve,
+) {
+    let running = start(config("taskqueue", "memory", 1_000, "")).await;
     let queue = running
         .infra()
         .capability_arc(&TASK_QUEUE, "default")
         .unwrap();
     let reserve = tokio::spawn({
-        let queue = std::sync::Arc::clone(&queue);
-        async move { queue.reserve("jobs", Duration::from_mins(1)).await }
+        let queue = Arc::clone(&queue);
+        async move { queue.reserve("jobs", WAIT).await }
     });
     until_waiting(&reserve).await;
+    (running, queue, reserve)
+}
 
-    let began = Instant::now();
-    let report = running
-        .reload(config("taskqueue", "memory", 2_000))
-        .await
-        .unwrap();
-    let took = began.elapsed();
-    assert!(
-        took < STOP_TIMEOUT,
-        "the reload waited {took:?} for an idle reserve"
-    );
-    assert_eq!(report.left_in_flight, 0);
-    assert_eq!(running.versions()[0].2, 2, "the instance was not replaced");
+/// A `reserve` waiting on `taskqueue.memory` across a reload gets the task enqueued after the
+/// reload, from the new instance; the reload returns without waiting for it.
+#[tokio::test(flavor = "current_thread")]
+async fn a_waiting_reserve_continues_on_the_new_instance() {
+    let (running, queue, reserve) = waiting_reserve().await;
+    reload_at_once(&running, config("taskqueue", "memory", 2_000, "")).await;
     until_waiting(&reserve).await;
 
     // The old in-memory queue is gone: only the new instance can hand this task out.
-    let id = queue
-        .enqueue(
-            "jobs",
-            Bytes::from_static(b"after"),
-            EnqueueOptions::default(),
-        )
-        .await
-        .unwrap();
-    let reservation = reserve
-        .await
-        .unwrap()
-        .expect("the reserve must not fail because of the reload")
-        .expect("the task enqueued after the reload");
-    assert_eq!(reservation.task.id, id);
-    assert_eq!(reservation.task.payload, Bytes::from_static(b"after"));
-    queue.ack(&reservation).await.unwrap();
+    reserve_gets_the_task_enqueued_now(&*queue, reserve, b"after").await;
     drop(queue);
     running.shutdown().await.unwrap();
 }
@@ -98,7 +109,7 @@ async fn a_waiting_reserve_continues_on_the_new_instance() {
 /// without waiting for it.
 #[tokio::test(flavor = "current_thread")]
 async fn a_waiting_acquire_wait_continues_on_the_new_instance() {
-    let running = start(config("lock", "memory", 1_000)).await;
+    let running = start(config("lock", "memory", 1_000, "")).await;
     let lock = running.infra().capability_arc(&LOCK, "default").unwrap();
     let ttl = Duration::from_mins(1);
     let held = lock
@@ -107,25 +118,11 @@ async fn a_waiting_acquire_wait_continues_on_the_new_instance() {
         .unwrap()
         .expect("free at first");
     let waiting = tokio::spawn({
-        let lock = std::sync::Arc::clone(&lock);
-        async move {
-            lock.acquire_wait("nightly", ttl, Duration::from_mins(1))
-                .await
-        }
+        let lock = Arc::clone(&lock);
+        async move { lock.acquire_wait("nightly", ttl, WAIT).await }
     });
     until_waiting(&waiting).await;
-
-    let began = Instant::now();
-    let report = running
-        .reload(config("lock", "memory", 2_000))
-        .await
-        .unwrap();
-    let took = began.elapsed();
-    assert!(
-        took < STOP_TIMEOUT,
-        "the reload waited {took:?} for an idle acquire_wait"
-    );
-    assert_eq!(report.left_in_flight, 0);
+    reload_at_once(&running, config("lock", "memory", 2_000, "")).await;
 
     let lease = waiting
         .await
@@ -143,34 +140,45 @@ async fn a_waiting_acquire_wait_continues_on_the_new_instance() {
 /// it moves on again, to the third instance.
 #[tokio::test(flavor = "current_thread")]
 async fn a_waiting_reserve_follows_every_reload() {
-    let running = start(config("taskqueue", "memory", 1_000)).await;
-    let queue = running
-        .infra()
-        .capability_arc(&TASK_QUEUE, "default")
-        .unwrap();
-    let reserve = tokio::spawn({
-        let queue = std::sync::Arc::clone(&queue);
-        async move { queue.reserve("jobs", Duration::from_mins(1)).await }
-    });
-    until_waiting(&reserve).await;
+    let (running, queue, reserve) = waiting_reserve().await;
     for health_ms in [2_000, 3_000] {
-        running
-            .reload(config("taskqueue", "memory", health_ms))
-            .await
-            .unwrap();
+        reload_at_once(&running, config("taskqueue", "memory", health_ms, "")).await;
         until_waiting(&reserve).await;
     }
     assert_eq!(running.versions()[0].2, 3);
-    let id = queue
-        .enqueue(
-            "jobs",
-            Bytes::from_static(b"third"),
-            EnqueueOptions::default(),
-        )
-        .await
-        .unwrap();
-    let reservation = reserve.await.unwrap().unwrap().unwrap();
-    assert_eq!(reservation.task.id, id);
+    reserve_gets_the_task_enqueued_now(&*queue, reserve, b"third").await;
     drop(queue);
+    running.shutdown().await.unwrap();
+}
+
+/// A `changes` long poll waiting on `secrets.memory` across a reload gets, from the new
+/// instance, the change made after the reload. Both instances read the same named store, so the
+/// cursor the old one issued names the same history on the new one (a cursor belongs to its
+/// store: with another store the new instance may answer `InvalidInput`).
+#[tokio::test(flavor = "current_thread")]
+async fn a_waiting_changes_continues_on_the_new_instance() {
+    let name = "test-reload-waits-changes";
+    let store = MemorySecretStore::named(name);
+    store.set("db/password", "first").unwrap();
+    let options = format!("store = \"{name}\"\n");
+    let running = start(config("secrets", "memory", 1_000, &options)).await;
+    let secrets = running.infra().capability_arc(&SECRETS, "default").unwrap();
+    let cursor = secrets.changes(0, Duration::ZERO).await.unwrap().cursor;
+    let waiting = tokio::spawn({
+        let secrets = Arc::clone(&secrets);
+        async move { secrets.changes(cursor, WAIT).await }
+    });
+    until_waiting(&waiting).await;
+    reload_at_once(&running, config("secrets", "memory", 2_000, &options)).await;
+    until_waiting(&waiting).await;
+
+    store.set("db/password", "rotated").unwrap();
+    let changes = waiting
+        .await
+        .unwrap()
+        .expect("the changes must not fail because of the reload");
+    assert_eq!(changes.names, ["db/password"]);
+    assert!(changes.cursor > cursor);
+    drop(secrets);
     running.shutdown().await.unwrap();
 }

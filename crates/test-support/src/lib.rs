@@ -2,9 +2,11 @@
 //!
 //! A TCP proxy a driver's tests put between the driver and its real server, to make the server
 //! "go away" or hang, and come back, without touching the server: what every backend driver
-//! must survive. And [`LogCapture`], the log lines a test asserts on.
+//! must survive. And [`LogCapture`], the log lines a test asserts on, and [`waits`], what the
+//! tests of waiting operations across a reload check.
 
 mod logs;
+pub mod waits;
 
 pub use logs::LogCapture;
 

@@ -194,21 +194,8 @@ async fn a_waiting_reserve_continues_on_the_new_instance_after_a_reload() {
     );
 
     // Only the new namespace holds this task: the reserve got it from the new instance.
-    let id = queue
-        .enqueue(
-            "jobs",
-            Bytes::from_static(b"after"),
-            EnqueueOptions::default(),
-        )
-        .await
-        .unwrap();
-    let reservation = reserve
-        .await
-        .unwrap()
-        .expect("the reserve must not fail because of the reload")
-        .expect("the task enqueued after the reload");
-    assert_eq!(reservation.task.id, id);
-    queue.ack(&reservation).await.unwrap();
+    sandloom_test_support::waits::reserve_gets_the_task_enqueued_now(&*queue, reserve, b"after")
+        .await;
     drop(queue);
     running.shutdown().await.unwrap();
 }

@@ -1,7 +1,34 @@
 //! Shared helpers for the integration tests.
 #![allow(dead_code, unreachable_pub)]
 
+use std::time::Duration;
+
 use sandloom::{InfraConfig, Kernel, LinkedDrivers, Problem, Running, StartupError};
+
+/// Long enough for something a test waits for to happen on a busy machine; a test that passes
+/// never waits this long.
+pub const PATIENCE: Duration = Duration::from_secs(30);
+
+/// Wait until `done` holds, looking every 20 ms; panics naming `what` after [`PATIENCE`].
+pub async fn until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while !done() {
+        assert!(tokio::time::Instant::now() < deadline, "never: {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The configuration version `capability.instance` runs (`Running::versions`).
+pub fn version(running: &Running, capability: &str, instance: &str) -> u64 {
+    running
+        .versions()
+        .into_iter()
+        .find(|(c, i, _)| c == capability && i == instance)
+        .map_or_else(
+            || panic!("no instance {capability}.{instance}"),
+            |(_, _, v)| v,
+        )
+}
 
 /// Parse INFRA text, panicking with the error if it is malformed (tests of valid configs).
 pub fn config(text: &str) -> InfraConfig {

@@ -229,3 +229,26 @@ pub(crate) fn store_waves(config: &InfraConfig) -> Vec<Vec<String>> {
         waves.push(wave.into_iter().map(str::to_owned).collect());
     }
 }
+
+/// Every instance of `config`, keyed `(capability, instance)`, in the waves they start in: the
+/// `secrets` instances in [`store_waves`] order, then one last wave of every other instance
+/// (also a store in a circle, which `judge` refuses). Startup and a reload both build in this
+/// order.
+pub(crate) fn instance_waves(config: &InfraConfig) -> Vec<Vec<(String, String)>> {
+    let mut waves: Vec<Vec<(String, String)>> = store_waves(config)
+        .into_iter()
+        .map(|wave| {
+            wave.into_iter()
+                .map(|store| (SECRETS.to_owned(), store))
+                .collect()
+        })
+        .collect();
+    let rest = config
+        .instances
+        .keys()
+        .filter(|key| !waves.iter().flatten().any(|store| store == *key))
+        .cloned()
+        .collect();
+    waves.push(rest);
+    waves
+}

@@ -24,7 +24,7 @@ use std::fmt;
 
 use crate::location::Location;
 
-pub(crate) use judge::{SECRETS, judge, store_waves};
+pub(crate) use judge::{SECRETS, instance_waves, judge};
 pub(crate) use read::{Stores, read_wave};
 pub use reason::ReferenceReason;
 pub(crate) use reason::{act, describe};

@@ -71,7 +71,7 @@ fn stores_start_in_waves_by_dependency() {
         "#,
     );
     assert_eq!(
-        super::store_waves(&c),
+        super::judge::store_waves(&c),
         [
             vec!["default".to_owned()],
             vec!["vault".to_owned()],

@@ -288,6 +288,8 @@ pub(crate) async fn reload_with(
     let new = new.unwrap_or_else(|| old.clone());
     let mut plan = ReloadPlan::between(&old, &new);
     force(&mut plan, forced);
+    // A store replaced for a rotated secret it reads replaces its readers too.
+    plan.replace_readers_of_rebuilt_stores(&new);
 
     // 1. Check first, as `check` does: nothing is built when anything is wrong.
     let planned = match check(shared, &new) {

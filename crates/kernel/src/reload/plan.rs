@@ -95,6 +95,12 @@ impl InstanceChange {
 /// `{ secret = "…", store = "…" }` is a value like any other) and are never shown: a reason
 /// names the option only.
 ///
+/// An instance that reads a secret from a `secrets` instance the plan replaces is replaced too,
+/// although its own table did not change (``reads its secrets from secrets.vault, which is
+/// replaced``), and so are the readers of a store replaced that way: it was built with a value
+/// of the old store, and the new store may hold another. Values are never compared (the kernel
+/// keeps none), so it is replaced whether its value changed or not.
+///
 /// The settings of the whole process (`environment`, `accepted_risks`, `start_timeout_ms`,
 /// `stop_timeout_ms`, `health_interval_ms`) replace no instance: none of them is part of what
 /// an instance is built from (`environment` and `accepted_risks` decide what the check of the
@@ -183,9 +189,65 @@ impl ReloadPlan {
                 }
             })
             .collect();
-        ReloadPlan {
+        let mut plan = ReloadPlan {
             instances,
             settings: setting_reasons(old, new),
+        };
+        plan.replace_readers_of_rebuilt_stores(new);
+        plan
+    }
+
+    /// Replace every instance of `new` that reads a secret from a `secrets` instance this plan
+    /// rebuilds (replaced, or added again), and in turn the readers of a store so replaced: an
+    /// instance holds the values it read when it was built, from the old store, and the new one
+    /// may hold others. The kernel never keeps a value to compare (each is zeroed once the
+    /// options are parsed), so a reader is replaced whether its value changed or not.
+    pub(crate) fn replace_readers_of_rebuilt_stores(&mut self, new: &InfraConfig) {
+        loop {
+            let rebuilt: BTreeSet<String> = self
+                .instances
+                .iter()
+                .filter(|line| {
+                    line.capability == crate::references::SECRETS
+                        && matches!(line.change, Change::Replaced { .. } | Change::Added)
+                })
+                .map(|line| line.instance.clone())
+                .collect();
+            let mut changed = false;
+            for line in &mut self.instances {
+                let Some(reader) = new
+                    .instances
+                    .get(&(line.capability.clone(), line.instance.clone()))
+                else {
+                    continue;
+                };
+                let stores: BTreeSet<&str> = reader
+                    .references
+                    .values()
+                    .map(|r| r.store.as_str())
+                    .filter(|store| rebuilt.contains(*store))
+                    .collect();
+                for store in stores {
+                    let reason =
+                        format!("reads its secrets from secrets.{store}, which is replaced");
+                    match &mut line.change {
+                        Change::Kept => {
+                            line.change = Change::Replaced {
+                                reasons: vec![reason],
+                            };
+                            changed = true;
+                        }
+                        Change::Replaced { reasons } if !reasons.contains(&reason) => {
+                            reasons.push(reason);
+                            changed = true;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            if !changed {
+                return;
+            }
         }
     }
 

@@ -32,7 +32,7 @@ pub(super) async fn build_reading_secrets(
     if new.instances().all(|i| i.references.is_empty()) {
         return build_beside(new, planned).await;
     }
-    let waves = waves(new);
+    let waves = references::instance_waves(new);
     // The stores serving now; a store this reload rebuilds is replaced by its new instance
     // once built, before any instance that reads from it is.
     let mut stores = running_stores(shared, new);
@@ -110,27 +110,6 @@ pub(super) async fn build_reading_secrets(
         }
     }
     Ok(fresh)
-}
-
-/// The keys of `new`'s instances, in waves: the stores in the order of the references between
-/// them, then the rest.
-fn waves(new: &InfraConfig) -> Vec<Vec<(String, String)>> {
-    let mut waves: Vec<Vec<(String, String)>> = references::store_waves(new)
-        .into_iter()
-        .map(|wave| {
-            wave.into_iter()
-                .map(|store| (references::SECRETS.to_owned(), store))
-                .collect()
-        })
-        .collect();
-    waves.push(
-        new.instances
-            .keys()
-            .filter(|key| !waves.iter().flatten().any(|store| store == *key))
-            .cloned()
-            .collect(),
-    );
-    waves
 }
 
 /// The `secrets` instances of `new` that run now.

@@ -280,3 +280,37 @@ fn a_secret_reference_is_an_option_value_and_rotation_poll_a_kernel_key() {
     );
     assert!(plan.has_changes());
 }
+
+#[test]
+fn a_replaced_store_replaces_its_readers_and_the_readers_of_stores_reading_from_it() {
+    let text = |root: &str| {
+        format!(
+            "[secrets.base]\ndriver = \"file\"\nroot = \"{root}\"\n\
+             [secrets.vault]\ndriver = \"vault\"\ntoken = {{ secret = \"t\", store = \"base\" }}\n\
+             [cache.default]\ndriver = \"redis\"\nurl = {{ secret = \"u\", store = \"vault\" }}\n\
+             [cache.direct]\ndriver = \"redis\"\nurl = {{ secret = \"u\", store = \"base\" }}\n\
+             [cache.plain]\ndriver = \"memory\"\n"
+        )
+    };
+    let found = changes(&config(&text("/a")), &config(&text("/b")));
+    let reason = |store: &str| format!("reads its secrets from secrets.{store}, which is replaced");
+    assert_eq!(
+        found,
+        [
+            ("cache.default".to_owned(), replaced(&[&reason("vault")])),
+            ("cache.direct".to_owned(), replaced(&[&reason("base")])),
+            ("cache.plain".to_owned(), Change::Kept),
+            (
+                "secrets.base".to_owned(),
+                replaced(&["option `root` changed"])
+            ),
+            ("secrets.vault".to_owned(), replaced(&[&reason("base")])),
+        ]
+    );
+    // Nothing replaced: nothing follows.
+    assert!(
+        changes(&config(&text("/a")), &config(&text("/a")))
+            .iter()
+            .all(|(_, change)| *change == Change::Kept)
+    );
+}

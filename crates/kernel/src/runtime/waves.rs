@@ -42,22 +42,7 @@ impl Kernel {
         if let Err(problems) = self.resolve() {
             return Err(StartupError::new(problems));
         }
-        let mut waves: Vec<Vec<(String, String)>> = references::store_waves(&self.config)
-            .into_iter()
-            .map(|wave| {
-                wave.into_iter()
-                    .map(|store| (references::SECRETS.to_owned(), store))
-                    .collect()
-            })
-            .collect();
-        let rest: Vec<(String, String)> = self
-            .config
-            .instances
-            .keys()
-            .filter(|key| !waves.iter().flatten().any(|store| store == *key))
-            .cloned()
-            .collect();
-        waves.push(rest);
+        let waves = references::instance_waves(&self.config);
         let count = waves.len();
         let mut stores = Stores::new();
         let mut infra = Infra::builder();
