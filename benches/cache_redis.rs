@@ -171,44 +171,32 @@ impl Fixture {
     /// `CONCURRENCY` driver `get`s of the hit key, each in its own task.
     async fn driver_concurrent(&self) {
         let infra = Arc::clone(self.running().infra());
-        let tasks: Vec<_> = (0..CONCURRENCY)
-            .map(|_| {
-                let infra = Arc::clone(&infra);
-                tokio::spawn(async move {
-                    let cache = infra.cache().expect("cache.default");
-                    assert!(cache.get(HIT).await.expect("get").is_some());
-                })
-            })
-            .collect();
-        for task in tasks {
-            task.await.expect("a driver task");
-        }
+        concurrently(|| {
+            let infra = Arc::clone(&infra);
+            async move {
+                let cache = infra.cache().expect("cache.default");
+                assert!(cache.get(HIT).await.expect("get").is_some());
+            }
+        })
+        .await;
     }
 
-    /// `CONCURRENCY` raw `GET`s of the hit key, each in its own task.
+    /// `CONCURRENCY` pooled `GET`s of the hit key, each in its own task.
     async fn raw_concurrent(&self) {
-        let tasks: Vec<_> = (0..CONCURRENCY)
-            .map(|_| {
-                let raw = Arc::clone(&self.raw);
-                tokio::spawn(async move { assert!(raw.get(&raw.hit).await.is_some()) })
-            })
-            .collect();
-        for task in tasks {
-            task.await.expect("a raw task");
-        }
+        concurrently(|| {
+            let raw = Arc::clone(&self.raw);
+            async move { assert!(raw.get(&raw.hit).await.is_some()) }
+        })
+        .await;
     }
 
     /// `CONCURRENCY` `GET`s of the hit key through the shared `ConnectionManager`.
     async fn manager_concurrent(&self) {
-        let tasks: Vec<_> = (0..CONCURRENCY)
-            .map(|_| {
-                let raw = Arc::clone(&self.raw);
-                tokio::spawn(async move { assert!(raw.manager_get(&raw.hit).await.is_some()) })
-            })
-            .collect();
-        for task in tasks {
-            task.await.expect("a raw task");
-        }
+        concurrently(|| {
+            let raw = Arc::clone(&self.raw);
+            async move { assert!(raw.manager_get(&raw.hit).await.is_some()) }
+        })
+        .await;
     }
 
     /// Delete both sides' keys and stop the kernel.
@@ -231,6 +219,18 @@ impl Fixture {
                 .await;
             running.shutdown().await.expect("the kernel stops");
         });
+    }
+}
+
+/// Run `CONCURRENCY` futures made by `make`, each in its own task, and wait for all of them.
+async fn concurrently<F, Fut>(make: F)
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let tasks: Vec<_> = (0..CONCURRENCY).map(|_| tokio::spawn(make())).collect();
+    for task in tasks {
+        task.await.expect("a benchmark task");
     }
 }
 
