@@ -18,6 +18,8 @@
 //! | `raw_scan` | baseline: one pass over the slice finding the four selected entries |
 //! | `by_hand_start+stop` | baseline: construct, start, build the `Infra`, stop, by hand |
 
+#![allow(dead_code)] // each benchmark binary uses part of this module
+
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -119,7 +121,7 @@ fn raw_scan(
 
 /// Construct, start, hand to an `Infra` and stop the four drivers by hand: what the kernel's
 /// `start` + `shutdown` does, without resolution, gates, timeouts or panic guards.
-async fn by_hand(root: &Path) {
+pub(crate) async fn by_hand(root: &Path) {
     let cache = Arc::new(MemoryCache::from_options(MemoryCacheOptions::default()).unwrap());
     let notifier = Arc::new(LogNotifier::from_options(LogNotifierOptions::default()).unwrap());
     let store = Arc::new(
@@ -238,4 +240,48 @@ pub(crate) fn main(bench: &Bench) {
     });
     group.finish();
     criterion.final_summary();
+}
+
+/// For callgrind (`startup_instructions.rs`): run `operation` (`start+shutdown` or
+/// `by_hand_start+stop`, as in [`main`]) `times` times on a current-thread runtime, with nothing
+/// else measured. Compare two counts with `times` of at most [`KERNELS`].
+///
+/// # Panics
+/// On an unknown operation, or when the configuration does not start.
+/// Kernels [`instructions`] makes beforehand, at least: compare counts of `times` up to this.
+const KERNELS: u64 = 1_000;
+
+pub(crate) fn instructions(linked: LinkedDrivers, operation: &str, times: u64) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let root: PathBuf = dir.path().join("objects");
+    let config = InfraConfig::from_toml_str(&support::embedded_defaults(&root), "bench")
+        .expect("valid INFRA");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    match operation {
+        "start+shutdown" => {
+            // Made beforehand, as criterion's `iter_batched` does, and as many whatever `times`
+            // (those not started are leaked, not dropped): the difference between two counts
+            // holds no copy of the configuration, and its drop as criterion's runs do.
+            let made = times.max(KERNELS);
+            let mut kernels: Vec<Kernel> = (0..made)
+                .map(|_| Kernel::new(config.clone(), linked))
+                .collect();
+            for kernel in kernels.drain(..usize::try_from(times).expect("a count")) {
+                runtime.block_on(async {
+                    let running = kernel.start().await.expect("starts");
+                    running.shutdown().await.expect("stops");
+                });
+            }
+            std::mem::forget(kernels);
+        }
+        "by_hand_start+stop" => {
+            for _ in 0..times {
+                runtime.block_on(by_hand(&root));
+            }
+        }
+        other => panic!("unknown operation {other:?}: start+shutdown or by_hand_start+stop"),
+    }
 }

@@ -147,6 +147,49 @@ async fn a_start_that_hangs_times_out_with_the_configured_timeout() {
     assert_eq!(events("hang"), ["hang:build", "hang:start", "hang:stop"]);
 }
 
+/// The two tests above run on a single-threaded runtime, where the kernel polls `start` inline
+/// first; on a multi-threaded one `start` runs as a task from its first poll. Both ways, a
+/// panic is caught and a hang times out, and the driver is stopped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_multi_threaded_runtime_a_start_that_panics_or_hangs_is_reported_too() {
+    let err = refused(
+        "start_timeout_ms = 100\n[cache.p]\ndriver = \"start-panic\"\nlabel = \"panic-mt\"\n\
+         [cache.h]\ndriver = \"start-hang\"\nlabel = \"hang-mt\"",
+        linked(),
+    )
+    .await;
+    let reasons: Vec<&UnusableReason> = err
+        .problems()
+        .iter()
+        .filter_map(|problem| match problem {
+            Problem::Unusable { reason, .. } => Some(reason),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        reasons.iter().any(|reason| matches!(
+            reason,
+            UnusableReason::Panicked { phase: "start", message, .. } if message == "fixture start panic"
+        )),
+        "{err}"
+    );
+    assert!(
+        reasons.iter().any(|reason| matches!(
+            reason,
+            UnusableReason::TimedOut { after, .. } if *after == Duration::from_millis(100)
+        )),
+        "{err}"
+    );
+    assert_eq!(
+        events("panic-mt"),
+        ["panic-mt:build", "panic-mt:start", "panic-mt:stop"]
+    );
+    assert_eq!(
+        events("hang-mt"),
+        ["hang-mt:build", "hang-mt:start", "hang-mt:stop"]
+    );
+}
+
 #[tokio::test]
 async fn construction_errors_and_panics_are_all_reported_and_nothing_starts() {
     let err = refused(

@@ -1,5 +1,6 @@
-//! Calling driver lifecycles safely: each call runs as its own task, so a driver that panics or
-//! never finishes cannot crash or stall startup, a driver that blocks its thread is found out
+//! Calling driver lifecycles safely: each call is guarded (its panic caught, its time bounded,
+//! and, past its first poll or on a multi-threaded runtime, run as its own task), so a driver
+//! that panics or never finishes cannot crash or stall startup, a driver that blocks its thread is found out
 //! and named, and nothing whose start was attempted is ever forgotten.
 
 use std::future::Future;
@@ -23,11 +24,19 @@ pub(crate) enum Stopped {
     TimedOut,
 }
 
-/// Run the driver's `stop` as a task under `timeout`. On timeout the task is aborted (it stops
-/// at its next await; a driver blocking a thread keeps that one thread until it returns).
+/// Run the driver's `stop` under `timeout`: its first poll inline (see [`first_poll`]), the
+/// rest, if it waits, as a task. On timeout the task is aborted (it stops at its next await; a
+/// driver blocking a thread keeps that one thread until it returns).
 pub(crate) async fn stop(lifecycle: &Arc<dyn ErasedLifecycle>, timeout: Duration) -> Stopped {
     let driver = Arc::clone(lifecycle);
-    let mut task = tokio::spawn(async move { driver.stop().await });
+    let future = Box::pin(async move { driver.stop().await });
+    let future = match first_poll(future).await {
+        FirstPoll::Ready(Ok(())) => return Stopped::Done,
+        FirstPoll::Ready(Err(error)) => return Stopped::Failed(error_chain(error.as_ref())),
+        FirstPoll::Panicked(message) => return Stopped::Panicked(message),
+        FirstPoll::Pending(future) => future,
+    };
+    let mut task = tokio::spawn(future);
     match tokio::time::timeout(timeout, &mut task).await {
         Ok(Ok(Ok(()))) => Stopped::Done,
         Ok(Ok(Err(error))) => Stopped::Failed(error_chain(error.as_ref())),
@@ -39,6 +48,44 @@ pub(crate) async fn stop(lifecycle: &Arc<dyn ErasedLifecycle>, timeout: Duration
             task.abort();
             Stopped::TimedOut
         }
+    }
+}
+
+/// How the first poll of a lifecycle future ended.
+enum FirstPoll<F: Future> {
+    /// It finished on its first poll.
+    Ready(F::Output),
+    /// Its first poll panicked; the panic's message.
+    Panicked(String),
+    /// It waits (or was not polled): the future, for a task to finish.
+    Pending(F),
+}
+
+/// Poll `future` once, inline, when the current runtime is single-threaded; otherwise leave it
+/// unpolled, for a task.
+///
+/// Most lifecycles of the built-in drivers finish on their first poll, and a task (its
+/// allocation, its scheduling, the timer of its timeout) is most of what starting or stopping
+/// them would otherwise cost. Inline changes nothing on a single-threaded runtime: a task
+/// spawned there runs on the same thread, and a `start` that blocks holds that thread either
+/// way (the clock still finds it out). On a multi-threaded runtime the task is kept: there the
+/// timeout fires on time while another thread is blocked by a `start`, which an inline poll
+/// would prevent. A panic in the poll is caught, as a task's would be.
+async fn first_poll<F: Future + Unpin>(mut future: F) -> FirstPoll<F> {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    if Handle::current().runtime_flavor() != RuntimeFlavor::CurrentThread {
+        return FirstPoll::Pending(future);
+    }
+    let polled = std::future::poll_fn(|cx| {
+        Poll::Ready(std::panic::catch_unwind(std::panic::AssertUnwindSafe(
+            || Pin::new(&mut future).poll(cx),
+        )))
+    })
+    .await;
+    match polled {
+        Ok(Poll::Ready(output)) => FirstPoll::Ready(output),
+        Ok(Poll::Pending) => FirstPoll::Pending(future),
+        Err(panic) => FirstPoll::Panicked(panic_message(panic.as_ref())),
     }
 }
 
@@ -65,7 +112,8 @@ pub(crate) enum Started {
 /// straddles the deadline ends within microseconds.
 const BLOCKING_OVERRUN: Duration = Duration::from_millis(10);
 
-/// Run `start` as a task under `timeout`, clocking each poll of it.
+/// Run `start` under `timeout`, clocking each poll of it: its first poll inline (see
+/// [`first_poll`]), the rest, if it waits, as a task.
 ///
 /// A `start` waiting at an `await` is cancelled when the timeout fires. One that blocks its
 /// thread cannot be: on a multi-threaded runtime the timeout fires on time, and the kernel then
@@ -79,11 +127,32 @@ pub(crate) async fn start(
 ) -> Started {
     let clock = Arc::new(PollClock::new());
     let driver = Arc::clone(lifecycle);
-    let mut task = tokio::spawn(Clocked {
+    let clocked = Clocked {
         inner: Box::pin(async move { driver.start().await }),
         clock: Arc::clone(&clock),
-    });
-    match tokio::time::timeout(timeout, &mut task).await {
+    };
+    let clocked = match first_poll(clocked).await {
+        // It ended, but its one poll held the thread past the deadline.
+        FirstPoll::Ready(_) | FirstPoll::Panicked(_) if clock.held_past(timeout) => {
+            return Started::Blocked {
+                elapsed: clock.elapsed(),
+                still_running: None,
+            };
+        }
+        FirstPoll::Ready(Ok(())) => return Started::Done,
+        FirstPoll::Ready(Err(error)) => {
+            return Started::Failed {
+                message: error_chain(error.as_ref()),
+                transient: crate::transient::transient_kind(error.as_ref()),
+            };
+        }
+        FirstPoll::Panicked(message) => return Started::Panicked(message),
+        FirstPoll::Pending(clocked) => clocked,
+    };
+    // The timeout counts from the first poll, inline or not.
+    let left = timeout.saturating_sub(clock.elapsed());
+    let mut task = tokio::spawn(clocked);
+    match tokio::time::timeout(left, &mut task).await {
         // It ended, but the timeout could not fire: its thread was held past the deadline.
         Ok(_) if clock.held_past(timeout) => Started::Blocked {
             elapsed: clock.elapsed(),

@@ -15,10 +15,18 @@
 //! cut), and when its budget ends (every operation still pending then answers `Stopped`). An
 //! operation that completes without suspending never registers. The wakers are kept in a tokio
 //! `Notify` per shard of threads: an intrusive list (the entry lives in the operation's own
-//! future, so nothing is allocated), under a mutex only the threads of one shard share.
+//! future, so nothing is allocated), under a mutex only the threads of one shard share. The
+//! shards are allocated by the first operation that waits: a gate whose operations never wait
+//! (most instances of the embedded drivers) neither allocates them nor wakes them at shutdown.
+//! The slots too are allocated by the first operation (8 KiB, which is most of what making a
+//! gate would cost otherwise): an instance that is started and stopped without serving, or a
+//! gate built only to be replaced, allocates none.
+//!
+//! A drain begins once: shutdown begins it, and the stop that follows begins it again (as
+//! every stop does, for the instances no drain came before); only the first does the work.
 
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering, fence};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Mutex, Once, OnceLock, PoisonError};
 
 use tokio::sync::Notify;
 use tokio::sync::futures::Notified;
@@ -42,12 +50,16 @@ struct Waiters(Notify);
 
 /// The in-flight count of one gate, and whether it is draining.
 pub(crate) struct Drain {
-    slots: Box<[Slot]>,
+    /// Allocated by the first operation; see the module's documentation.
+    slots: OnceLock<Box<[Slot]>>,
     shared: Slot,
     draining: AtomicBool,
     /// The drain's budget ended: operations still pending answer `Stopped`.
     abandoned: AtomicBool,
-    waiters: Box<[Waiters]>,
+    /// The work of [`begin`](Self::begin), done once.
+    begun: Once,
+    /// Allocated by the first [`waiter`](Self::waiter).
+    waiters: OnceLock<Box<[Waiters]>>,
 }
 
 /// Proof that an operation was counted in; counts it out when dropped (also when the
@@ -61,11 +73,12 @@ impl Drain {
         // Decide once, before any operation, whether operations may skip their fence.
         ASYMMETRIC.store(asymmetric_fences(), Ordering::Relaxed);
         Self {
-            slots: (0..OWNED_SLOTS).map(|_| Slot::default()).collect(),
+            slots: OnceLock::new(),
             shared: Slot::default(),
             draining: AtomicBool::new(false),
             abandoned: AtomicBool::new(false),
-            waiters: (0..WAITER_SHARDS).map(|_| Waiters::default()).collect(),
+            begun: Once::new(),
+            waiters: OnceLock::new(),
         }
     }
 
@@ -85,17 +98,21 @@ impl Drain {
         Some(InFlight { drain: self })
     }
 
-    /// Refuse new operations from now on.
+    /// Refuse new operations from now on. Only the first call does anything; a call made
+    /// while another is under way returns when that one has ended, so that every caller may
+    /// read [`in_flight`](Self::in_flight) after it.
     pub(crate) fn begin(&self) {
-        self.draining.store(true, Ordering::SeqCst);
-        if asymmetric_fences() {
-            // Every thread runs a full fence: an operation that raised its slot before this
-            // point is seen by `in_flight`, and one that did not sees `draining`.
-            heavy_fence();
-        }
-        // After the flag: a waiter registered before this sees the wake, one registered after
-        // sees the flag (see `waiter`).
-        self.wake_all();
+        self.begun.call_once(|| {
+            self.draining.store(true, Ordering::SeqCst);
+            if asymmetric_fences() {
+                // Every thread runs a full fence: an operation that raised its slot before this
+                // point is seen by `in_flight`, and one that did not sees `draining`.
+                heavy_fence();
+            }
+            // After the flag: a waiter registered before this sees the wake, one registered
+            // after sees the flag (see `waiter`).
+            self.wake_all();
+        });
     }
 
     /// The budget of the drain is spent: every operation still pending answers `Stopped`.
@@ -120,30 +137,49 @@ impl Drain {
     /// `notify_waiters` semantics), so the flags are read after making it: a drain that
     /// begins after the read wakes it, one that began before is seen in the flags.
     pub(crate) fn waiter(&self) -> Notified<'_> {
+        let waiters = self
+            .waiters
+            .get_or_init(|| (0..WAITER_SHARDS).map(|_| Waiters::default()).collect());
+        // Pairs with the fence in `wake_all`: either that one sees the shards allocated here,
+        // or the flags read after this (by the caller) see what was stored before it.
+        fence(Ordering::SeqCst);
         let shard = thread_index() % WAITER_SHARDS;
-        self.waiters[shard].0.notified()
+        waiters[shard].0.notified()
     }
 
     fn wake_all(&self) {
-        for waiters in &self.waiters {
+        // After the flag was stored; see `waiter`.
+        fence(Ordering::SeqCst);
+        // No shards: no operation has ever waited, and any that waits from now on sees the flag.
+        let Some(waiters) = self.waiters.get() else {
+            return;
+        };
+        for waiters in waiters {
             waiters.0.notify_waiters();
         }
     }
 
     /// Operations counted in and not yet out.
     pub(crate) fn in_flight(&self) -> usize {
-        let owned: isize = self
-            .slots
-            .iter()
-            .map(|slot| slot.0.load(Ordering::Acquire))
-            .sum();
+        // No slots: no operation has ever entered, or one is entering now and either is seen
+        // here once it counted itself in, or sees `draining` (the fences of `enter` and
+        // `begin` order the allocation as they order the count).
+        let owned: isize = self.slots.get().map_or(0, |slots| {
+            slots
+                .iter()
+                .map(|slot| slot.0.load(Ordering::Acquire))
+                .sum()
+        });
         let total = owned + self.shared.0.load(Ordering::Acquire);
         usize::try_from(total).unwrap_or(0)
     }
 
     #[inline]
     fn add(&self, delta: isize) {
-        match self.slots.get(thread_index()) {
+        let slots = self
+            .slots
+            .get_or_init(|| (0..OWNED_SLOTS).map(|_| Slot::default()).collect());
+        match slots.get(thread_index()) {
             // Only this thread writes its slot: a plain load and store cannot lose an update.
             Some(slot) => {
                 let value = slot.0.load(Ordering::Relaxed);
@@ -313,6 +349,69 @@ mod tests {
             0,
             "a thread past the owned slots used the shared one"
         );
+    }
+
+    /// The slots are allocated by the first operation; a drain that no operation entered
+    /// begins, counts nothing in flight and allocates nothing.
+    #[test]
+    fn slots_are_allocated_by_the_first_operation() {
+        let idle = Drain::new();
+        idle.begin();
+        assert_eq!(idle.in_flight(), 0);
+        assert!(idle.slots.get().is_none());
+        let drain = Drain::new();
+        assert!(drain.slots.get().is_none());
+        let first = drain.enter().unwrap();
+        assert!(drain.slots.get().is_some());
+        assert_eq!(drain.in_flight(), 1);
+        drop(first);
+        assert_eq!(drain.in_flight(), 0);
+    }
+
+    /// Beginning twice changes nothing: the second call neither fails nor counts anything again.
+    #[test]
+    fn a_drain_begins_once() {
+        let drain = Drain::new();
+        let running = drain.enter().unwrap();
+        drain.begin();
+        drain.begin();
+        assert!(drain.draining());
+        assert!(drain.enter().is_none());
+        assert_eq!(drain.in_flight(), 1);
+        drop(running);
+        assert_eq!(drain.in_flight(), 0);
+    }
+
+    /// The waiter shards are allocated by the first waiter, and a drain that begins after it
+    /// wakes it; one made after the drain began sees the flag instead.
+    #[test]
+    fn waiters_are_allocated_by_the_first_and_still_woken() {
+        use std::future::Future;
+        use std::pin::pin;
+        use std::task::{Context, Poll, Waker};
+
+        let drain = Drain::new();
+        assert!(drain.waiters.get().is_none(), "allocated before any waiter");
+        let mut before = pin!(drain.waiter());
+        assert!(drain.waiters.get().is_some());
+        let mut context = Context::from_waker(Waker::noop());
+        assert!(before.as_mut().poll(&mut context).is_pending());
+        assert!(!drain.draining());
+        drain.begin();
+        assert_eq!(before.as_mut().poll(&mut context), Poll::Ready(()));
+        // Made after the drain began: the flag says so, as `waiter`'s contract requires.
+        let _after = drain.waiter();
+        assert!(drain.draining());
+    }
+
+    /// A drain with no waiter ever made begins, and is abandoned, without allocating shards.
+    #[test]
+    fn a_drain_without_waiters_allocates_none() {
+        let drain = Drain::new();
+        drain.begin();
+        drain.abandon();
+        assert!(drain.waiters.get().is_none());
+        assert!(drain.abandoned());
     }
 
     /// An operation racing the start of a drain either is refused or is counted: never both

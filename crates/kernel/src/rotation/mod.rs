@@ -15,7 +15,7 @@ mod task;
 mod tests;
 
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use sandloom_sdk_infra::secrets::{Secrets, VERSIONS, WATCH};
@@ -183,14 +183,17 @@ impl crate::Running {
 /// What the watchers found: the recent rotations, and the channel that announces each.
 pub(crate) struct Rotations {
     recent: Mutex<VecDeque<SecretRotation>>,
-    events: broadcast::Sender<SecretRotation>,
+    /// Made by the first subscriber: a broadcast channel allocates all of its slots at once (a
+    /// good part of what starting the kernel allocated), and a rotation sent before anyone
+    /// subscribed reaches nobody either way.
+    events: OnceLock<broadcast::Sender<SecretRotation>>,
 }
 
 impl Rotations {
     pub(crate) fn new() -> Self {
         Self {
             recent: Mutex::new(VecDeque::new()),
-            events: broadcast::channel(EVENTS_CAPACITY).0,
+            events: OnceLock::new(),
         }
     }
 
@@ -212,7 +215,9 @@ impl Rotations {
             recent.push_back(rotation.clone());
         }
         // No receiver is not an error: nobody subscribed (yet).
-        let _ = self.events.send(rotation);
+        if let Some(events) = self.events.get() {
+            let _ = events.send(rotation);
+        }
     }
 
     pub(crate) fn recent(&self) -> Vec<SecretRotation> {
@@ -225,7 +230,9 @@ impl Rotations {
     }
 
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<SecretRotation> {
-        self.events.subscribe()
+        self.events
+            .get_or_init(|| broadcast::channel(EVENTS_CAPACITY).0)
+            .subscribe()
     }
 }
 

@@ -1,0 +1,87 @@
+//! What the benchmarks against peer libraries share (`cache_redis`, `taskqueue_postgres`):
+//! timing a number of sequential calls inside a runtime, and the paired comparison printed after
+//! criterion's measurements in a real run.
+
+#![allow(dead_code)] // each benchmark binary uses part of this module
+
+use std::time::{Duration, Instant};
+
+use tokio::runtime::Runtime;
+
+/// Time `iters` sequential runs of `op`, inside `runtime`.
+pub(crate) fn timed<F, Fut>(runtime: &Runtime, iters: u64, op: F) -> Duration
+where
+    F: Fn() -> Fut,
+    Fut: Future,
+{
+    runtime.block_on(async {
+        let begin = Instant::now();
+        for _ in 0..iters {
+            op().await;
+        }
+        begin.elapsed()
+    })
+}
+
+/// Rounds that time `calls` runs of Sandloom's side and as many of the peer's back to back,
+/// alternating which side goes first. The median of the per-round ratios stays meaningful on
+/// a machine whose load drifts during the run, where two criterion rows measured a minute
+/// apart may not.
+pub(crate) struct Paired<'r> {
+    runtime: &'r Runtime,
+    rounds: usize,
+    calls: u32,
+}
+
+impl<'r> Paired<'r> {
+    pub(crate) fn new(runtime: &'r Runtime, rounds: usize, calls: u32) -> Self {
+        Self {
+            runtime,
+            rounds,
+            calls,
+        }
+    }
+
+    /// Print the medians of both sides' time per run, and the median per-round ratio (the
+    /// peer's time over Sandloom's: above 1 means Sandloom is faster).
+    pub(crate) fn print<S, SF, P, PF>(&self, row: &str, sandloom: S, peer: P)
+    where
+        S: Fn() -> SF,
+        SF: Future,
+        P: Fn() -> PF,
+        PF: Future,
+    {
+        let calls = u64::from(self.calls);
+        let mut ratios = Vec::with_capacity(self.rounds);
+        let mut ours = Vec::with_capacity(self.rounds);
+        let mut theirs = Vec::with_capacity(self.rounds);
+        for round in 0..self.rounds {
+            let run_ours = || timed(self.runtime, calls, &sandloom);
+            let run_theirs = || timed(self.runtime, calls, &peer);
+            let (a, b) = if round % 2 == 0 {
+                let a = run_ours();
+                (a, run_theirs())
+            } else {
+                let b = run_theirs();
+                (run_ours(), b)
+            };
+            ratios.push(b.as_secs_f64() / a.as_secs_f64());
+            ours.push(a.as_secs_f64() * 1e6 / f64::from(self.calls));
+            theirs.push(b.as_secs_f64() * 1e6 / f64::from(self.calls));
+        }
+        println!(
+            "paired {row}: sandloom {:.1} µs/run, peer {:.1} µs/run (medians of {} rounds × {} \
+             runs); sandloom throughput = {:.2} × peer (median per-round ratio)",
+            median(&mut ours),
+            median(&mut theirs),
+            self.rounds,
+            self.calls,
+            median(&mut ratios)
+        );
+    }
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
