@@ -273,17 +273,17 @@ fn operation_futures_hold_little_more_than_their_arguments() {
     let value = Bytes::from_static(b"v");
     let ttl = Duration::from_secs(1);
     let sizes = [
-        ("get", size_of_val(&*cache.get("k"))),
-        ("set", size_of_val(&*cache.set("k", value.clone()))),
-        ("delete", size_of_val(&*cache.delete("k"))),
+        ("get", size_of_val(&cache.get("k"))),
+        ("set", size_of_val(&cache.set("k", value.clone()))),
+        ("delete", size_of_val(&cache.delete("k"))),
         (
             "set_with_ttl",
-            size_of_val(&*cache.set_with_ttl("k", value.clone(), ttl)),
+            size_of_val(&cache.set_with_ttl("k", value.clone(), ttl)),
         ),
-        ("increment", size_of_val(&*cache.increment("k", 1))),
-        ("get_many", size_of_val(&*cache.get_many(&["k"]))),
-        ("set_many", size_of_val(&*cache.set_many(&[("k", value)]))),
-        ("delete_many", size_of_val(&*cache.delete_many(&["k"]))),
+        ("increment", size_of_val(&cache.increment("k", 1))),
+        ("get_many", size_of_val(&cache.get_many(&["k"]))),
+        ("set_many", size_of_val(&cache.set_many(&[("k", value)]))),
+        ("delete_many", size_of_val(&cache.delete_many(&["k"]))),
     ];
     for (operation, size) in sizes {
         assert!(size <= MOST, "{operation}'s future is {size} bytes");
