@@ -153,7 +153,9 @@ fn added(name: &str, through: u64, bare: u64) -> (String, i64) {
 }
 
 fn assert_nothing_added(rows: &[(String, i64)]) {
-    let adding: Vec<_> = rows.iter().filter(|(_, added)| *added != 0).collect();
+    // More than the bare driver: the gate's. Fewer is the driver's own variation (moka's `set`
+    // allocates for a new key, a key lock and its maintenance batches, not on every call alike).
+    let adding: Vec<_> = rows.iter().filter(|(_, added)| *added > 0).collect();
     assert!(
         adding.is_empty(),
         "the gate allocates per operation (name, allocations added per call): {adding:?}"
