@@ -18,7 +18,7 @@ use crate::{RedisCacheOptions, errors};
 /// `ttl` is stored without expiry, since Redis refuses expiry times past `i64` milliseconds.
 const MAX_TTL_MS: u64 = i64::MAX as u64 / 2;
 
-/// The `cache.redis` driver: a [`Cache`] on a Redis server (or Valkey, or anything that speaks
+/// The `cache.redis` driver: a [`Cache`](sandloom_driverkit::cache::Cache) on a Redis server (or Valkey, or anything that speaks
 /// the same commands), through the `redis` crate's connection manager.
 ///
 /// Features: `ttl`, `increment`, `bulk`. One multiplexed connection serves every caller; when

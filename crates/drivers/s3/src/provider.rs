@@ -35,7 +35,7 @@ enum State {
     Stopped,
 }
 
-/// An [`ObjectStore`] on an S3 bucket of AWS or of any S3-compatible server, through the
+/// An [`ObjectStore`](sandloom_driverkit::objectstore::ObjectStore) on an S3 bucket of AWS or of any S3-compatible server, through the
 /// `object_store` crate.
 ///
 /// Keys are stored as `{prefix}/{key}` in the bucket (see [`S3ObjectStoreOptions::prefix`]).

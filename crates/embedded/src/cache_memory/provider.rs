@@ -62,7 +62,7 @@ fn deadline(ttl: Option<Duration>) -> Option<Instant> {
 /// The `cache.memory` driver: a cache inside the process, lost when it exits.
 ///
 /// Features: `ttl`, `increment`, `bulk`. Every write of a key is serialized with the other
-/// writes of that key, so [`increment`](Cache::increment) is atomic across concurrent callers.
+/// writes of that key, so [`increment`](sandloom_driverkit::cache::Cache::increment) is atomic across concurrent callers.
 /// No operation awaits: each runs on the calling thread and returns; a write of a key that
 /// another thread is writing waits, holding its thread, for that write (a parse and a store,
 /// no I/O) to finish.

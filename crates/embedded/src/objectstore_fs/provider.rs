@@ -34,7 +34,7 @@ const STALE_TEMP_AGE: Duration = Duration::from_hours(1);
 ///   key whose first segment is `.sandloom-tmp` (that directory stages writes) and a key with a
 ///   segment longer than the longest file name of the root's file system (255 bytes on most).
 ///   A list prefix is refused with `InvalidInput` when no key this store accepts starts with it
-///   (see [`ObjectStore::list`]): `../`, `/`, `.sandloom-tmp/`, …. Because objects are files,
+///   (see [`ObjectStore::list`](sandloom_driverkit::objectstore::ObjectStore::list)): `../`, `/`, `.sandloom-tmp/`, …. Because objects are files,
 ///   `a` cannot be an object while `a/b` is one: such a `put` answers `Conflict`, and
 ///   `get`/`head` of a directory answer `NotFound`.
 /// - **Symbolic links are never followed**, on Unix (the only platforms this driver is built
