@@ -226,7 +226,7 @@ macro_rules! __gate {
             default: $default:tt,
             checks: [$(($feature:literal, $when:expr, $what:expr))*],
             gate: $kind:ident,
-            waits: [$($cut:literal)?],
+            waits: [$($cut:literal $(, $rebind:path)?)?],
         })*],
     }) => {
         $(#[$gate_doc])*
@@ -252,7 +252,7 @@ macro_rules! __gate {
                 $(
                     $crate::sdk::__with_op_lifetime! { 'a $raw => [$crate::__gate] {
                         @route_fn [$gate, $contract, $name, $native, $ops, $all, $method, $ret, $bytes,
-                            $kind, [$($cut)?], [$(($feature, $when, $what))*]]
+                            $kind, [$($cut $(, $rebind)?)?], [$(($feature, $when, $what))*]]
                     } }
                 )*
                 Self {
@@ -355,7 +355,8 @@ macro_rules! __gate {
     // One operation of the route for driver type `D`: the gate's work, on the instance the
     // route served when the operation began (`held`), which the future owns until it ends.
     (@route_fn [$gate:ident, $contract:ty, $name:literal, $native:ident, $ops:ident, $all:tt,
-        $method:ident, $ret:ty, $bytes:tt, $kind:ident, [$($cut:literal)?], $checks:tt]
+        $method:ident, $ret:ty, $bytes:tt, $kind:ident, [$($cut:literal $(, $rebind:path)?)?],
+        $checks:tt]
         lt: $lt:lifetime, args_a: [$($arg:ident : $ty:ty),* $(,)?],
     ) => {
         #[allow(clippy::too_many_arguments)]
@@ -369,7 +370,7 @@ macro_rules! __gate {
                 async move {
                     // Declared `#[waits]`: cut while it waits once the drain begins.
                     const WAITS: bool = false $(|| { let _ = $cut; true })?;
-                    $crate::__gate!(@route [$($cut)?] $kind $gate, D, route, held, $contract,
+                    $crate::__gate!(@route [$($cut $(, $rebind)?)?] $kind $gate, D, route, held, $contract,
                         $name, $native, $all, $method, [$($arg),*], $checks)
                 },
                 |too_large| *boxed = ::core::option::Option::Some(too_large),
@@ -409,16 +410,13 @@ macro_rules! __gate {
                 ::core::option::Option::None => return ::core::result::Result::Err(refused),
             }
         };
-        // The instance left behind is not held while the next one runs: a reload waits for
-        // its holders before stopping it.
-        ::core::mem::drop($current);
-        let run = $crate::__gate!(@pick $all $method next.routes);
-        ::std::boxed::Box::pin(run($route, next, &mut ::core::option::Option::None $(, $arg)*)).await
+        $crate::__gate!(@rerun [] $route, $current, next, $all, $method, [$($arg),*])
     }};
     // The route's body of an operation declared `#[waits]`: cut (or refused) by an instance the
     // route no longer serves, it runs again with the same arguments, so each try takes copies
-    // (references and small values in every declaration so far; `Clone` is required).
-    (@route [$cut:literal] $kind:ident $gate:ident, $driver:ident, $route:ident, $current:ident,
+    // (references and small values in every declaration so far; `Clone` is required) — or, when
+    // declared `rebind = path`, the declaration's function answers on the instance served now.
+    (@route [$cut:literal $(, $rebind:path)?] $kind:ident $gate:ident, $driver:ident, $route:ident, $current:ident,
         $contract:ty, $name:literal, $native:ident, $all:tt, $method:ident, [$($arg:ident),*],
         $checks:tt
     ) => {{
@@ -455,11 +453,25 @@ macro_rules! __gate {
                 ::core::option::Option::None => return answer,
             }
         };
-        // The instance left behind is not held while the next one runs: a reload waits for
-        // its holders before stopping it.
+        $crate::__gate!(@rerun [$($rebind)?] $route, $current, next, $all, $method, [$($arg),*])
+    }};
+    // Sent elsewhere: the operation's function of the instance served now (`next`), boxed (a
+    // cold path), with the same arguments. The instance left behind is not held while the next
+    // one runs: a reload waits for its holders before stopping it.
+    (@rerun [] $route:ident, $current:ident, $next:ident, $all:tt, $method:ident, [$($arg:ident),*]) => {{
         ::core::mem::drop($current);
-        let run = $crate::__gate!(@pick $all $method next.routes);
-        ::std::boxed::Box::pin(run($route, next, &mut ::core::option::Option::None $(, $arg)*)).await
+        let run = $crate::__gate!(@pick $all $method $next.routes);
+        ::std::boxed::Box::pin(run($route, $next, &mut ::core::option::Option::None $(, $arg)*)).await
+    }};
+    // Sent elsewhere, declared `rebind = path`: the arguments are bound to the instance left
+    // behind (a cursor it issued), so they are not run as-is on another one, where they would
+    // name a position in another history. The declaration's function answers instead, through
+    // the route (what modules hold: it loads the instance served now, with the gate's whole
+    // work, and follows a further reload itself). Boxed: a cold path.
+    (@rerun [$rebind:path] $route:ident, $current:ident, $next:ident, $all:tt, $method:ident, [$($arg:ident),*]) => {{
+        ::core::mem::drop($current);
+        ::core::mem::drop($next);
+        ::std::boxed::Box::pin($rebind($route $(, $arg)*)).await
     }};
     // A required operation: the driver's future itself, no extra generator layer.
     // `@$then` is `@observe` (enter the drain, then run) in the typed gate's impl, `@run` in the

@@ -290,7 +290,12 @@ macro_rules! register_driver {
 /// drain runs; when the drain's budget ends, any operation still pending answers `Stopped`.
 /// On a reload the old instance drains and a cut operation runs again, with the same arguments,
 /// on the new instance, so its caller sees no error: the arguments of an operation declared
-/// `#[waits]` must be `Clone` (each try takes copies).
+/// `#[waits]` must be `Clone` (each try takes copies). When an argument is bound to the
+/// instance that issued it (a cursor in its history), running it as-is on another instance
+/// would be wrong: add `rebind = path` to `#[waits]`, a function taking the operation trait as
+/// `&dyn` and the operation's arguments. Sent to another instance by a reload, the operation
+/// is then answered by that function, called on the handle modules hold (so on the instance
+/// served now), instead of being run again with those arguments.
 ///
 /// ```
 /// use std::time::Duration;
@@ -311,9 +316,16 @@ macro_rules! register_driver {
 ///     /// What modules call.
 ///     pub trait Feed {
 ///         /// The events after `cursor`, waiting up to `wait` for one.
-///         #[waits = "A cut loses no event: call again with the same cursor."]
+///         #[waits = "A cut loses no event: call again with the same cursor. A reload \
+///             answers the events from the start of the new instance's history.",
+///             rebind = from_the_start]
 ///         async fn events(&self, cursor: u64, wait: Duration) -> InfraResult<Vec<String>>;
 ///     }
+/// }
+///
+/// /// A cursor of the replaced instance means nothing on the new one: start over there.
+/// async fn from_the_start(feed: &dyn Feed, _cursor: u64, wait: Duration) -> InfraResult<Vec<String>> {
+///     feed.events(0, wait).await
 /// }
 /// # fn main() {}
 /// ```

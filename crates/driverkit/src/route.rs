@@ -17,8 +17,12 @@
 //! effect (`GateExit::may_run_elsewhere`), so the route runs it again on the instance it now
 //! serves (`Route::rerouted`): the caller of a long poll never sees a reload. Only an operation
 //! that can be cut clones its arguments for that; a refused one has not handed its arguments
-//! to its driver yet. At shutdown the route keeps serving the draining instance, so nothing
-//! runs again: refused and cut operations answer `Stopped`.
+//! to its driver yet. An operation whose arguments are bound to the instance left behind (a
+//! `changes` cursor it issued) is not run again with them: its declaration says how to answer
+//! on the new instance instead (`#[waits = "…", rebind = path]`, see sdk-infra's `declare.rs`),
+//! since only the contract knows which arguments an instance issued. At shutdown the route
+//! keeps serving the draining instance, so nothing runs again: refused and cut operations
+//! answer `Stopped`.
 
 use std::any::Any;
 use std::sync::Arc;

@@ -6,7 +6,16 @@
 //! `#[feature = "f", when = condition, operation = "what"]` — a required operation whose use with
 //! some arguments is optional, such as `enqueue` with a delay — and, first of all, optionally by
 //! `#[waits = "what a cut means"]`: the operation waits for something to happen (a long poll), so
-//! a drain may cut it while it waits). Everything else is generated
+//! a drain may cut it while it waits, and a reload runs it again on the new instance). An
+//! operation whose arguments are bound to the instance that served an earlier call (a cursor
+//! it issued) adds `rebind = path`: `#[waits = "…", rebind = path]`. Run again on *another*
+//! instance, it is not rerun with those arguments, which would name a position in another
+//! history (an error if that history is shorter, a silent wrong answer if it is longer); the
+//! route calls `path(&dyn Trait, args…)` instead, on the handle modules hold, which answers on
+//! the instance now served. Why the declaration and not the route decides: only the contract
+//! knows which arguments are bound and what a valid answer without them is (for `secrets`
+//! `changes`, [`rebind_changes`](crate::secrets::rebind_changes): every name, and a cursor of
+//! the new instance). Everything else is generated
 //! from that one text by the macro each reader names as its callback: the operation trait here,
 //! the kernel's spec, driverkit's provider trait, marker and gate, and a third-party
 //! capability's whole contract (`define_capability!`).
@@ -28,7 +37,8 @@
 //!         default: ;,                              // or the body that answers Unsupported
 //!         checks: [("ttl", condition, "what")…],   // refuse when undeclared and condition holds
 //!         gate: direct,                            // or `checked`
-//!         waits: ["what a cut means"],             // or `[]`: never cut while it waits
+//!         waits: ["what a cut means"],             // or `[]`: never cut while it waits;
+//!                                                  // `["…", path]` with `rebind = path`
 //!     }…],
 //! } }
 //! ```
@@ -85,7 +95,7 @@ macro_rules! __parse_operations {
     // An optional operation: the trait's default answers `Unsupported`.
     (@munch $callback:tt $context:tt [$name:literal, $($header:tt)*] [$($operations:tt)*] [$($required:expr,)*]
         $(#[doc = $doc:literal])*
-        $(#[waits = $cut:literal])?
+        $(#[waits = $cut:literal $(, rebind = $rebind:path)?])?
         #[feature = $feature:literal]
         async fn $method:ident(&self $(, $($raw:tt)*)?) -> $ret:ty;
         $($rest:tt)*
@@ -112,13 +122,13 @@ macro_rules! __parse_operations {
         } {
             checks: [($feature, true, ::core::stringify!($method))],
             gate: checked,
-            waits: [$($cut)?],
+            waits: [$($cut $(, $rebind)?)?],
         } $($rest)* }
     };
     // A required operation, optional with some arguments.
     (@munch $callback:tt $context:tt $header:tt [$($operations:tt)*] [$($required:expr,)*]
         $(#[doc = $doc:literal])*
-        $(#[waits = $cut:literal])?
+        $(#[waits = $cut:literal $(, rebind = $rebind:path)?])?
         $(#[feature = $feature:literal, when = $when:expr, operation = $what:literal])+
         async fn $method:ident(&self $(, $($raw:tt)*)?) -> $ret:ty;
         $($rest:tt)*
@@ -145,13 +155,13 @@ macro_rules! __parse_operations {
         } {
             checks: [$(($feature, $when, $what))+],
             gate: checked,
-            waits: [$($cut)?],
+            waits: [$($cut $(, $rebind)?)?],
         } $($rest)* }
     };
     // A required operation.
     (@munch $callback:tt $context:tt $header:tt [$($operations:tt)*] [$($required:expr,)*]
         $(#[doc = $doc:literal])*
-        $(#[waits = $cut:literal])?
+        $(#[waits = $cut:literal $(, rebind = $rebind:path)?])?
         async fn $method:ident(&self $(, $($raw:tt)*)?) -> $ret:ty;
         $($rest:tt)*
     ) => {
@@ -170,7 +180,7 @@ macro_rules! __parse_operations {
         } {
             checks: [],
             gate: direct,
-            waits: [$($cut)?],
+            waits: [$($cut $(, $rebind)?)?],
         } $($rest)* }
     };
     // One operation's arguments, read twice: as `name: Type` pairs, and as the tokens they were

@@ -265,8 +265,15 @@ pub struct Changes {
     /// Where the store's change history stood when the call answered; never 0.
     pub cursor: u64,
     /// The names created, changed or removed after the cursor given, sorted, each once; empty
-    /// when none changed before the wait ended.
+    /// when none changed before the wait ended. When [`relisted`](Self::relisted), every name
+    /// the instance holds instead.
     pub names: Vec<String>,
+    /// The cursor given was issued by an instance that a reload has replaced since, so it names
+    /// no position in this instance's history: `names` are every name this instance holds
+    /// (sorted, each once), whether or not it changed, and `cursor` is this instance's. Read
+    /// every secret you follow again (one you know that is not among `names` is gone), then
+    /// go on with `cursor`. Never set on an answer to a cursor this instance issued, nor to 0.
+    pub relisted: bool,
 }
 
 impl Changes {
@@ -278,7 +285,83 @@ impl Changes {
     /// ```
     #[must_use]
     pub fn new(cursor: u64, names: Vec<String>) -> Self {
-        Self { cursor, names }
+        Self {
+            cursor,
+            names,
+            relisted: false,
+        }
+    }
+
+    /// A [`relisted`](Self::relisted) answer: `names` are every name the instance holds, and
+    /// `cursor` its own (what [`rebind_changes`] answers).
+    ///
+    /// ```
+    /// let c = sandloom_sdk_infra::secrets::Changes::relisted(3, vec!["db/password".to_owned()]);
+    /// assert!(c.relisted);
+    /// ```
+    #[must_use]
+    pub fn relisted(cursor: u64, names: Vec<String>) -> Self {
+        Self {
+            cursor,
+            names,
+            relisted: true,
+        }
+    }
+}
+
+/// How [`changes`](Secrets::changes) is answered when a reload sent it to another instance
+/// than the one it began on (the declaration's `rebind`, see `declare.rs`; not called by
+/// modules, which get it from every `secrets` handle).
+///
+/// A cursor belongs to the instance that issued it. Run again as-is on another instance, it
+/// would name a position in another history: `InvalidInput` when that history is shorter, and
+/// worse, when it is longer, a silent answer with the names changed there after that position.
+/// Neither is what the caller asked, and the route cannot tell whether the new instance reads
+/// the same history (a memory store shared by name, the same Vault) or another (a new file, a
+/// new mount). So the answer is a relist, at once, from the instance `secrets` now serves:
+/// its cursor (`changes(0, 0)`) and then every name it holds (`list("")`), marked
+/// [`relisted`](Changes::relisted); a change made between the two is named by the next call
+/// with that cursor too, so nothing is missed. A cursor of 0 is bound to no instance: that
+/// call runs again as-is. When the new instance does not declare `list`, it cannot name what
+/// it holds: the answer is `InvalidInput` saying so, and the caller follows it from 0 (no
+/// silent wrong answer either way).
+///
+/// ```
+/// use std::time::Duration;
+/// use sandloom_sdk_infra::secrets::{rebind_changes, Secrets};
+/// use sandloom_sdk_infra::InfraResult;
+///
+/// async fn after_a_reload(secrets: &dyn Secrets, cursor: u64) -> InfraResult<()> {
+///     let changes = rebind_changes(secrets, cursor, Duration::from_secs(30)).await?;
+///     assert!(changes.relisted || cursor == 0);
+///     Ok(())
+/// }
+/// ```
+///
+/// # Errors
+/// As [`changes`](Secrets::changes) and [`list`](Secrets::list) on the instance served now;
+/// `InvalidInput` when it does not declare [`LIST`].
+pub async fn rebind_changes(
+    secrets: &dyn Secrets,
+    after: u64,
+    wait: std::time::Duration,
+) -> InfraResult<Changes> {
+    if after == 0 {
+        return secrets.changes(0, wait).await;
+    }
+    // The cursor first: whatever changes while the names are read is after it.
+    let cursor = secrets.changes(0, std::time::Duration::ZERO).await?.cursor;
+    match secrets.list("").await {
+        Ok(names) => Ok(Changes::relisted(cursor, names)),
+        Err(err) if err.kind() == ErrorKind::Unsupported => Err(InfraError::invalid_input(
+            NAME,
+            format!(
+                "cursor {after} was issued by an instance that a reload replaced, and this one \
+                 cannot list the names it holds (no `list` feature): call `changes` with 0 and \
+                 read again every secret you follow"
+            ),
+        )),
+        Err(err) => Err(err),
     }
 }
 
@@ -401,11 +484,22 @@ macro_rules! __secrets_contract {
                     /// }
                     /// ```
                     ///
+                    /// Across a reload that replaces the instance, handles stay valid but a cursor
+                    /// does not: a call with a cursor of the replaced instance, waiting when the
+                    /// reload came, answers at once from the new instance with every name it
+                    /// holds and its cursor, marked [`relisted`](crate::secrets::Changes::relisted)
+                    /// (see [`rebind_changes`](crate::secrets::rebind_changes)); the loop above
+                    /// re-reads them and goes on.
+                    ///
                     /// # Errors
                     /// `InvalidInput` for a cursor this instance never issued (ahead of its
-                    /// history); `Unavailable` or `Timeout` when the backend cannot answer.
+                    /// history), or, after a reload, when the new instance cannot list its
+                    /// names; `Unavailable` or `Timeout` when the backend cannot answer.
                     #[waits = "A cut changes nothing: call again with the same cursor, which still \
-                        names every change since (on the same instance: cursors belong to it)."]
+                        names every change since on the same instance. Run again by a reload on \
+                        another instance, the cursor of the old one is not used there: the \
+                        answer is a relist (`Changes::relisted`).",
+                        rebind = $crate::secrets::rebind_changes]
                     #[feature = "watch"]
                     async fn changes(&self, after: u64, wait: ::std::time::Duration) -> $crate::InfraResult<$crate::secrets::Changes>;
 
@@ -487,5 +581,55 @@ mod tests {
         let err = check_name(&"é".repeat(400)).unwrap_err();
         assert!(err.message().len() < 500, "{}", err.message().len());
         assert_eq!(FEATURES, [VERSIONS, WATCH, LIST]);
+    }
+
+    /// A store with one name and cursor 5, listing its names only when `lists`.
+    struct Store {
+        lists: bool,
+    }
+
+    impl SecretsOps for Store {
+        async fn get(&self, name: &str) -> InfraResult<crate::Secret<Vec<u8>>> {
+            Err(not_found(name))
+        }
+
+        async fn changes(&self, after: u64, _wait: std::time::Duration) -> InfraResult<Changes> {
+            // Names changed after cursor 3; "from now" names nothing.
+            let names = if after == 0 {
+                Vec::new()
+            } else {
+                vec!["changed".to_owned()]
+            };
+            Ok(Changes::new(5, names))
+        }
+
+        async fn list(&self, prefix: &str) -> InfraResult<Vec<String>> {
+            if self.lists {
+                assert_eq!(prefix, "");
+                Ok(vec!["a".to_owned(), "b".to_owned()])
+            } else {
+                Err(InfraError::unsupported(NAME, "list", LIST))
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_rebound_cursor_is_a_relist_or_a_coded_error_never_a_rerun() {
+        let wait = std::time::Duration::from_secs(1);
+        let lists = Store { lists: true };
+        assert_eq!(
+            rebind_changes(&lists, 3, wait).await.unwrap(),
+            Changes::relisted(5, vec!["a".to_owned(), "b".to_owned()])
+        );
+        // Cursor 0 is bound to no instance: run as-is.
+        assert_eq!(
+            rebind_changes(&lists, 0, wait).await.unwrap(),
+            Changes::new(5, Vec::new())
+        );
+        let err = rebind_changes(&Store { lists: false }, 3, wait)
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput);
+        assert!(err.message().contains("call `changes` with 0"), "{err}");
     }
 }

@@ -87,6 +87,9 @@ pub(crate) struct Figures {
     /// A value read back from the instance that stored it, outside any swap window, that was
     /// not what was written.
     pub(crate) mismatches: u64,
+    /// `changes (idle)` answered with a relist (`Changes::relisted`): its cursor belonged to
+    /// an instance a reload replaced while it waited. Not a failure: the contract's answer.
+    pub(crate) relisted: u64,
 }
 
 impl Figures {
@@ -128,6 +131,7 @@ impl Figures {
             total(&self.token_crossed),
             self.token_crossed
         );
+        let _ = writeln!(out, "changes relisted across a reload: {}", self.relisted);
         let _ = writeln!(
             out,
             "failed otherwise: {} {:?}; read-back mismatches outside a swap: {}",
@@ -247,6 +251,11 @@ impl Tally {
         if figures.other_examples.len() < 10 {
             figures.other_examples.push(format!("mismatch: {what}"));
         }
+    }
+
+    /// A `changes` answered with a relist.
+    pub(crate) fn relisted(&self) {
+        self.figures.lock().unwrap().relisted += 1;
     }
 
     /// The counts so far.

@@ -372,13 +372,16 @@ pub(crate) async fn idle(crew: Crew, which: usize) {
                     )
                     .await;
                 if let Ok(cursor) = cursor {
-                    let _ = crew
+                    let changes = crew
                         .op(
                             "changes (idle)",
                             Some(since),
                             crew.handles.secrets.changes(cursor.cursor, wait),
                         )
                         .await;
+                    if changes.is_ok_and(|changes| changes.relisted) {
+                        crew.tally.relisted();
+                    }
                 }
             }
         }

@@ -72,9 +72,14 @@ async fn watch(store: &StoreWatch, rotations: &Rotations, timing: Timing) {
             Ok(changes) => {
                 recovered(store, &mut failures);
                 cursor = changes.cursor;
-                for name in &changes.names {
-                    if let Some(dependents) = store.watched.get(name) {
-                        rotations.record(store.rotation(name, dependents));
+                // Relisted: a reload replaced the store's instance while we waited, so the
+                // names are everything it holds, not rotations. The reload that rebuilt it
+                // also watches it afresh and cancels this watcher; until then, follow it.
+                if !changes.relisted {
+                    for name in &changes.names {
+                        if let Some(dependents) = store.watched.get(name) {
+                            rotations.record(store.rotation(name, dependents));
+                        }
                     }
                 }
                 if changes.names.is_empty() {

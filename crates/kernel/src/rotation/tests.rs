@@ -42,6 +42,8 @@ struct Fake {
     hang: AtomicBool,
     hung_dropped: Arc<AtomicBool>,
     changes_calls: AtomicUsize,
+    /// The next `changes` answers a relist (as after a reload replaced the instance).
+    relist: AtomicBool,
     /// The names `get` and `current_version` were asked for.
     read: Mutex<Vec<String>>,
 }
@@ -128,6 +130,11 @@ impl SecretsOps for Fake {
             std::future::pending::<()>().await;
         }
         self.answer()?;
+        if self.relist.swap(false, Ordering::SeqCst) {
+            let state = self.state.lock().unwrap();
+            let names = state.values.keys().cloned().collect();
+            return Ok(Changes::relisted(state.cursor.max(1), names));
+        }
         let deadline = tokio::time::Instant::now() + wait;
         let base = if after == 0 {
             self.state.lock().unwrap().cursor
@@ -230,6 +237,30 @@ async fn watch_path_reports_a_used_secret_with_its_dependents_and_ignores_the_ot
     assert_eq!(rotations.recent().len(), 2);
     // The watch path never reads a value.
     assert!(fake.reads().is_empty(), "{:?}", fake.reads());
+    watcher.stop(Duration::from_secs(1)).await;
+}
+
+/// A relist (the store's instance was replaced by a reload while the watcher waited) names
+/// every secret the store holds: none of them is a rotation. The watcher takes its cursor and
+/// reports the next real change.
+#[tokio::test]
+async fn watch_path_reports_no_rotation_for_a_relist() {
+    let fake = Arc::new(Fake::default());
+    fake.set("db/password", "first");
+    fake.relist.store(true, Ordering::SeqCst);
+    let rotations = Arc::new(Rotations::new());
+    let mut events = rotations.subscribe();
+    let used_secrets = [("db/password", &["cache.default"][..])];
+    let watcher = Watcher::spawn(
+        vec![store(&fake, Mode::Watch, &used_secrets)],
+        &rotations,
+        fast(),
+    );
+    until(|| fake.changes_calls.load(Ordering::SeqCst) >= 2).await;
+    none_within(&mut events, Duration::from_millis(100)).await;
+    fake.set("db/password", "second");
+    assert_eq!(next(&mut events).await.secret, "db/password");
+    assert_eq!(rotations.recent().len(), 1);
     watcher.stop(Duration::from_secs(1)).await;
 }
 
