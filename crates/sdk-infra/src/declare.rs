@@ -101,7 +101,13 @@ macro_rules! __parse_operations {
         $($rest:tt)*
     ) => {
         $crate::__parse_operations! { @op $callback $context [$name, $($header)*] [$($operations)*]
-            [$($required,)*] (optional $name $feature) [$($($raw)*)?] (&self $(, $($raw)*)?) {
+            [$($required,)*] {
+                ::core::result::Result::Err($crate::InfraError::unsupported(
+                    $name,
+                    ::core::stringify!($method),
+                    $feature,
+                ))
+            } [$($($raw)*)?] (&self $(, $($raw)*)?) {
             docs: [
                 $(#[doc = $doc])*
                 #[doc = ""]
@@ -134,7 +140,7 @@ macro_rules! __parse_operations {
         $($rest:tt)*
     ) => {
         $crate::__parse_operations! { @op $callback $context $header [$($operations)*]
-            [$($required,)* ::core::stringify!($method),] (required) [$($($raw)*)?] (&self $(, $($raw)*)?) {
+            [$($required,)* ::core::stringify!($method),] ; [$($($raw)*)?] (&self $(, $($raw)*)?) {
             docs: [
                 $(#[doc = $doc])*
                 #[doc = ""]
@@ -166,7 +172,7 @@ macro_rules! __parse_operations {
         $($rest:tt)*
     ) => {
         $crate::__parse_operations! { @op $callback $context $header [$($operations)*]
-            [$($required,)* ::core::stringify!($method),] (required) [$($($raw)*)?] (&self $(, $($raw)*)?) {
+            [$($required,)* ::core::stringify!($method),] ; [$($($raw)*)?] (&self $(, $($raw)*)?) {
             docs: [$(#[doc = $doc])* $(
                     #[doc = ""]
                     #[doc = ::core::concat!(
@@ -186,8 +192,10 @@ macro_rules! __parse_operations {
     // One operation's arguments, read twice: as `name: Type` pairs, and as the tokens they were
     // written with (`raw`), which the dyn trait's readers rewrite (`__with_op_lifetime!`: every
     // elided reference gets the method's lifetime).
+    // `$default` is the trait's default body (`{ … }`: an optional operation's `Unsupported`) or
+    // `;` (required: no default).
     (@op $callback:tt $context:tt $header:tt [$($operations:tt)*] [$($required:expr,)*]
-        (optional $name:literal $feature:literal) $raw:tt
+        $default:tt $raw:tt
         (&self $(, $arg:ident : $ty:ty)* $(,)?)
         { docs: $docs:tt, method: $method:ident, } { ret: $ret:ty, } { $($after:tt)* }
         $($rest:tt)*
@@ -198,30 +206,7 @@ macro_rules! __parse_operations {
             args: [$($arg: $ty),*],
             raw: $raw,
             ret: $ret,
-            default: {
-                let _ = ($($arg,)*);
-                ::core::result::Result::Err($crate::InfraError::unsupported(
-                    $name,
-                    ::core::stringify!($method),
-                    $feature,
-                ))
-            },
-            $($after)*
-        }] [$($required,)*] $($rest)* }
-    };
-    (@op $callback:tt $context:tt $header:tt [$($operations:tt)*] [$($required:expr,)*]
-        (required) $raw:tt
-        (&self $(, $arg:ident : $ty:ty)* $(,)?)
-        { docs: $docs:tt, method: $method:ident, } { ret: $ret:ty, } { $($after:tt)* }
-        $($rest:tt)*
-    ) => {
-        $crate::__parse_operations! { @munch $callback $context $header [$($operations)* {
-            docs: $docs,
-            method: $method,
-            args: [$($arg: $ty),*],
-            raw: $raw,
-            ret: $ret,
-            default: ;,
+            default: $default,
             $($after)*
         }] [$($required,)*] $($rest)* }
     };
@@ -368,7 +353,10 @@ macro_rules! __operation_trait {
     ) => {
         $(#[$doc])*
         fn $method<$lt>(&$lt self $(, $arg: $ty)*) -> $crate::OpFuture<$lt, $ret, $bytes> {
-            $crate::OpFuture::new(async move $default)
+            $crate::OpFuture::new(async move {
+                let _ = ($($arg,)*);
+                $default
+            })
         }
     };
     (@native [$(#[$doc:meta])*] $method:ident, [$($arg:ident : $ty:ty),*], $ret:ty, ;,) => {
@@ -380,7 +368,10 @@ macro_rules! __operation_trait {
         $(#[$doc])*
         fn $method(&self $(, $arg: $ty)*)
             -> impl ::core::future::Future<Output = $ret> + ::core::marker::Send {
-            async move $default
+            async move {
+                let _ = ($($arg,)*);
+                $default
+            }
         }
     };
     (@blanket $native:ident, $method:ident, $ret:ty, $bytes:tt,
