@@ -153,20 +153,25 @@ impl Kernel {
         StartupReport {
             environment: self.config.environment(),
             origin: self.config.origin().to_owned(),
-            lines: planned
-                .iter()
-                .map(|p| ReportLine {
-                    capability: p.config.capability.to_owned(),
-                    instance: p.config.instance.to_owned(),
-                    driver: p.config.driver.to_owned(),
-                    package: p.entry.package,
-                    contract_version: p.entry.contract_version.clone(),
-                    features: p.options.features.clone(),
-                    stability: p.spec.stability,
-                    start_attempts: 0,
-                })
-                .collect(),
+            lines: Self::report_lines(planned),
         }
+    }
+
+    /// The report's lines for `planned`.
+    pub(super) fn report_lines(planned: &[PlannedInstance<'_>]) -> Vec<ReportLine> {
+        planned
+            .iter()
+            .map(|p| ReportLine {
+                capability: p.config.capability.to_owned(),
+                instance: p.config.instance.to_owned(),
+                driver: p.config.driver.to_owned(),
+                package: p.entry.package,
+                contract_version: p.entry.contract_version.clone(),
+                features: p.options.features.clone(),
+                stability: p.spec.stability,
+                start_attempts: 0,
+            })
+            .collect()
     }
 
     /// Resolve, construct and start every selected driver, in a fixed order (by capability,
@@ -229,7 +234,7 @@ impl Kernel {
                 .await?
         } else {
             let planned = self.resolve().map_err(StartupError::new)?;
-            report.lines = self.report(&planned).lines;
+            report.lines = Self::report_lines(&planned);
             let wave = Wave {
                 report: &mut report,
                 attempts: &mut attempts,
@@ -255,11 +260,16 @@ impl Kernel {
             }
         };
         report.trace();
-        let checks = Arc::new(health_checks(&self.config, &attempts));
+        // The health checks are made when first needed: by the probe, if there is one.
+        let checks = self
+            .config
+            .health_interval()
+            .map(|_| Arc::new(health_checks(&self.config, &attempts)));
         let prober = self
             .config
             .health_interval()
-            .map(|interval| Prober::spawn(Arc::clone(&checks), interval));
+            .zip(checks.as_ref())
+            .map(|(interval, checks)| Prober::spawn(Arc::clone(checks), interval));
         // Every instance is up: from here on a change of a used secret is a rotation.
         let infra = Arc::new(infra);
         let rotation = rotation::Follow::start(
@@ -344,11 +354,13 @@ impl Kernel {
         }
         for (config, capability, entry, driver) in built {
             let lifecycle: Arc<dyn ErasedLifecycle> = Arc::from(driver.lifecycle);
+            // The instance's name, once: its slot and its health check share it.
+            let instance: Arc<str> = Arc::from(config.instance);
             // A failed or timed-out start may have acquired something; stop releases it too.
             attempts.drivers.push(Attempted {
-                capability: config.capability.to_owned(),
-                instance: config.instance.to_owned(),
-                driver: config.driver.to_owned(),
+                capability: entry.capability,
+                instance: Arc::clone(&instance),
+                driver: entry.name,
                 lifecycle: Arc::clone(&lifecycle),
             });
             let (started, tried) = self.start_waiting(&lifecycle, &config, report).await;
@@ -360,8 +372,8 @@ impl Kernel {
                 }
                 infra = infra.with_erased(capability, config.instance, driver.operations);
                 slots.push(Slot {
-                    capability: config.capability.to_owned(),
-                    instance: config.instance.to_owned(),
+                    capability: entry.capability,
+                    instance,
                     route: driver.route,
                     version: 1,
                     serving: true,
@@ -584,7 +596,7 @@ impl Running {
     /// # }
     /// ```
     pub async fn readiness(&self) -> HealthReport {
-        let checks = Arc::clone(&self.shared.live().checks);
+        let checks = self.shared.live().checks();
         checks.run().await
     }
 
@@ -611,7 +623,8 @@ impl Running {
     /// # }
     /// ```
     pub fn last_health(&self) -> Option<HealthReport> {
-        self.shared.live().checks.last()
+        // No check made yet: none has run either.
+        self.shared.live().checks.as_ref()?.last()
     }
 
     /// Stop every driver in reverse start order, each under the stop timeout. Drivers whose stop

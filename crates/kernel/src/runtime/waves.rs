@@ -82,7 +82,7 @@ impl Kernel {
                     return Err(self.fail(problems, attempts).await);
                 }
             };
-            report.lines.extend(self.report(&planned).lines);
+            report.lines.extend(Self::report_lines(&planned));
             if index + 1 == count && last == Last::ResolveOnly {
                 break;
             }
