@@ -28,8 +28,7 @@ pub(crate) enum Stopped {
 /// rest, if it waits, as a task. On timeout the task is aborted (it stops at its next await; a
 /// driver blocking a thread keeps that one thread until it returns).
 pub(crate) async fn stop(lifecycle: &Arc<dyn ErasedLifecycle>, timeout: Duration) -> Stopped {
-    let driver = Arc::clone(lifecycle);
-    let mut future = Box::pin(async move { driver.stop().await });
+    let mut future = Arc::clone(lifecycle).stop_owned();
     match first_poll(&mut future).await {
         FirstPoll::Ready(Ok(())) => return Stopped::Done,
         FirstPoll::Ready(Err(error)) => return Stopped::Failed(error_chain(error.as_ref())),
@@ -125,9 +124,8 @@ pub(crate) async fn start(
     timeout: Duration,
     wait: Duration,
 ) -> Started {
-    let driver = Arc::clone(lifecycle);
     let mut clocked = Clocked {
-        inner: Box::pin(async move { driver.start().await }),
+        inner: Arc::clone(lifecycle).start_owned(),
         clock: Clock::Own(PollClock::new()),
     };
     match first_poll(&mut clocked).await {
@@ -245,7 +243,7 @@ impl PollClock {
 }
 
 /// A future whose polls are clocked.
-struct Clocked<F> {
+struct Clocked<F: ?Sized> {
     inner: Pin<Box<F>>,
     clock: Clock,
 }
@@ -286,7 +284,7 @@ impl Clock {
     }
 }
 
-impl<F: Future> Future for Clocked<F> {
+impl<F: Future + ?Sized> Future for Clocked<F> {
     type Output = F::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {

@@ -604,7 +604,7 @@ async fn build_beside(
     };
     let mut fresh = Vec::new();
     for (names, entry, driver, features) in built {
-        let lifecycle: Arc<dyn ErasedLifecycle> = Arc::from(driver.lifecycle);
+        let lifecycle: Arc<dyn ErasedLifecycle> = driver.lifecycle;
         let instance: Arc<str> = Arc::from(names.instance);
         attempts.drivers.push(Attempted {
             capability: entry.capability,
