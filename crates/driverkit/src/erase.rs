@@ -51,7 +51,7 @@ pub fn build<T: Driver, C: ProvidedBy<T>>(
     Ok(BuiltDriver {
         operations: Box::new(C::routed(Arc::clone(&route))),
         route: Some(route),
-        lifecycle: Box::new(Lifecycle::<T, C::Gate>(gated, PhantomData)),
+        lifecycle: Arc::new(Lifecycle::<T, C::Gate>(gated, PhantomData)),
     })
 }
 
@@ -68,6 +68,21 @@ impl<T: Driver, G: Gate<T>> ErasedLifecycle for Lifecycle<T, G> {
 
     fn health(&self) -> BoxFuture<'_, Health> {
         Box::pin(self.0.driver().health())
+    }
+
+    // One box per `start` and `stop` the kernel calls, not the default's two.
+    fn start_owned(self: Arc<Self>) -> BoxFuture<'static, Result<(), BoxError>>
+    where
+        Self: 'static,
+    {
+        Box::pin(async move { self.0.driver().start().await.map_err(BoxError::from) })
+    }
+
+    fn stop_owned(self: Arc<Self>) -> BoxFuture<'static, Result<(), BoxError>>
+    where
+        Self: 'static,
+    {
+        Box::pin(async move { self.0.driver().stop().await.map_err(BoxError::from) })
     }
 
     fn begin_drain(&self) {

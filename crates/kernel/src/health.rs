@@ -220,9 +220,10 @@ const CANCEL_GRACE: Duration = Duration::from_millis(20);
 
 /// One driver's health check.
 pub(crate) struct Check {
-    pub(crate) capability: String,
-    pub(crate) instance: String,
-    pub(crate) driver: String,
+    /// The names, shared with the driver's `Attempted` record (`lifecycle.rs`).
+    pub(crate) capability: &'static str,
+    pub(crate) instance: Arc<str>,
+    pub(crate) driver: &'static str,
     pub(crate) lifecycle: Arc<dyn ErasedLifecycle>,
     /// `health_timeout_ms` of the instance.
     pub(crate) timeout: Duration,
@@ -232,14 +233,14 @@ pub(crate) struct Check {
 
 impl Check {
     pub(crate) fn new(
-        (capability, instance, driver): (&str, &str, &str),
+        (capability, instance, driver): (&'static str, Arc<str>, &'static str),
         lifecycle: Arc<dyn ErasedLifecycle>,
         timeout: Duration,
     ) -> Self {
         Self {
-            capability: capability.to_owned(),
-            instance: instance.to_owned(),
-            driver: driver.to_owned(),
+            capability,
+            instance,
+            driver,
             lifecycle,
             timeout,
             cut_off: Mutex::new(None),
@@ -331,9 +332,9 @@ impl Checks {
             .iter()
             .zip(states)
             .map(|(check, health)| InstanceHealth {
-                capability: check.capability.clone(),
-                instance: check.instance.clone(),
-                driver: check.driver.clone(),
+                capability: check.capability.to_owned(),
+                instance: check.instance.to_string(),
+                driver: check.driver.to_owned(),
                 health,
             })
             .collect();

@@ -28,14 +28,13 @@ pub(crate) enum Stopped {
 /// rest, if it waits, as a task. On timeout the task is aborted (it stops at its next await; a
 /// driver blocking a thread keeps that one thread until it returns).
 pub(crate) async fn stop(lifecycle: &Arc<dyn ErasedLifecycle>, timeout: Duration) -> Stopped {
-    let driver = Arc::clone(lifecycle);
-    let future = Box::pin(async move { driver.stop().await });
-    let future = match first_poll(future).await {
+    let mut future = Arc::clone(lifecycle).stop_owned();
+    match first_poll(&mut future).await {
         FirstPoll::Ready(Ok(())) => return Stopped::Done,
         FirstPoll::Ready(Err(error)) => return Stopped::Failed(error_chain(error.as_ref())),
         FirstPoll::Panicked(message) => return Stopped::Panicked(message),
-        FirstPoll::Pending(future) => future,
-    };
+        FirstPoll::Pending => {}
+    }
     let mut task = tokio::spawn(future);
     match tokio::time::timeout(timeout, &mut task).await {
         Ok(Ok(Ok(()))) => Stopped::Done,
@@ -52,13 +51,13 @@ pub(crate) async fn stop(lifecycle: &Arc<dyn ErasedLifecycle>, timeout: Duration
 }
 
 /// How the first poll of a lifecycle future ended.
-enum FirstPoll<F: Future> {
+enum FirstPoll<T> {
     /// It finished on its first poll.
-    Ready(F::Output),
+    Ready(T),
     /// Its first poll panicked; the panic's message.
     Panicked(String),
-    /// It waits (or was not polled): the future, for a task to finish.
-    Pending(F),
+    /// It waits (or was not polled): a task is to finish it.
+    Pending,
 }
 
 /// Poll `future` once, inline, when the current runtime is single-threaded; otherwise leave it
@@ -71,20 +70,20 @@ enum FirstPoll<F: Future> {
 /// way (the clock still finds it out). On a multi-threaded runtime the task is kept: there the
 /// timeout fires on time while another thread is blocked by a `start`, which an inline poll
 /// would prevent. A panic in the poll is caught, as a task's would be.
-async fn first_poll<F: Future + Unpin>(mut future: F) -> FirstPoll<F> {
+async fn first_poll<F: Future + Unpin>(future: &mut F) -> FirstPoll<F::Output> {
     use tokio::runtime::{Handle, RuntimeFlavor};
     if Handle::current().runtime_flavor() != RuntimeFlavor::CurrentThread {
-        return FirstPoll::Pending(future);
+        return FirstPoll::Pending;
     }
     let polled = std::future::poll_fn(|cx| {
         Poll::Ready(std::panic::catch_unwind(std::panic::AssertUnwindSafe(
-            || Pin::new(&mut future).poll(cx),
+            || Pin::new(&mut *future).poll(cx),
         )))
     })
     .await;
     match polled {
         Ok(Poll::Ready(output)) => FirstPoll::Ready(output),
-        Ok(Poll::Pending) => FirstPoll::Pending(future),
+        Ok(Poll::Pending) => FirstPoll::Pending,
         Err(panic) => FirstPoll::Panicked(panic_message(panic.as_ref())),
     }
 }
@@ -125,17 +124,15 @@ pub(crate) async fn start(
     timeout: Duration,
     wait: Duration,
 ) -> Started {
-    let clock = Arc::new(PollClock::new());
-    let driver = Arc::clone(lifecycle);
-    let clocked = Clocked {
-        inner: Box::pin(async move { driver.start().await }),
-        clock: Arc::clone(&clock),
+    let mut clocked = Clocked {
+        inner: Arc::clone(lifecycle).start_owned(),
+        clock: Clock::Own(PollClock::new()),
     };
-    let clocked = match first_poll(clocked).await {
+    match first_poll(&mut clocked).await {
         // It ended, but its one poll held the thread past the deadline.
-        FirstPoll::Ready(_) | FirstPoll::Panicked(_) if clock.held_past(timeout) => {
+        FirstPoll::Ready(_) | FirstPoll::Panicked(_) if clocked.clock.held_past(timeout) => {
             return Started::Blocked {
-                elapsed: clock.elapsed(),
+                elapsed: clocked.clock.elapsed(),
                 still_running: None,
             };
         }
@@ -147,8 +144,10 @@ pub(crate) async fn start(
             };
         }
         FirstPoll::Panicked(message) => return Started::Panicked(message),
-        FirstPoll::Pending(clocked) => clocked,
-    };
+        FirstPoll::Pending => {}
+    }
+    // From here on the task clocks its polls, and this function reads the clock.
+    let clock = clocked.clock.share();
     // The timeout counts from the first poll, inline or not.
     let left = timeout.saturating_sub(clock.elapsed());
     let mut task = tokio::spawn(clocked);
@@ -244,19 +243,57 @@ impl PollClock {
 }
 
 /// A future whose polls are clocked.
-struct Clocked<F> {
+struct Clocked<F: ?Sized> {
     inner: Pin<Box<F>>,
-    clock: Arc<PollClock>,
+    clock: Clock,
 }
 
-impl<F: Future> Future for Clocked<F> {
+/// The clock of a [`Clocked`] future: its own while it is polled inline, shared with the
+/// caller once it runs as a task. Most `start`s end on their first, inline poll, and sharing
+/// the clock from the outset cost each of them an allocation.
+enum Clock {
+    Own(PollClock),
+    Shared(Arc<PollClock>),
+}
+
+impl std::ops::Deref for Clock {
+    type Target = PollClock;
+
+    fn deref(&self) -> &PollClock {
+        match self {
+            Self::Own(clock) => clock,
+            Self::Shared(clock) => clock,
+        }
+    }
+}
+
+impl Clock {
+    /// The clock, shared from now on (what it read so far kept).
+    fn share(&mut self) -> Arc<PollClock> {
+        let shared = match self {
+            Self::Shared(clock) => return Arc::clone(clock),
+            Self::Own(clock) => Arc::new(PollClock {
+                base: clock.base,
+                polling: AtomicBool::new(clock.polling.load(Ordering::SeqCst)),
+                last_start: AtomicU64::new(clock.last_start.load(Ordering::SeqCst)),
+                last_end: AtomicU64::new(clock.last_end.load(Ordering::SeqCst)),
+            }),
+        };
+        *self = Self::Shared(Arc::clone(&shared));
+        shared
+    }
+}
+
+impl<F: Future + ?Sized> Future for Clocked<F> {
     type Output = F::Output;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let clock = Arc::clone(&self.clock);
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // `Clocked` is `Unpin` (its future is boxed): its fields can be borrowed apart.
+        let this = self.get_mut();
+        let clock = &*this.clock;
         clock.last_start.store(clock.now(), Ordering::SeqCst);
         clock.polling.store(true, Ordering::SeqCst);
-        let output = self.inner.as_mut().poll(cx);
+        let output = this.inner.as_mut().poll(cx);
         clock.last_end.store(clock.now(), Ordering::SeqCst);
         clock.polling.store(false, Ordering::SeqCst);
         output
@@ -264,10 +301,15 @@ impl<F: Future> Future for Clocked<F> {
 }
 
 /// A driver whose `start` was attempted.
+///
+/// Its names are shared, not copied: the capability and driver names are the linked entry's
+/// (`&'static`), the instance's is one `Arc<str>` per instance, which its slot and health check
+/// share. Three `String`s in each of those records were most of startup's allocations
+/// (`BENCHMARKS.md`, issue 27).
 pub(crate) struct Attempted {
-    pub(crate) capability: String,
-    pub(crate) instance: String,
-    pub(crate) driver: String,
+    pub(crate) capability: &'static str,
+    pub(crate) instance: Arc<str>,
+    pub(crate) driver: &'static str,
     pub(crate) lifecycle: Arc<dyn ErasedLifecycle>,
 }
 
@@ -324,9 +366,9 @@ async fn stop_all(mut drivers: Vec<Attempted>, timeout: Duration) -> Vec<Problem
             Stopped::TimedOut => format!("stop did not finish within {} ms", timeout.as_millis()),
         };
         problems.push(Problem::StopFailed {
-            capability: driver.capability,
-            instance: driver.instance,
-            driver: driver.driver,
+            capability: driver.capability.to_owned(),
+            instance: driver.instance.to_string(),
+            driver: driver.driver.to_owned(),
             reason,
         });
     }

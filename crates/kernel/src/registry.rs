@@ -227,8 +227,10 @@ pub struct ParsedOptions {
 /// A constructed driver, not yet started.
 #[doc(hidden)]
 pub struct BuiltDriver {
-    /// Its lifecycle.
-    pub lifecycle: Box<dyn ErasedLifecycle>,
+    /// Its lifecycle: an `Arc`, which the kernel shares between the driver's records (made
+    /// so by the driver's build, rather than boxed and moved into one: that was an allocation
+    /// per instance at every start).
+    pub lifecycle: Arc<dyn ErasedLifecycle>,
     /// Its operations as `Arc<dyn OperationTrait>` (`Arc<dyn Cache>`), erased, for `Infra`.
     /// Built by driverkit, this is the instance's [`ErasedRoute`] as the operation trait.
     pub operations: Box<dyn Any + Send + Sync>,
@@ -303,6 +305,23 @@ pub trait ErasedLifecycle: Send + Sync {
     fn stop(&self) -> BoxFuture<'_, Result<(), BoxError>>;
     /// Report health.
     fn health(&self) -> BoxFuture<'_, Health>;
+    /// [`start`](Self::start), as a future that owns the driver: what the kernel polls, and
+    /// spawns as a task when it waits. Override it to box the future once, not twice (the
+    /// default wraps `start`'s future in another).
+    fn start_owned(self: Arc<Self>) -> BoxFuture<'static, Result<(), BoxError>>
+    where
+        Self: 'static,
+    {
+        Box::pin(async move { self.start().await })
+    }
+    /// [`stop`](Self::stop), as a future that owns the driver; see
+    /// [`start_owned`](Self::start_owned).
+    fn stop_owned(self: Arc<Self>) -> BoxFuture<'static, Result<(), BoxError>>
+    where
+        Self: 'static,
+    {
+        Box::pin(async move { self.stop().await })
+    }
     /// Refuse new operations (they answer `Stopped`); those in flight go on, except the ones
     /// waiting in an operation declared `#[waits]`, which answer `Stopped` at once.
     fn begin_drain(&self) {}

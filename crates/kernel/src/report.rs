@@ -1,11 +1,12 @@
 //! What started: a value for programs, a table for people, events for `tracing`.
 
 use std::fmt;
+use std::sync::Arc;
 
 use semver::Version;
 
 use crate::config::Environment;
-use crate::registry::Stability;
+use crate::registry::{DriverEntry, Stability};
 
 /// One started (or, for `check`, resolved) instance.
 ///
@@ -86,17 +87,96 @@ impl StartupReport {
     /// ```
     pub fn trace(&self) {
         for line in &self.lines {
-            tracing::info!(
-                target: "sandloom",
-                capability = %line.capability,
-                instance = %line.instance,
-                driver = %line.driver,
-                package = line.package,
-                contract_version = %line.contract_version,
-                features = ?line.features,
-                stability = %line.stability,
-                start_attempts = line.start_attempts,
-                "capability instance ready"
+            trace_line(
+                (&line.capability, &line.instance, &line.driver),
+                line.package,
+                &line.contract_version,
+                &line.features,
+                line.stability,
+                line.start_attempts,
+            );
+        }
+    }
+}
+
+/// The event of one line: [`StartupReport::trace`]'s, and startup's from its [`Line`]s.
+fn trace_line(
+    (capability, instance, driver): (&str, &str, &str),
+    package: &'static str,
+    contract_version: &Version,
+    features: &[&'static str],
+    stability: Stability,
+    start_attempts: u32,
+) {
+    tracing::info!(
+        target: "sandloom",
+        capability = %capability,
+        instance = %instance,
+        driver = %driver,
+        package = package,
+        contract_version = %contract_version,
+        features = ?features,
+        stability = %stability,
+        start_attempts = start_attempts,
+        "capability instance ready"
+    );
+}
+
+/// A line of the report as startup keeps it: the linked entry and the instance's shared name,
+/// with nothing copied. The [`ReportLine`] (three `String`s and a version) is made only when
+/// someone asks for the report ([`ReportParts::report`]); making it at every start was a tenth of
+/// startup's allocations (`BENCHMARKS.md`, issue 27).
+pub(crate) struct Line {
+    pub(crate) entry: &'static DriverEntry,
+    pub(crate) stability: Stability,
+    /// The instance's name, shared with its driver's records (`lifecycle::Attempted`).
+    pub(crate) instance: Arc<str>,
+    pub(crate) features: Vec<&'static str>,
+    pub(crate) start_attempts: u32,
+}
+
+impl Line {
+    fn report_line(&self) -> ReportLine {
+        ReportLine {
+            capability: self.entry.capability.to_owned(),
+            instance: self.instance.to_string(),
+            driver: self.entry.name.to_owned(),
+            package: self.entry.package,
+            contract_version: self.entry.contract_version.clone(),
+            features: self.features.clone(),
+            stability: self.stability,
+            start_attempts: self.start_attempts,
+        }
+    }
+}
+
+/// The lines of a startup, in start order, and what the report says besides them.
+pub(crate) struct ReportParts {
+    pub(crate) environment: Environment,
+    pub(crate) origin: String,
+    pub(crate) lines: Vec<Line>,
+}
+
+impl ReportParts {
+    /// The report, made now.
+    pub(crate) fn report(&self) -> StartupReport {
+        StartupReport {
+            environment: self.environment,
+            origin: self.origin.clone(),
+            lines: self.lines.iter().map(Line::report_line).collect(),
+        }
+    }
+
+    /// What [`StartupReport::trace`] of [`report`](Self::report) emits, without making it.
+    pub(crate) fn trace(&self) {
+        for line in &self.lines {
+            trace_line(
+                (line.entry.capability, &line.instance, line.entry.name),
+                line.entry.package,
+                &line.entry.contract_version,
+                &line.features,
+                line.stability,
+                line.start_attempts,
             );
         }
     }

@@ -17,7 +17,7 @@ use crate::link::LinkedDrivers;
 use crate::references::Stores;
 use crate::registry::{self, BuildContext, ErasedLifecycle, Health};
 use crate::reload::{Live, Shared, Slot, health_checks};
-use crate::report::{ReportLine, StartupReport};
+use crate::report::{Line, ReportLine, ReportParts, StartupReport};
 use crate::resolve::{Inputs, InstanceNames, PlannedInstance, resolve, unusable};
 use crate::rotation;
 use crate::wait;
@@ -169,6 +169,26 @@ impl Kernel {
         }
     }
 
+    /// The report of a startup, empty: its lines are added as instances are planned.
+    fn lines(&self) -> ReportParts {
+        ReportParts {
+            environment: self.config.environment(),
+            origin: self.config.origin().to_owned(),
+            lines: Vec::new(),
+        }
+    }
+
+    /// The report's lines for `planned`, as startup keeps them ([`Line`]).
+    fn lines_of<'p>(planned: &'p [PlannedInstance<'_>]) -> impl Iterator<Item = Line> + 'p {
+        planned.iter().map(|p| Line {
+            entry: p.entry,
+            stability: p.spec.stability,
+            instance: Arc::from(p.config.instance),
+            features: p.options.features.clone(),
+            start_attempts: 0,
+        })
+    }
+
     /// Resolve, construct and start every selected driver, in a fixed order (by capability,
     /// then instance). All or nothing: if anything fails, every driver whose start was attempted
     /// is stopped in reverse order, and the error lists every problem found, ordered by
@@ -215,7 +235,7 @@ impl Kernel {
         if tokio::runtime::Handle::try_current().is_err() || !timers_enabled() {
             return Err(StartupError::new(vec![Problem::NoRuntime]));
         }
-        let mut report = self.report(&[]);
+        let mut report = self.lines();
         // From here on, every driver whose start is attempted is in `attempts`: if this future
         // is dropped half-way (the caller gave up), its drop stops them.
         let mut attempts = Attempts {
@@ -225,13 +245,18 @@ impl Kernel {
         let mut slots = Vec::new();
         let infra = if self.config.instances().any(|i| !i.references.is_empty()) {
             // The stores start first, and their values are read into the options of the rest.
-            self.start_in_waves(&mut report, &mut attempts, &mut slots, waves::Last::Start)
-                .await?
+            self.start_in_waves(
+                &mut report.lines,
+                &mut attempts,
+                &mut slots,
+                waves::Last::Start,
+            )
+            .await?
         } else {
             let planned = self.resolve().map_err(StartupError::new)?;
-            report.lines = self.report(&planned).lines;
+            report.lines.extend(Self::lines_of(&planned));
             let wave = Wave {
-                report: &mut report,
+                lines: &mut report.lines,
                 attempts: &mut attempts,
                 stores: None,
                 slots: &mut slots,
@@ -255,24 +280,35 @@ impl Kernel {
             }
         };
         report.trace();
-        let checks = Arc::new(health_checks(&self.config, &attempts));
+        // The health checks are made when first needed: by the probe, if there is one.
+        let checks = self
+            .config
+            .health_interval()
+            .map(|_| Arc::new(health_checks(&self.config, &attempts)));
         let prober = self
             .config
             .health_interval()
-            .map(|interval| Prober::spawn(Arc::clone(&checks), interval));
+            .zip(checks.as_ref())
+            .map(|(interval, checks)| Prober::spawn(Arc::clone(checks), interval));
         // Every instance is up: from here on a change of a used secret is a rotation.
         let infra = Arc::new(infra);
         let rotation = rotation::Follow::start(
             Arc::clone(&infra),
             self.watched,
             &self.config,
-            rotation::store_features(&report),
+            rotation::store_features(
+                report
+                    .lines
+                    .iter()
+                    .map(|l| (l.entry.capability, &*l.instance, &l.features[..])),
+            ),
             rotation::Timing::default(),
         );
         Ok(Running {
             infra,
             rotations: Arc::clone(&rotation.rotations),
-            report,
+            report: std::sync::OnceLock::new(),
+            lines: report,
             shared: Arc::new(Shared {
                 rotation,
                 linked: self.linked,
@@ -294,7 +330,7 @@ impl Kernel {
 /// What one wave of startup adds to: the report, the drivers attempted (of every wave), and
 /// the stores started so far (when later waves read from them).
 struct Wave<'w> {
-    report: &'w mut StartupReport,
+    lines: &'w mut Vec<Line>,
     attempts: &'w mut Attempts,
     stores: Option<&'w mut Stores>,
     /// The routes of the instances started, for `Running::reload`.
@@ -313,13 +349,16 @@ impl Kernel {
         mut infra: InfraBuilder,
     ) -> Result<InfraBuilder, Vec<Problem>> {
         let Wave {
-            report,
+            lines,
             attempts,
             mut stores,
             slots,
         } = wave;
         let timeout = self.config.start_timeout();
-        let mut built = Vec::new();
+        // Each sized once: growing them was a few allocations per start.
+        let mut built = Vec::with_capacity(planned.len());
+        attempts.drivers.reserve(planned.len());
+        slots.reserve(planned.len());
         let mut problems = Vec::new();
         for plan in planned {
             let PlannedInstance {
@@ -343,15 +382,27 @@ impl Kernel {
             return Err(problems);
         }
         for (config, capability, entry, driver) in built {
-            let lifecycle: Arc<dyn ErasedLifecycle> = Arc::from(driver.lifecycle);
+            let lifecycle: Arc<dyn ErasedLifecycle> = driver.lifecycle;
+            // The instance's name, made once for its report line: its records share it.
+            let line = lines.iter().position(|line| {
+                line.entry.capability == config.capability && *line.instance == *config.instance
+            });
+            let instance: Arc<str> = match line {
+                Some(index) => Arc::clone(&lines[index].instance),
+                None => Arc::from(config.instance),
+            };
             // A failed or timed-out start may have acquired something; stop releases it too.
             attempts.drivers.push(Attempted {
-                capability: config.capability.to_owned(),
-                instance: config.instance.to_owned(),
-                driver: config.driver.to_owned(),
+                capability: entry.capability,
+                instance: Arc::clone(&instance),
+                driver: entry.name,
                 lifecycle: Arc::clone(&lifecycle),
             });
-            let (started, tried) = self.start_waiting(&lifecycle, &config, report).await;
+            let (started, tried) = self.start_waiting(&lifecycle, &config).await;
+            // Its report line gets the number of attempts.
+            if let Some(index) = line {
+                lines[index].start_attempts = tried.count;
+            }
             let Some(reason) = failure(started, timeout, tried, attempts) else {
                 if let Some(stores) = stores.as_deref_mut()
                     && let Some(secrets) = driver.operations.downcast_ref::<Arc<dyn Secrets>>()
@@ -360,8 +411,8 @@ impl Kernel {
                 }
                 infra = infra.with_erased(capability, config.instance, driver.operations);
                 slots.push(Slot {
-                    capability: config.capability.to_owned(),
-                    instance: config.instance.to_owned(),
+                    capability: entry.capability,
+                    instance,
                     route: driver.route,
                     version: 1,
                     serving: true,
@@ -381,12 +432,11 @@ impl Kernel {
 
 impl Kernel {
     /// Start one driver; while it fails with a transient error, start it again until its
-    /// `start_wait_ms` is spent (`wait.rs`). Its report line gets the number of attempts.
+    /// `start_wait_ms` is spent (`wait.rs`).
     async fn start_waiting(
         &self,
         lifecycle: &Arc<dyn ErasedLifecycle>,
         names: &InstanceNames<'_>,
-        report: &mut StartupReport,
     ) -> (Started, StartAttempts) {
         let wait = self
             .config
@@ -398,15 +448,7 @@ impl Kernel {
             driver: names.driver,
         };
         let bounds = (self.config.start_timeout(), self.config.stop_timeout());
-        let (started, tried) = wait::start(lifecycle, &starting, bounds, wait).await;
-        if let Some(line) = report
-            .lines
-            .iter_mut()
-            .find(|line| line.capability == names.capability && line.instance == names.instance)
-        {
-            line.start_attempts = tried.count;
-        }
-        (started, tried)
+        wait::start(lifecycle, &starting, bounds, wait).await
     }
 }
 
@@ -477,7 +519,9 @@ pub struct Running {
     infra: Arc<Infra>,
     /// What the rotation watchers (in `shared`, which reloads restart) found (`Running::secret_rotations`, in `rotation/mod.rs`).
     pub(crate) rotations: Arc<rotation::Rotations>,
-    report: StartupReport,
+    /// What was started, made from `lines` when first asked for ([`Running::report`]).
+    report: std::sync::OnceLock<StartupReport>,
+    lines: ReportParts,
     /// The running drivers, their routes and health checks, shared with
     /// [`Reloader`](crate::reload::Reloader)s.
     pub(crate) shared: Arc<Shared>,
@@ -528,7 +572,7 @@ impl Running {
     /// # }
     /// ```
     pub fn report(&self) -> &StartupReport {
-        &self.report
+        self.report.get_or_init(|| self.lines.report())
     }
 
     /// Ask every driver for its health, each under its `health_timeout_ms` (all at once), and
@@ -584,7 +628,7 @@ impl Running {
     /// # }
     /// ```
     pub async fn readiness(&self) -> HealthReport {
-        let checks = Arc::clone(&self.shared.live().checks);
+        let checks = self.shared.live().checks();
         checks.run().await
     }
 
@@ -611,7 +655,8 @@ impl Running {
     /// # }
     /// ```
     pub fn last_health(&self) -> Option<HealthReport> {
-        self.shared.live().checks.last()
+        // No check made yet: none has run either.
+        self.shared.live().checks.as_ref()?.last()
     }
 
     /// Stop every driver in reverse start order, each under the stop timeout. Drivers whose stop

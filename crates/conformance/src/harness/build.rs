@@ -83,7 +83,7 @@ pub(crate) fn make<T: Driver>(
                     made = Some(driver.clone());
                     Ok(BuiltDriver {
                         operations,
-                        lifecycle: Box::new(Lifecycle(driver)),
+                        lifecycle: std::sync::Arc::new(Lifecycle(driver)),
                         // The kit calls the gate directly; it never reloads.
                         route: None,
                     })

@@ -110,15 +110,20 @@ pub(crate) struct Live {
     pub(crate) attempts: Attempts,
     /// Every instance `Infra` has, running or removed.
     pub(crate) slots: Vec<Slot>,
-    pub(crate) checks: Arc<Checks>,
+    /// The health checks, made when first needed ([`Live::checks`]): a probe, a readiness
+    /// call. Most processes never ask between start and shutdown, and making a check per
+    /// driver at every start was part of startup's cost (`BENCHMARKS.md`, issue 27).
+    pub(crate) checks: Option<Arc<Checks>>,
     pub(crate) prober: Option<Prober>,
     pub(crate) last: Option<ReloadReport>,
 }
 
 /// One instance of `Infra`.
 pub(crate) struct Slot {
-    pub(crate) capability: String,
-    pub(crate) instance: String,
+    /// The linked entry's name of the capability, and the instance's name shared with its
+    /// driver's [`Attempted`] record.
+    pub(crate) capability: &'static str,
+    pub(crate) instance: Arc<str>,
     pub(crate) route: Option<Arc<dyn ErasedRoute>>,
     /// 1 at startup, one more at each replacement.
     pub(crate) version: u64,
@@ -133,16 +138,24 @@ impl Shared {
 }
 
 impl Live {
+    /// The health checks of the running drivers, made now if they were not yet.
+    pub(crate) fn checks(&mut self) -> Arc<Checks> {
+        let checks = self
+            .checks
+            .get_or_insert_with(|| Arc::new(health_checks(&self.config, &self.attempts)));
+        Arc::clone(checks)
+    }
+
     fn slot(&self, capability: &str, instance: &str) -> Option<&Slot> {
         self.slots
             .iter()
-            .find(|s| s.capability == capability && s.instance == instance)
+            .find(|s| s.capability == capability && *s.instance == *instance)
     }
 
     fn slot_mut(&mut self, capability: &str, instance: &str) -> Option<&mut Slot> {
         self.slots
             .iter_mut()
-            .find(|s| s.capability == capability && s.instance == instance)
+            .find(|s| s.capability == capability && *s.instance == *instance)
     }
 }
 
@@ -244,9 +257,9 @@ fn shut_down() -> Problem {
 
 /// A new instance started beside an old one.
 struct Fresh {
-    capability: String,
-    instance: String,
-    driver: String,
+    capability: &'static str,
+    instance: Arc<str>,
+    driver: &'static str,
     route: Arc<dyn ErasedRoute>,
     lifecycle: Arc<dyn ErasedLifecycle>,
     /// Its features, as its options give them.
@@ -332,7 +345,7 @@ pub(crate) async fn reload_with(
     let rebuilt_stores: Vec<(String, Vec<&'static str>)> = fresh
         .iter()
         .filter(|f| f.capability == crate::references::SECRETS)
-        .map(|f| (f.instance.clone(), f.features.clone()))
+        .map(|f| (f.instance.to_string(), f.features.clone()))
         .collect();
     let running = new.clone();
 
@@ -429,7 +442,7 @@ fn switch(live: &mut Live, fresh: Vec<Fresh>, plan: &ReloadPlan, new: InfraConfi
     let mut failed = Vec::new();
     for fresh in fresh {
         let Some(route) = live
-            .slot(&fresh.capability, &fresh.instance)
+            .slot(fresh.capability, &fresh.instance)
             .and_then(|slot| slot.route.clone())
         else {
             continue; // checked before anything was built
@@ -454,8 +467,8 @@ fn switch(live: &mut Live, fresh: Vec<Fresh>, plan: &ReloadPlan, new: InfraConfi
             secrets: _,
         } = fresh;
         let attempted = Attempted {
-            capability: capability.clone(),
-            instance: instance.clone(),
+            capability,
+            instance: Arc::clone(&instance),
             driver,
             lifecycle,
         };
@@ -466,10 +479,10 @@ fn switch(live: &mut Live, fresh: Vec<Fresh>, plan: &ReloadPlan, new: InfraConfi
         {
             old_drivers.push(std::mem::replace(&mut running[index], attempted));
         } else {
-            let at = insertion_point(running, &capability, &instance);
+            let at = insertion_point(running, capability, &instance);
             running.insert(at, attempted);
         }
-        if let Some(slot) = live.slot_mut(&capability, &instance) {
+        if let Some(slot) = live.slot_mut(capability, &instance) {
             slot.version += 1;
             slot.serving = true;
         }
@@ -484,7 +497,7 @@ fn switch(live: &mut Live, fresh: Vec<Fresh>, plan: &ReloadPlan, new: InfraConfi
             .attempts
             .drivers
             .iter()
-            .position(|d| d.capability == line.capability && d.instance == line.instance)
+            .position(|d| d.capability == line.capability && *d.instance == *line.instance)
         {
             old_drivers.push(live.attempts.drivers.remove(index));
         }
@@ -493,11 +506,12 @@ fn switch(live: &mut Live, fresh: Vec<Fresh>, plan: &ReloadPlan, new: InfraConfi
         }
     }
     live.attempts.stop_timeout = new.stop_timeout();
-    live.checks = Arc::new(health_checks(&new, &live.attempts));
-    live.prober = new
-        .health_interval()
-        .map(|interval| Prober::spawn(Arc::clone(&live.checks), interval));
     live.config = new;
+    live.checks = None;
+    live.prober = live
+        .config
+        .health_interval()
+        .map(|interval| Prober::spawn(live.checks(), interval));
     let report = applied_report(live, plan, &failed);
     live.last = Some(report.clone());
     Switched {
@@ -557,7 +571,7 @@ fn cannot_add(new: &InfraConfig, capability: &str, instance: &str) -> Problem {
 fn insertion_point(drivers: &[Attempted], capability: &str, instance: &str) -> usize {
     drivers
         .iter()
-        .position(|d| (d.capability.as_str(), d.instance.as_str()) > (capability, instance))
+        .position(|d| (d.capability, &*d.instance) > (capability, instance))
         .unwrap_or(drivers.len())
 }
 
@@ -590,11 +604,12 @@ async fn build_beside(
     };
     let mut fresh = Vec::new();
     for (names, entry, driver, features) in built {
-        let lifecycle: Arc<dyn ErasedLifecycle> = Arc::from(driver.lifecycle);
+        let lifecycle: Arc<dyn ErasedLifecycle> = driver.lifecycle;
+        let instance: Arc<str> = Arc::from(names.instance);
         attempts.drivers.push(Attempted {
-            capability: names.capability.to_owned(),
-            instance: names.instance.to_owned(),
-            driver: names.driver.to_owned(),
+            capability: entry.capability,
+            instance: Arc::clone(&instance),
+            driver: entry.name,
             lifecycle: Arc::clone(&lifecycle),
         });
         let configured = new.instance(names.capability, names.instance);
@@ -612,7 +627,7 @@ async fn build_beside(
         }
         let health_timeout = configured.map_or(new.health_timeout(), |i| i.health_timeout(new));
         let check = Check::new(
-            (names.capability, names.instance, names.driver),
+            (entry.capability, Arc::clone(&instance), entry.name),
             Arc::clone(&lifecycle),
             health_timeout,
         );
@@ -639,9 +654,9 @@ async fn build_beside(
             continue;
         };
         fresh.push(Fresh {
-            capability: names.capability.to_owned(),
-            instance: names.instance.to_owned(),
-            driver: names.driver.to_owned(),
+            capability: entry.capability,
+            instance,
+            driver: entry.name,
             route,
             lifecycle,
             features,
@@ -705,10 +720,14 @@ pub(crate) fn health_checks(config: &InfraConfig, attempts: &Attempts) -> Checks
             .iter()
             .map(|driver| {
                 let timeout = config
-                    .instance(&driver.capability, &driver.instance)
+                    .instance(driver.capability, &driver.instance)
                     .map_or(config.health_timeout(), |i| i.health_timeout(config));
                 Check::new(
-                    (&driver.capability, &driver.instance, &driver.driver),
+                    (
+                        driver.capability,
+                        Arc::clone(&driver.instance),
+                        driver.driver,
+                    ),
                     Arc::clone(&driver.lifecycle),
                     timeout,
                 )
@@ -730,7 +749,7 @@ fn applied_report(
             let slot = live.slot(&line.capability, &line.instance);
             let failed = swap_problems
                 .iter()
-                .find(|(f, _)| f.capability == line.capability && f.instance == line.instance);
+                .find(|(f, _)| f.capability == line.capability && *f.instance == *line.instance);
             let outcome = match (&line.change, failed) {
                 (_, Some((_, error))) => Outcome::Refused {
                     codes: Vec::new(),
@@ -763,8 +782,8 @@ fn driver_of(live: &Live, capability: &str, instance: &str) -> String {
     live.attempts
         .drivers
         .iter()
-        .find(|d| d.capability == capability && d.instance == instance)
-        .map(|d| d.driver.clone())
+        .find(|d| d.capability == capability && *d.instance == *instance)
+        .map(|d| d.driver.to_owned())
         .or_else(|| {
             live.config
                 .instance(capability, instance)

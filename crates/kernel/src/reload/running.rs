@@ -107,7 +107,13 @@ impl Running {
         let mut versions: Vec<_> = live
             .slots
             .iter()
-            .map(|slot| (slot.capability.clone(), slot.instance.clone(), slot.version))
+            .map(|slot| {
+                (
+                    slot.capability.to_owned(),
+                    slot.instance.to_string(),
+                    slot.version,
+                )
+            })
             .collect();
         versions.sort();
         versions

@@ -101,7 +101,7 @@ pub(super) async fn build_reading_secrets(
             Ok(built) => {
                 for f in &built {
                     if let Some(secrets) = &f.secrets {
-                        stores.insert(f.instance.clone(), Arc::clone(secrets));
+                        stores.insert(f.instance.to_string(), Arc::clone(secrets));
                     }
                 }
                 fresh.extend(built);

@@ -133,14 +133,14 @@ fn signature(stores: &[StoreWatch]) -> Signature {
         .collect()
 }
 
-/// The features of each `secrets` instance of a startup report.
-pub(crate) fn store_features(
-    report: &crate::report::StartupReport,
+/// The features of each `secrets` instance among started instances, given as (capability,
+/// instance, features).
+pub(crate) fn store_features<'a>(
+    started: impl IntoIterator<Item = (&'a str, &'a str, &'a [&'static str])>,
 ) -> BTreeMap<String, Vec<&'static str>> {
-    report
-        .lines
-        .iter()
-        .filter(|line| line.capability == crate::references::SECRETS)
-        .map(|line| (line.instance.clone(), line.features.clone()))
+    started
+        .into_iter()
+        .filter(|&(capability, _, _)| capability == crate::references::SECRETS)
+        .map(|(_, instance, features)| (instance.to_owned(), features.to_vec()))
         .collect()
 }

@@ -564,7 +564,14 @@ fn plan_watches_used_stores_in_the_mode_their_features_allow() {
         use_of("off", "a", &[("cache", "default")]),
         use_of("missing", "a", &[("cache", "default")]),
     ];
-    let stores = plan(&uses, &infra, &config, &super::store_features(&report));
+    let started = report.lines.iter().map(|line| {
+        (
+            line.capability.as_str(),
+            line.instance.as_str(),
+            &line.features[..],
+        )
+    });
+    let stores = plan(&uses, &infra, &config, &super::store_features(started));
     let got: Vec<Planned<'_>> = stores
         .iter()
         .map(|s| (s.store.as_str(), s.mode, s.watched.iter().collect()))

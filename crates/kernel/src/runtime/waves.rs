@@ -15,7 +15,7 @@ use crate::lifecycle::Attempts;
 use crate::references::{self, Site, Stores, read_wave};
 use crate::registry;
 use crate::reload::Slot;
-use crate::report::StartupReport;
+use crate::report::{Line, StartupReport};
 use crate::resolve::{Inputs, resolve};
 
 /// What becomes of the last wave, the instances that are not stores.
@@ -33,7 +33,7 @@ impl Kernel {
     /// driver attempted is stopped, in reverse order.
     pub(super) async fn start_in_waves(
         &self,
-        report: &mut StartupReport,
+        lines: &mut Vec<Line>,
         attempts: &mut Attempts,
         slots: &mut Vec<Slot>,
         last: Last,
@@ -82,12 +82,12 @@ impl Kernel {
                     return Err(self.fail(problems, attempts).await);
                 }
             };
-            report.lines.extend(self.report(&planned).lines);
+            lines.extend(Self::lines_of(&planned));
             if index + 1 == count && last == Last::ResolveOnly {
                 break;
             }
             let wave = Wave {
-                report,
+                lines,
                 attempts,
                 stores: Some(&mut stores),
                 slots,
@@ -174,14 +174,14 @@ impl Kernel {
         if tokio::runtime::Handle::try_current().is_err() || !crate::lifecycle::timers_enabled() {
             return Err(StartupError::new(vec![Problem::NoRuntime]));
         }
-        let mut report = self.report(&[]);
+        let mut report = self.lines();
         let mut attempts = Attempts {
             drivers: Vec::new(),
             stop_timeout: self.config.stop_timeout(),
         };
         let started = self
             .start_in_waves(
-                &mut report,
+                &mut report.lines,
                 &mut attempts,
                 &mut Vec::new(),
                 Last::ResolveOnly,
@@ -191,7 +191,7 @@ impl Kernel {
         match started {
             Err(err) => Err(StartupError::check(err.problems().to_vec())),
             Ok(_) if !stopped.is_empty() => Err(StartupError::check(stopped)),
-            Ok(_) => Ok(report),
+            Ok(_) => Ok(report.report()),
         }
     }
 }

@@ -76,7 +76,7 @@ pub fn build_with<O: 'static, L: ErasedLifecycle + 'static>(
         .downcast::<O>()
         .map_err(|_| "options of another type")?;
     Ok(BuiltDriver {
-        lifecycle: Box::new(lifecycle(*options)),
+        lifecycle: std::sync::Arc::new(lifecycle(*options)),
         operations: Box::new(()),
         route: None,
     })
