@@ -24,7 +24,8 @@
 //!
 //! Waking: apalis polls, so its storage is built as its README's "pubsub" example does for
 //! prompt delivery: `.with_pubsub()` (each worker `LISTEN`s; an insert trigger `NOTIFY`s), plus
-//! the same example's fallback interval strategy (5 s). `batch_size` stays at its default (10).
+//! the same example's fallback interval strategy (5 s; `SANDLOOM_BENCH_APALIS_INTERVAL_MS` sets
+//! another). `batch_size` stays at its default (10).
 //! The driver wakes its waiting `reserve`s itself on every enqueue through the same instance, as
 //! here; its `poll_interval_ms` (only for tasks of other processes) is raised from 200 to 1000 so
 //! that idle Sandloom workers poll the server less during apalis's rounds.
@@ -72,6 +73,17 @@ const ENQUEUE_QUEUE: &str = "enqueue";
 const WORK_QUEUE: &str = "work";
 /// How long a Sandloom worker's `reserve` waits before it looks at the stop flag.
 const RESERVE_WAIT: Duration = Duration::from_secs(1);
+
+/// The fallback interval of apalis's workers: its README's 5 s, unless
+/// `SANDLOOM_BENCH_APALIS_INTERVAL_MS` says otherwise. A worker that takes a notification in
+/// the same poll as a fetch that finds nothing waits for the next notification or this interval
+/// (BENCHMARKS.md), so a shorter one shows apalis without those waits.
+fn apalis_interval() -> Duration {
+    std::env::var("SANDLOOM_BENCH_APALIS_INTERVAL_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map_or(Duration::from_secs(5), Duration::from_millis)
+}
 
 fn server_url() -> Option<String> {
     std::env::var("SANDLOOM_TEST_POSTGRES_URL").ok()
@@ -244,12 +256,12 @@ impl Fixture {
                     WorkerContext::new(&format!("{}-{count}-{index}", self.worker_prefix));
                 contexts.push(context.clone());
                 // apalis's README, "Pubsub listener example": LISTEN/NOTIFY, with a lazy
-                // fallback interval.
+                // fallback interval (5 s there; `SANDLOOM_BENCH_APALIS_INTERVAL_MS` sets another).
                 let backend = self
                     .apalis_work
                     .clone()
                     .with_pubsub()
-                    .poll_with_strategy(Strategy::new().interval(Duration::from_secs(5)));
+                    .poll_with_strategy(Strategy::new().interval(apalis_interval()));
                 let worker = WorkerBuilder::new(&context)
                     .backend(backend)
                     .concurrency(1)
