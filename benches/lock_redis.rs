@@ -14,15 +14,19 @@
 //! how to run and exits successfully.
 //! `cargo bench -p sandloom-benches --bench lock_redis -- --measurement-time 3`.
 
+mod peers;
+
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::Criterion;
 use redis::Script;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use sandloom::{InfraConfig, Kernel, Running};
 use tokio::runtime::Runtime;
+
+use peers::{Paired, timed};
 
 /// The lock both sides take and give back.
 const NAME: &str = "bench";
@@ -168,21 +172,6 @@ impl Fixture {
         black_box(lease.fence);
     }
 
-    /// Time `iters` sequential runs of `op`, inside the runtime.
-    fn timed<F, Fut>(&self, iters: u64, op: F) -> Duration
-    where
-        F: Fn() -> Fut,
-        Fut: Future<Output = ()>,
-    {
-        self.runtime.block_on(async {
-            let begin = Instant::now();
-            for _ in 0..iters {
-                op().await;
-            }
-            begin.elapsed()
-        })
-    }
-
     /// Delete both sides' keys (the fence counters have no expiry) and stop the kernel.
     fn clean_up(mut self) {
         let raw = &self.raw;
@@ -205,44 +194,15 @@ impl Fixture {
     }
 }
 
-/// Rounds of the paired comparison, and calls per side in each round.
-const PAIRED_ROUNDS: usize = 40;
-const PAIRED_CALLS: u32 = 200;
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
-/// Rounds that time `PAIRED_CALLS` driver runs and as many raw runs back to back, alternating
-/// which side goes first; the median per-run times and the median of the per-round ratios.
+/// The paired comparison: 40 rounds, each 200 driver runs and 200 raw runs back to back.
 fn paired(fixture: &Fixture) {
-    let mut ratios = Vec::with_capacity(PAIRED_ROUNDS);
-    let mut driver_times = Vec::with_capacity(PAIRED_ROUNDS);
-    let mut raw_times = Vec::with_capacity(PAIRED_ROUNDS);
-    let calls = u64::from(PAIRED_CALLS);
-    for round in 0..PAIRED_ROUNDS {
-        let driver = || fixture.timed(calls, || fixture.driver_acquire_release());
-        let raw = || fixture.timed(calls, || fixture.raw.acquire_release());
-        let (driver_time, raw_time) = if round % 2 == 0 {
-            let d = driver();
-            (d, raw())
-        } else {
-            let r = raw();
-            (driver(), r)
-        };
-        ratios.push(raw_time.as_secs_f64() / driver_time.as_secs_f64());
-        driver_times.push(driver_time.as_secs_f64() * 1e6 / f64::from(PAIRED_CALLS));
-        raw_times.push(raw_time.as_secs_f64() * 1e6 / f64::from(PAIRED_CALLS));
-    }
-    println!(
-        "paired acquire+release: driver {:.1} µs/run, raw {:.1} µs/run (medians of \
-         {PAIRED_ROUNDS} rounds × {PAIRED_CALLS} runs); driver throughput = {:.2} × raw \
-         (median per-round ratio)",
-        median(&mut driver_times),
-        median(&mut raw_times),
-        median(&mut ratios)
-    );
+    Paired::new(&fixture.runtime, 40, 200)
+        .named("driver", "raw")
+        .print(
+            "acquire+release",
+            || fixture.driver_acquire_release(),
+            || fixture.raw.acquire_release(),
+        );
 }
 
 fn main() {
@@ -259,10 +219,10 @@ fn main() {
         .configure_from_args();
     let mut group = criterion.benchmark_group("lock.redis");
     group.bench_function("acquire+release/infra.lock()", |b| {
-        b.iter_custom(|iters| fixture.timed(iters, || fixture.driver_acquire_release()));
+        b.iter_custom(|iters| timed(&fixture.runtime, iters, || fixture.driver_acquire_release()));
     });
     group.bench_function("acquire+release/raw", |b| {
-        b.iter_custom(|iters| fixture.timed(iters, || fixture.raw.acquire_release()));
+        b.iter_custom(|iters| timed(&fixture.runtime, iters, || fixture.raw.acquire_release()));
     });
     group.finish();
     if std::env::args().any(|arg| arg == "--bench") {

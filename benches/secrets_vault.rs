@@ -14,12 +14,16 @@
 //! successfully.
 //! `cargo bench -p sandloom-benches --bench secrets_vault -- --measurement-time 3`.
 
+mod peers;
+
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::Criterion;
 use sandloom::{InfraConfig, Kernel, Running};
 use tokio::runtime::Runtime;
+
+use peers::{Paired, timed};
 
 /// The secret both sides read.
 const NAME: &str = "bench/db-password";
@@ -120,21 +124,6 @@ impl Fixture {
         black_box(value);
     }
 
-    /// Time `iters` sequential runs of `op`, inside the runtime.
-    fn timed<F, Fut>(&self, iters: u64, op: F) -> Duration
-    where
-        F: Fn() -> Fut,
-        Fut: Future<Output = ()>,
-    {
-        self.runtime.block_on(async {
-            let begin = Instant::now();
-            for _ in 0..iters {
-                op().await;
-            }
-            begin.elapsed()
-        })
-    }
-
     fn clean_up(mut self) {
         let running = self.running.take().expect("started");
         let metadata = self.raw_url.replacen("/data/", "/metadata/", 1);
@@ -150,43 +139,11 @@ impl Fixture {
     }
 }
 
-/// Rounds of the paired comparison, and calls per side in each round.
-const PAIRED_ROUNDS: usize = 40;
-const PAIRED_CALLS: u32 = 200;
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
-/// Rounds that time `PAIRED_CALLS` driver gets and as many raw gets back to back, alternating
-/// which side goes first; the median per-call times and the median of the per-round ratios.
+/// The paired comparison: 40 rounds, each 200 driver gets and 200 raw gets back to back.
 fn paired(fixture: &Fixture) {
-    let mut ratios = Vec::with_capacity(PAIRED_ROUNDS);
-    let mut driver_times = Vec::with_capacity(PAIRED_ROUNDS);
-    let mut raw_times = Vec::with_capacity(PAIRED_ROUNDS);
-    let calls = u64::from(PAIRED_CALLS);
-    for round in 0..PAIRED_ROUNDS {
-        let driver = || fixture.timed(calls, || fixture.driver_get());
-        let raw = || fixture.timed(calls, || fixture.raw_get());
-        let (driver_time, raw_time) = if round % 2 == 0 {
-            let d = driver();
-            (d, raw())
-        } else {
-            let r = raw();
-            (driver(), r)
-        };
-        ratios.push(raw_time.as_secs_f64() / driver_time.as_secs_f64());
-        driver_times.push(driver_time.as_secs_f64() * 1e6 / f64::from(PAIRED_CALLS));
-        raw_times.push(raw_time.as_secs_f64() * 1e6 / f64::from(PAIRED_CALLS));
-    }
-    println!(
-        "paired get: driver {:.1} µs/call, raw {:.1} µs/call (medians of {PAIRED_ROUNDS} rounds \
-         × {PAIRED_CALLS} calls); driver throughput = {:.2} × raw (median per-round ratio)",
-        median(&mut driver_times),
-        median(&mut raw_times),
-        median(&mut ratios)
-    );
+    Paired::new(&fixture.runtime, 40, 200)
+        .named("driver", "raw")
+        .print("get", || fixture.driver_get(), || fixture.raw_get());
 }
 
 fn main() {
@@ -206,10 +163,10 @@ fn main() {
         .configure_from_args();
     let mut group = criterion.benchmark_group("secrets.vault");
     group.bench_function("get/infra.secrets()", |b| {
-        b.iter_custom(|iters| fixture.timed(iters, || fixture.driver_get()));
+        b.iter_custom(|iters| timed(&fixture.runtime, iters, || fixture.driver_get()));
     });
     group.bench_function("get/reqwest", |b| {
-        b.iter_custom(|iters| fixture.timed(iters, || fixture.raw_get()));
+        b.iter_custom(|iters| timed(&fixture.runtime, iters, || fixture.raw_get()));
     });
     group.finish();
     if std::env::args().any(|arg| arg == "--bench") {

@@ -1,6 +1,6 @@
-//! What the benchmarks against peer libraries share (`cache_redis`, `taskqueue_postgres`):
-//! timing a number of sequential calls inside a runtime, and the paired comparison printed after
-//! criterion's measurements in a real run.
+//! What the benchmarks against a peer share (`cache_redis`, `lock_redis`, `secrets_vault`,
+//! `taskqueue_postgres`): timing a number of sequential calls inside a runtime, and the paired
+//! comparison printed after criterion's measurements in a real run.
 
 #![allow(dead_code)] // each benchmark binary uses part of this module
 
@@ -27,10 +27,17 @@ where
 /// alternating which side goes first. The median of the per-round ratios stays meaningful on
 /// a machine whose load drifts during the run, where two criterion rows measured a minute
 /// apart may not.
+///
+/// ```ignore
+/// let paired = Paired::new(&runtime, 40, 200).named("driver", "raw");
+/// paired.print("get", || driver_get(), || raw_get());
+/// ```
 pub(crate) struct Paired<'r> {
     runtime: &'r Runtime,
     rounds: usize,
     calls: u32,
+    /// How the output names the two sides: Sandloom's, then the peer's.
+    names: (&'static str, &'static str),
 }
 
 impl<'r> Paired<'r> {
@@ -39,6 +46,15 @@ impl<'r> Paired<'r> {
             runtime,
             rounds,
             calls,
+            names: ("sandloom", "peer"),
+        }
+    }
+
+    /// Name the two sides in the output (default `sandloom` and `peer`).
+    pub(crate) fn named(self, sandloom: &'static str, peer: &'static str) -> Self {
+        Self {
+            names: (sandloom, peer),
+            ..self
         }
     }
 
@@ -52,26 +68,43 @@ impl<'r> Paired<'r> {
         PF: Future,
     {
         let calls = u64::from(self.calls);
+        self.print_measured(
+            row,
+            || timed(self.runtime, calls, &sandloom),
+            || timed(self.runtime, calls, &peer),
+        );
+    }
+
+    /// As [`Paired::print`], for sides that time themselves: each call of `sandloom` or `peer`
+    /// runs one round's `calls` runs and returns the time they took, so that it can prepare
+    /// each round (a vacuum, a clean-up) outside the time it returns.
+    pub(crate) fn print_measured(
+        &self,
+        row: &str,
+        mut sandloom: impl FnMut() -> Duration,
+        mut peer: impl FnMut() -> Duration,
+    ) {
+        let calls = f64::from(self.calls);
         let mut ratios = Vec::with_capacity(self.rounds);
         let mut ours = Vec::with_capacity(self.rounds);
         let mut theirs = Vec::with_capacity(self.rounds);
         for round in 0..self.rounds {
-            let run_ours = || timed(self.runtime, calls, &sandloom);
-            let run_theirs = || timed(self.runtime, calls, &peer);
             let (a, b) = if round % 2 == 0 {
-                let a = run_ours();
-                (a, run_theirs())
+                let a = sandloom();
+                (a, peer())
             } else {
-                let b = run_theirs();
-                (run_ours(), b)
+                let b = peer();
+                (sandloom(), b)
             };
             ratios.push(b.as_secs_f64() / a.as_secs_f64());
-            ours.push(a.as_secs_f64() * 1e6 / f64::from(self.calls));
-            theirs.push(b.as_secs_f64() * 1e6 / f64::from(self.calls));
+            ours.push(a.as_secs_f64() * 1e6 / calls);
+            theirs.push(b.as_secs_f64() * 1e6 / calls);
         }
+        let (our_name, their_name) = self.names;
         println!(
-            "paired {row}: sandloom {:.1} µs/run, peer {:.1} µs/run (medians of {} rounds × {} \
-             runs); sandloom throughput = {:.2} × peer (median per-round ratio)",
+            "paired {row}: {our_name} {:.1} µs/run, {their_name} {:.1} µs/run (medians of {} \
+             rounds × {} runs); {our_name} throughput = {:.2} × {their_name} (median per-round \
+             ratio)",
             median(&mut ours),
             median(&mut theirs),
             self.rounds,
