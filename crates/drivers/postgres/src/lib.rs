@@ -45,6 +45,7 @@ mod lock;
 mod options;
 mod provider;
 mod schema;
+mod wakers;
 
 pub use lock::{PostgresLock, PostgresLockOptions};
 pub use options::PostgresTaskQueueOptions;

@@ -85,8 +85,8 @@ pub struct PostgresTaskQueueOptions {
     /// milliseconds; past it the operation answers `Timeout`. 1 to 86 400 000.
     pub operation_timeout_ms: u64,
     /// How often a waiting `reserve` looks for a task enqueued by another process, in
-    /// milliseconds (tasks enqueued or nacked through this instance wake it at once).
-    /// 1 to 86 400 000.
+    /// milliseconds (a task enqueued or nacked through this instance wakes one waiter of its
+    /// queue at once). 1 to 86 400 000.
     pub poll_interval_ms: u64,
     /// How long the idempotency key of an acked task is remembered (feature `dedupe`), in
     /// milliseconds: until then an enqueue with the key returns the acked task's id and creates

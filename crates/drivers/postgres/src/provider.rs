@@ -11,13 +11,13 @@ use sandloom_driverkit::taskqueue::{
     TaskQueueProvider,
 };
 use sandloom_driverkit::{Driver, DriverError, Health, Version, error_chain};
-use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_postgres::Row;
 
 use crate::backend::Backend;
 use crate::options::PostgresTaskQueueOptions;
 use crate::schema::Statements;
+use crate::wakers::Wakers;
 
 /// Longest delay, `retry_after` or lease the driver stores: a hundred years, the contract's
 /// least for "as long as possible" (longer ones, `Duration::MAX`, are held this long), and far
@@ -49,8 +49,9 @@ const MAX_QUEUE_LEN: usize = 1024;
 /// Features: `delay`, `dead_letter`, `fifo` (ready tasks of a queue are reserved in enqueue
 /// order) and `dedupe`. A waiting `reserve` polls every `poll_interval_ms` for tasks other
 /// processes enqueue, and sleeps no longer than until its queue's next task becomes ready (a
-/// delay or `retry_after` ends, a lease runs out); enqueues and nacks through the same instance
-/// wake it at once.
+/// delay or `retry_after` ends, a lease runs out). An enqueue or a nack through the same
+/// instance wakes one waiting `reserve` of its queue at once (not every waiter: one task can go
+/// to one worker).
 ///
 /// `dedupe`: an idempotency key is unique per namespace and queue under a unique index, and an
 /// enqueue with a key is one `INSERT … ON CONFLICT … DO UPDATE … RETURNING id` statement, so any
@@ -93,8 +94,9 @@ pub struct PostgresTaskQueue {
     poll_interval: Duration,
     dedupe_window_ms: i64,
     sql: Statements,
-    /// Wakes this instance's waiting `reserve`s when it enqueues, nacks or stops.
-    wake: Notify,
+    /// This instance's waiting `reserve`s: an enqueue or a nack wakes one of its queue, a
+    /// stop every one.
+    wakers: Wakers,
 }
 
 impl fmt::Debug for PostgresTaskQueue {
@@ -261,7 +263,7 @@ impl TaskQueueOps for PostgresTaskQueue {
             })
             .await?;
         let id: i64 = column(&row, 0, "enqueue")?;
-        self.wake.notify_waiters();
+        self.wakers.wake_one(queue);
         Ok(id.to_string())
     }
 
@@ -269,9 +271,10 @@ impl TaskQueueOps for PostgresTaskQueue {
         self.running()?;
         check_queue(queue)?;
         let deadline = Instant::now().checked_add(wait);
+        let waiting = self.wakers.waiting(queue);
         loop {
             // Registered before looking, so an enqueue right after the look still wakes us.
-            let mut woken = pin!(self.wake.notified());
+            let mut woken = pin!(waiting.notify().notified());
             woken.as_mut().enable();
             if let Some(reservation) = self.try_reserve(queue).await? {
                 return Ok(Some(reservation));
@@ -371,7 +374,7 @@ impl TaskQueueOps for PostgresTaskQueue {
                 "taskqueue.postgres dead-lettered a task nacked on its last delivery"
             );
         } else {
-            self.wake.notify_waiters();
+            self.wakers.wake_one(&reservation.task.queue);
         }
         Ok(())
     }
@@ -435,7 +438,7 @@ impl Driver for PostgresTaskQueue {
             poll_interval: options.poll_interval(),
             dedupe_window_ms: millis(options.dedupe_window()),
             backend,
-            wake: Notify::new(),
+            wakers: Wakers::default(),
         })
     }
 
@@ -447,7 +450,7 @@ impl Driver for PostgresTaskQueue {
     async fn stop(&self) -> Result<(), DriverError> {
         self.backend.stop();
         // Waiting `reserve`s wake, see the driver stopped, and answer `Stopped`.
-        self.wake.notify_waiters();
+        self.wakers.wake_all();
         Ok(())
     }
 

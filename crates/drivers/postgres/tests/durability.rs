@@ -293,3 +293,69 @@ async fn namespaces_sharing_a_table_never_see_each_others_tasks() {
     billing.stop().await.unwrap();
     mail.stop().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(sandloom_test_postgres),
+    ignore = "needs a real server: set SANDLOOM_TEST_POSTGRES_URL (eval \"$(scripts/test-services up)\") and rebuild"
+)]
+async fn each_enqueue_wakes_a_waiting_worker_of_its_queue_and_none_is_left_waiting() {
+    // No poll within the test: every task must reach its worker by a wake. An enqueue wakes
+    // one waiter of its queue (not all of them), so a wake lost on the way, or sent to
+    // another queue's waiter, leaves a worker waiting until its `wait` ends.
+    let url = support::server_url();
+    let namespace = support::unique("wakes");
+    let options = PostgresTaskQueueOptions {
+        poll_interval_ms: 600_000,
+        ..support::options(&url, &namespace)
+    };
+    let queue = std::sync::Arc::new(support::started(options).await);
+    let wait = Duration::from_mins(2);
+    let workers: Vec<_> = (0..8)
+        .map(|_| {
+            let queue = std::sync::Arc::clone(&queue);
+            tokio::spawn(async move { queue.reserve("mail", wait).await })
+        })
+        .collect();
+    let other = {
+        let queue = std::sync::Arc::clone(&queue);
+        tokio::spawn(async move { queue.reserve("billing", Duration::from_secs(3)).await })
+    };
+    // Let the workers look once and wait, then feed them one task at a time.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut ids = Vec::new();
+    for n in 0..8 {
+        let payload = Bytes::from(format!("task {n}"));
+        ids.push(
+            queue
+                .enqueue("mail", payload, EnqueueOptions::default())
+                .await
+                .unwrap(),
+        );
+    }
+    // A wake lost would leave its worker waiting out its whole `wait` (and then look once
+    // more and find the task): 20 s is that failure, not a speed bound (a wake takes ms).
+    let reservations = tokio::time::timeout(Duration::from_secs(20), async {
+        let mut reservations = Vec::new();
+        for worker in workers {
+            reservations.push(worker.await.unwrap().unwrap());
+        }
+        reservations
+    })
+    .await
+    .expect("a worker was left waiting for a task enqueued while it waited: a wake was lost");
+    let mut taken = Vec::new();
+    for reservation in reservations {
+        let reservation = reservation.expect("a worker's wait ended without a task");
+        taken.push(reservation.task.id.clone());
+        queue.ack(&reservation).await.unwrap();
+    }
+    taken.sort();
+    ids.sort();
+    assert_eq!(taken, ids, "each task went to one worker");
+    assert!(
+        other.await.unwrap().unwrap().is_none(),
+        "a waiter of another queue took a task"
+    );
+    queue.stop().await.unwrap();
+}
