@@ -122,13 +122,16 @@ fn take_survey(linked: &LinkedDrivers) -> Option<Survey> {
         .cargo()
         .filter(|cargo| Path::new(cargo).is_file())
         .map_or_else(|| PathBuf::from("cargo"), PathBuf::from);
-    // `--frozen`: offline, and never writing the application's Cargo.lock.
+    // `--frozen`: offline, and never writing the application's Cargo.lock. `--filter-platform`:
+    // only the packages this target builds need to be on disk (a plain build fetches no more).
     let output = Command::new(cargo)
         .args([
             "metadata",
             "--format-version",
             "1",
             "--frozen",
+            "--filter-platform",
+            env!("SANDLOOM_KERNEL_TARGET"),
             "--manifest-path",
         ])
         .arg(&manifest)
