@@ -57,17 +57,16 @@ pub(super) struct Index {
 /// A hash of `capability.name` (FNV-1a): comparing it reads no string, so a lookup compares the
 /// names of the entries that have it only.
 fn key(capability: &str, name: &str) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    // The separator keeps `ab.c` and `a.bc` apart.
-    for &byte in capability
-        .as_bytes()
-        .iter()
-        .chain(b".")
-        .chain(name.as_bytes())
-    {
-        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+    fn add(hash: u64, bytes: &[u8]) -> u64 {
+        bytes.iter().fold(hash, |hash, &byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+        })
     }
-    hash
+    // The separator keeps `ab.c` and `a.bc` apart.
+    add(
+        add(add(0xcbf2_9ce4_8422_2325, capability.as_bytes()), b"."),
+        name.as_bytes(),
+    )
 }
 
 impl Index {
