@@ -122,7 +122,7 @@ impl Started {
             NoopCache,
             &GateContext {
                 features: &[],
-                instance: "default",
+                instance: &"default".into(),
                 driver: "noop",
                 telemetry: true,
             },

@@ -76,7 +76,7 @@ impl OldInfra {
                 &["get", "set", "delete"],
                 &GateContext {
                     features: &[],
-                    instance: "default",
+                    instance: &"default".into(),
                     driver: "noop",
                     telemetry: true,
                 },

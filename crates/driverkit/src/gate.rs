@@ -31,7 +31,12 @@ use self::drain::Drain;
 use self::telemetry::Telemetry;
 
 /// A driver as the kernel holds it: behind its contract's gate.
-pub trait Gate<T: Driver>: Send + Sync + Sized + 'static {
+///
+/// Every gate is also the driver's lifecycle (`__gate!` implements it), which the kernel holds
+/// as the same allocation.
+pub trait Gate<T: Driver>:
+    sandloom_kernel::registry::ErasedLifecycle + Send + Sync + Sized + 'static
+{
     /// Wrap `driver`, built for the instance `context` describes.
     fn wrap(driver: T, context: &GateContext<'_>) -> Self;
     /// The driver, for its lifecycle.
@@ -45,8 +50,9 @@ pub trait Gate<T: Driver>: Send + Sync + Sized + 'static {
 pub struct GateContext<'a> {
     /// The features the instance declared (`features_for` of its options).
     pub features: &'a [&'static str],
-    /// The instance name (`default`).
-    pub instance: &'a str,
+    /// The instance name (`default`), shared with the kernel's records of the instance: the
+    /// gate's telemetry keeps the `Arc`, not a copy.
+    pub instance: &'a std::sync::Arc<str>,
     /// The driver name (`memory`).
     pub driver: &'static str,
     /// Whether its operations are traced and measured (`telemetry` in `INFRA`).
@@ -276,6 +282,51 @@ macro_rules! __gate {
 
             fn state(&self) -> &$crate::__private::GateState {
                 &self.state
+            }
+        }
+
+        // The gate is the driver's lifecycle too: the kernel holds it, no other allocation.
+        impl<T: $native + $crate::Driver> $crate::__private::ErasedLifecycle for $gate<T> {
+            fn start(&self) -> $crate::__private::BoxFuture<'_, ::core::result::Result<(), $crate::__private::BoxError>> {
+                $crate::__private::lifecycle::start::<T, Self>(self)
+            }
+
+            fn stop(&self) -> $crate::__private::BoxFuture<'_, ::core::result::Result<(), $crate::__private::BoxError>> {
+                $crate::__private::lifecycle::stop::<T, Self>(self)
+            }
+
+            fn health(&self) -> $crate::__private::BoxFuture<'_, $crate::Health> {
+                $crate::__private::lifecycle::health::<T, Self>(self)
+            }
+
+            fn start_owned(
+                self: ::std::sync::Arc<Self>,
+            ) -> $crate::__private::BoxFuture<'static, ::core::result::Result<(), $crate::__private::BoxError>>
+            where
+                Self: 'static,
+            {
+                $crate::__private::lifecycle::start_owned::<T, Self>(self)
+            }
+
+            fn stop_owned(
+                self: ::std::sync::Arc<Self>,
+            ) -> $crate::__private::BoxFuture<'static, ::core::result::Result<(), $crate::__private::BoxError>>
+            where
+                Self: 'static,
+            {
+                $crate::__private::lifecycle::stop_owned::<T, Self>(self)
+            }
+
+            fn begin_drain(&self) {
+                self.state.begin_drain();
+            }
+
+            fn in_flight(&self) -> usize {
+                self.state.in_flight()
+            }
+
+            fn abandon(&self) {
+                self.state.abandon();
             }
         }
 

@@ -166,7 +166,7 @@ pub mod __private {
     pub use crate::driver::{
         DescribedOptions, SchemaProbe, UndescribedOptions, options_schema_unknown,
     };
-    pub use crate::erase::{build, parse_options};
+    pub use crate::erase::{build, lifecycle, parse_options};
     pub use crate::gate::exit::{GateExit, may_run_elsewhere, poll_gated};
     pub use crate::gate::{Gate, GateContext, GateState, misrouted, refuse};
     pub use crate::names::{
@@ -175,8 +175,8 @@ pub mod __private {
     pub use crate::route::{Held, Route};
     pub use sandloom_kernel::__private::linkme;
     pub use sandloom_kernel::registry::{
-        BoxError, BuildContext, BuiltDriver, CAPABILITIES, CapabilitySpec, DRIVERS, DriverEntry,
-        ParsedOptions, accepts_unknown_keys,
+        BoxError, BoxFuture, BuildContext, BuiltDriver, CAPABILITIES, CapabilitySpec, DRIVERS,
+        DriverEntry, ErasedLifecycle, ParsedOptions, accepts_unknown_keys,
     };
 
     pub use sandloom_sdk_infra::__private::valid_name;

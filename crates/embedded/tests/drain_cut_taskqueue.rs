@@ -31,7 +31,7 @@ async fn a_reserve_cut_by_a_drain_loses_no_task() {
             driver,
             &GateContext {
                 features: &[],
-                instance: "default",
+                instance: &"default".into(),
                 driver: "memory",
                 telemetry: false,
             },

@@ -48,7 +48,7 @@ fn check(instance: &str) -> BoxFuture<'_, Health> {
 
 fn build(parsed: ParsedOptions, context: &BuildContext<'_>) -> Result<BuiltDriver, BoxError> {
     kernel_support::build_with(parsed, |_: Options| HealthOnly {
-        id: context.instance.to_owned(),
+        id: context.instance.to_string(),
         check,
     })
 }

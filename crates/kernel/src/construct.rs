@@ -93,7 +93,8 @@ where
 ///
 /// let cache: &CapabilitySpec = capabilities().iter().find(|s| s.name == "cache").unwrap();
 /// let parsed = ParsedOptions { value: Box::new(()), features: vec!["ttl"] };
-/// let context = BuildContext { instance: "kit", telemetry: true };
+/// let instance: std::sync::Arc<str> = "kit".into();
+/// let context = BuildContext { instance: &instance, features: &["ttl"], telemetry: true };
 /// // A driver that declares `ttl` for its options but does not support it: refused before
 /// // anything is built.
 /// let refused = construct::make(cache, &[], parsed, &context, |_, _| unreachable!()).err().unwrap();

@@ -198,8 +198,14 @@ impl DriverEntry {
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 pub struct BuildContext<'a> {
-    /// The instance name (`default`).
-    pub instance: &'a str,
+    /// The instance name (`default`), shared: the kernel's records of the instance and its
+    /// gate's telemetry hold the one `Arc` (a copy each was an allocation per instance at every
+    /// start).
+    pub instance: &'a Arc<str>,
+    /// The features the instance declares for its options (`features_for`): what the gate
+    /// allows. The kernel moves them here out of [`ParsedOptions::features`], and keeps them
+    /// for its report once the driver is built, rather than copying them.
+    pub features: &'a [&'static str],
     /// Whether its operations are traced and measured (`telemetry` in `INFRA`, default on).
     pub telemetry: bool,
 }
@@ -220,7 +226,8 @@ impl fmt::Debug for DriverEntry {
 pub struct ParsedOptions {
     /// The typed options, erased (`T::Options` of the driver).
     pub value: Box<dyn Any + Send>,
-    /// `features_for(&options)` of the driver.
+    /// `features_for(&options)` of the driver. Startup moves them into the
+    /// [`BuildContext`] before building.
     pub features: Vec<&'static str>,
 }
 

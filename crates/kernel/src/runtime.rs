@@ -178,13 +178,14 @@ impl Kernel {
         }
     }
 
-    /// The report's lines for `planned`, as startup keeps them ([`Line`]).
+    /// The report's lines for `planned`, as startup keeps them ([`Line`]). Their features are
+    /// moved in when each instance is built (`start_wave`), rather than copied here.
     fn lines_of<'p>(planned: &'p [PlannedInstance<'_>]) -> impl Iterator<Item = Line> + 'p {
         planned.iter().map(|p| Line {
             entry: p.entry,
             stability: p.spec.stability,
             instance: Arc::from(p.config.instance),
-            features: p.options.features.clone(),
+            features: Vec::new(),
             start_attempts: 0,
         })
     }
@@ -365,14 +366,31 @@ impl Kernel {
                 config,
                 spec,
                 entry,
-                options,
+                mut options,
             } = plan;
+            // The instance's name, made once for its report line: its records and its gate's
+            // telemetry share it.
+            let line = lines.iter().position(|line| {
+                line.entry.capability == config.capability && *line.instance == *config.instance
+            });
+            let instance: Arc<str> = match line {
+                Some(index) => Arc::clone(&lines[index].instance),
+                None => Arc::from(config.instance),
+            };
+            // Its features go to the gate, then to its report line: moved, not copied.
+            let features = std::mem::take(&mut options.features);
             let context = BuildContext {
-                instance: config.instance,
+                instance: &instance,
+                features: &features,
                 telemetry: config.telemetry,
             };
             match construct(entry.build, options, &context) {
-                Ok(driver) => built.push((config, spec.name, entry, driver)),
+                Ok(driver) => {
+                    if let Some(index) = line {
+                        lines[index].features = features;
+                    }
+                    built.push((config, spec.name, entry, driver, line, instance));
+                }
                 Err(failure) => problems.push(unusable(&config, entry, failure)),
             }
         }
@@ -381,16 +399,8 @@ impl Kernel {
             problems.extend(attempts.stop_all().await);
             return Err(problems);
         }
-        for (config, capability, entry, driver) in built {
+        for (config, capability, entry, driver, line, instance) in built {
             let lifecycle: Arc<dyn ErasedLifecycle> = driver.lifecycle;
-            // The instance's name, made once for its report line: its records share it.
-            let line = lines.iter().position(|line| {
-                line.entry.capability == config.capability && *line.instance == *config.instance
-            });
-            let instance: Arc<str> = match line {
-                Some(index) => Arc::clone(&lines[index].instance),
-                None => Arc::from(config.instance),
-            };
             // A failed or timed-out start may have acquired something; stop releases it too.
             attempts.drivers.push(Attempted {
                 capability: entry.capability,

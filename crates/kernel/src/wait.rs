@@ -96,7 +96,8 @@ pub(crate) async fn start(
 ) -> (Started, StartAttempts) {
     let began = Instant::now();
     let deadline = began.checked_add(wait);
-    let mut backoff = Backoff::new();
+    // Made by the first retry: most starts succeed at once, and seeding it reads the clock.
+    let mut backoff: Option<Backoff> = None;
     let mut count: u32 = 0;
     loop {
         count = count.saturating_add(1);
@@ -135,7 +136,7 @@ pub(crate) async fn start(
         if left.is_zero() {
             return (started, attempts);
         }
-        let pause = backoff.pause().min(left);
+        let pause = backoff.get_or_insert_with(Backoff::new).pause().min(left);
         let error = match &started {
             Started::Failed { message, .. } => message.clone(),
             _ => format!("start did not finish within {} ms", timeout.as_millis()),

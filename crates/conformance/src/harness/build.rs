@@ -65,7 +65,8 @@ pub(crate) fn make<T: Driver>(
     };
     // The gate itself is built by `serve`, telemetry on; this is the kernel's form of the same.
     let context = BuildContext {
-        instance: "kit",
+        instance: &"kit".into(),
+        features: &features,
         telemetry: true,
     };
     let built = sandloom_kernel::__private::construct::make(

@@ -51,7 +51,7 @@ pub(crate) fn serve<C: ProvidedBy<T>, T: Driver>(
     // Telemetry on, as the kernel builds instances by default: the kit exercises that path too.
     let context = sandloom_driverkit::__private::GateContext {
         features,
-        instance: "kit",
+        instance: &"kit".into(),
         driver: "under-test",
         telemetry: true,
     };

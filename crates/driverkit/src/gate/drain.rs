@@ -19,8 +19,9 @@
 //! shards are allocated by the first operation that waits: a gate whose operations never wait
 //! (most instances of the embedded drivers) neither allocates them nor wakes them at shutdown.
 //! The slots too are allocated by the first operation (8 KiB, which is most of what making a
-//! gate would cost otherwise): an instance that is started and stopped without serving, or a
-//! gate built only to be replaced, allocates none.
+//! gate would cost otherwise), the slot shared by the threads beyond the owned ones with them:
+//! an instance that is started and stopped without serving, or a gate built only to be
+//! replaced, allocates none, and the gate itself needs no cache-line alignment.
 //!
 //! A drain begins once: shutdown begins it, and the stop that follows begins it again (as
 //! every stop does, for the instances no drain came before); only the first does the work.
@@ -49,10 +50,14 @@ const WAITER_SHARDS: usize = 16;
 struct Waiters(Notify);
 
 /// The in-flight count of one gate, and whether it is draining.
+///
+/// Nothing in it is aligned to a cache line (the slots are, in their own allocation): a gate
+/// that held one needed an aligned allocation (`posix_memalign`), which cost every instance
+/// more than the rest of its gate at every start (`BENCHMARKS.md`, issue 27).
 pub(crate) struct Drain {
-    /// Allocated by the first operation; see the module's documentation.
+    /// Allocated by the first operation; see the module's documentation. One per thread of the
+    /// first [`OWNED_SLOTS`], and after them the slot the other threads share.
     slots: OnceLock<Box<[Slot]>>,
-    shared: Slot,
     draining: AtomicBool,
     /// The drain's budget ended: operations still pending answer `Stopped`.
     abandoned: AtomicBool,
@@ -74,7 +79,6 @@ impl Drain {
         ASYMMETRIC.store(asymmetric_fences(), Ordering::Relaxed);
         Self {
             slots: OnceLock::new(),
-            shared: Slot::default(),
             draining: AtomicBool::new(false),
             abandoned: AtomicBool::new(false),
             begun: Once::new(),
@@ -164,13 +168,12 @@ impl Drain {
         // No slots: no operation has ever entered, or one is entering now and either is seen
         // here once it counted itself in, or sees `draining` (the fences of `enter` and
         // `begin` order the allocation as they order the count).
-        let owned: isize = self.slots.get().map_or(0, |slots| {
+        let total: isize = self.slots.get().map_or(0, |slots| {
             slots
                 .iter()
                 .map(|slot| slot.0.load(Ordering::Acquire))
                 .sum()
         });
-        let total = owned + self.shared.0.load(Ordering::Acquire);
         usize::try_from(total).unwrap_or(0)
     }
 
@@ -178,16 +181,16 @@ impl Drain {
     fn add(&self, delta: isize) {
         let slots = self
             .slots
-            .get_or_init(|| (0..OWNED_SLOTS).map(|_| Slot::default()).collect());
-        match slots.get(thread_index()) {
+            .get_or_init(|| (0..=OWNED_SLOTS).map(|_| Slot::default()).collect());
+        let index = thread_index();
+        if index < OWNED_SLOTS {
             // Only this thread writes its slot: a plain load and store cannot lose an update.
-            Some(slot) => {
-                let value = slot.0.load(Ordering::Relaxed);
-                slot.0.store(value + delta, Ordering::Release);
-            }
-            None => {
-                self.shared.0.fetch_add(delta, Ordering::AcqRel);
-            }
+            let slot = &slots[index];
+            let value = slot.0.load(Ordering::Relaxed);
+            slot.0.store(value + delta, Ordering::Release);
+        } else {
+            // The shared slot, last.
+            slots[OWNED_SLOTS].0.fetch_add(delta, Ordering::AcqRel);
         }
     }
 }
@@ -345,7 +348,9 @@ mod tests {
         }
         assert_eq!(drain.in_flight(), 300);
         assert_eq!(
-            drain.shared.0.load(std::sync::atomic::Ordering::Acquire),
+            drain.slots.get().unwrap()[super::OWNED_SLOTS]
+                .0
+                .load(std::sync::atomic::Ordering::Acquire),
             0,
             "a thread past the owned slots used the shared one"
         );

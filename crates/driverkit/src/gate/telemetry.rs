@@ -58,7 +58,7 @@ pub(crate) struct Telemetry {
 impl Telemetry {
     pub(crate) fn new(
         capability: &'static str,
-        instance: &str,
+        instance: &Arc<str>,
         driver: &'static str,
         enabled: bool,
         operations: &'static [&'static str],
@@ -70,7 +70,7 @@ impl Telemetry {
         });
         Self {
             capability,
-            instance: Arc::from(instance),
+            instance: Arc::clone(instance),
             driver,
             enabled,
             metrics,

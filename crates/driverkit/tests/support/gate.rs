@@ -57,7 +57,7 @@ pub fn gate(telemetry: bool) -> TinyGate {
         Tiny,
         &GateContext {
             features: &[], // `ttl` not declared
-            instance: "sessions",
+            instance: &"sessions".into(),
             driver: "tiny",
             telemetry,
         },

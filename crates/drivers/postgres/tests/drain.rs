@@ -82,7 +82,7 @@ async fn a_reserve_cut_by_a_drain_loses_no_task() {
             support::started(options).await,
             &GateContext {
                 features: &[],
-                instance: "default",
+                instance: &"default".into(),
                 driver: "postgres",
                 telemetry: false,
             },

@@ -123,8 +123,9 @@ pub(super) fn apply(
     }
     // An instance the file could not read stays out: overrides alone would configure half of it.
     let left_out = std::mem::take(&mut config.left_out);
-    config.instances.retain(|(capability, instance), _| {
-        !left_out.contains(capability) && !left_out.contains(&format!("{capability}.{instance}"))
+    config.instances.retain(|i| {
+        !left_out.contains(&i.capability)
+            && !left_out.contains(&format!("{}.{}", i.capability, i.instance))
     });
     config.left_out = left_out;
     for (target, problem) in problems {
@@ -275,8 +276,7 @@ fn instance_entry<'a>(
         .map_err(|message| Problem::config(location.clone(), message, "rename the instance"))?;
     Ok(config
         .instances
-        .entry((capability.to_owned(), instance.to_owned()))
-        .or_insert_with(|| InstanceConfig {
+        .get_or_insert_with((capability, instance), || InstanceConfig {
             capability: capability.to_owned(),
             instance: instance.to_owned(),
             driver: String::new(),

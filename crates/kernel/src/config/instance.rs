@@ -209,3 +209,93 @@ impl InstanceConfig {
             .unwrap_or(settings::DEFAULT_ROTATION_POLL)
     }
 }
+
+/// The configured instances, sorted by capability then instance: a vector, not a map keyed by
+/// owned copies of both names. The configuration moves into `Running` and is dropped at
+/// shutdown: a `BTreeMap` keyed by `(String, String)` cost two more allocations per instance to
+/// make and to free, and its node (every instance in one block of several KiB) more to free
+/// (`BENCHMARKS.md`, issue 27).
+#[derive(Clone, Default, PartialEq)]
+pub(crate) struct Instances(Vec<InstanceConfig>);
+
+impl Instances {
+    /// Where `capability.instance` is, or would be inserted.
+    fn position(&self, (capability, instance): (&str, &str)) -> Result<usize, usize> {
+        self.0.binary_search_by(|i| {
+            (i.capability.as_str(), i.instance.as_str()).cmp(&(capability, instance))
+        })
+    }
+
+    /// The index of `capability.instance`: a walk, comparing lengths before bytes, costs less
+    /// than a binary search's ordered comparisons for the handful of instances there are.
+    fn find(&self, (capability, instance): (&str, &str)) -> Option<usize> {
+        self.0
+            .iter()
+            .position(|i| i.capability == capability && i.instance == instance)
+    }
+
+    /// The instance `capability.instance`.
+    pub(crate) fn get(&self, key: (&str, &str)) -> Option<&InstanceConfig> {
+        self.find(key).map(|index| &self.0[index])
+    }
+
+    pub(crate) fn get_mut(&mut self, key: (&str, &str)) -> Option<&mut InstanceConfig> {
+        self.find(key).map(|index| &mut self.0[index])
+    }
+
+    /// Add `instance`, in its place; one configured under the same names is replaced.
+    pub(crate) fn insert(&mut self, instance: InstanceConfig) {
+        match self.position((&instance.capability, &instance.instance)) {
+            Ok(index) => self.0[index] = instance,
+            Err(index) => self.0.insert(index, instance),
+        }
+    }
+
+    /// The instance `capability.instance`, made by `make` when there is none.
+    pub(crate) fn get_or_insert_with(
+        &mut self,
+        key: (&str, &str),
+        make: impl FnOnce() -> InstanceConfig,
+    ) -> &mut InstanceConfig {
+        let index = match self.position(key) {
+            Ok(index) => index,
+            Err(index) => {
+                self.0.insert(index, make());
+                index
+            }
+        };
+        &mut self.0[index]
+    }
+
+    pub(crate) fn remove(&mut self, key: (&str, &str)) -> Option<InstanceConfig> {
+        self.find(key).map(|index| self.0.remove(index))
+    }
+
+    pub(crate) fn retain(&mut self, keep: impl FnMut(&InstanceConfig) -> bool) {
+        self.0.retain(keep);
+    }
+
+    pub(crate) fn values(&self) -> std::slice::Iter<'_, InstanceConfig> {
+        self.0.iter()
+    }
+
+    pub(crate) fn values_mut(&mut self) -> std::slice::IterMut<'_, InstanceConfig> {
+        self.0.iter_mut()
+    }
+
+    /// `(capability, instance)` of each, in order.
+    pub(crate) fn keys(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0
+            .iter()
+            .map(|i| (i.capability.as_str(), i.instance.as_str()))
+    }
+}
+
+/// As the map it replaced printed itself: `{("cache", "default"): InstanceConfig { … }}`.
+impl std::fmt::Debug for Instances {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map()
+            .entries(self.0.iter().map(|i| ((&i.capability, &i.instance), i)))
+            .finish()
+    }
+}

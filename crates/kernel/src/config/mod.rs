@@ -35,7 +35,7 @@ pub(crate) mod settings;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 pub use crate::location::Location;
@@ -72,6 +72,7 @@ pub fn check_instance_name(name: &str) -> Result<(), String> {
 
 pub use crate::references::{DEFAULT_STORE as DEFAULT_SECRET_STORE, SecretReference};
 pub use instance::InstanceConfig;
+pub(crate) use instance::Instances;
 
 /// The longest secret name a reference may have, in bytes: the `secrets` naming rule's
 /// (`infra schema` states it for editors).
@@ -136,7 +137,7 @@ pub struct InfraConfig {
     pub(crate) start_wait: Duration,
     pub(crate) health_timeout: Duration,
     pub(crate) health_interval: Option<Duration>,
-    pub(crate) instances: BTreeMap<(String, String), InstanceConfig>,
+    pub(crate) instances: Instances,
     pub(crate) origin: String,
     /// SANDLOOM-B010 problems found while reading, each at its place.
     pub(crate) problems: Vec<Problem>,
@@ -223,8 +224,7 @@ impl InfraConfig {
     /// `capability.instance`.
     pub(crate) fn leave_out(&mut self, path: &str, problem: Problem) {
         if let Some((capability, instance)) = path.split_once('.') {
-            self.instances
-                .remove(&(capability.to_owned(), instance.to_owned()));
+            self.instances.remove((capability, instance));
         }
         self.left_out.insert(path.to_owned());
         self.problems.push(problem);
@@ -368,11 +368,7 @@ impl InfraConfig {
     /// assert!(config.instance("objectstore", "uploads").is_none());
     /// ```
     pub fn instance(&self, capability: &str, instance: &str) -> Option<&InstanceConfig> {
-        // A walk, not a map lookup: the map's keys are owned, and a lookup would copy both
-        // names for a handful of instances.
-        self.instances
-            .values()
-            .find(|i| i.capability == capability && i.instance == instance)
+        self.instances.get((capability, instance))
     }
 
     /// Set the environment (builder style, for programmatic configuration and tests).

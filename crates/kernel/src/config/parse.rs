@@ -16,7 +16,8 @@ use toml::{Spanned, Table, Value};
 use super::settings::{self, InstanceSettings, Written};
 use super::{
     DEFAULT_HEALTH_TIMEOUT, DEFAULT_START_TIMEOUT, DEFAULT_START_WAIT, DEFAULT_STOP_TIMEOUT,
-    EXPERIMENTAL_CAPABILITY_RISK, Environment, InfraConfig, InstanceConfig, KNOWN_RISKS, Location,
+    EXPERIMENTAL_CAPABILITY_RISK, Environment, InfraConfig, InstanceConfig, Instances, KNOWN_RISKS,
+    Location,
 };
 use crate::error::Problem;
 use crate::options::RawOptions;
@@ -207,7 +208,7 @@ impl InfraConfig {
             start_wait: DEFAULT_START_WAIT,
             health_timeout: DEFAULT_HEALTH_TIMEOUT,
             health_interval: None,
-            instances: BTreeMap::new(),
+            instances: Instances::default(),
             origin: origin.to_owned(),
             problems: Vec::new(),
             left_out: BTreeSet::new(),
@@ -256,10 +257,7 @@ fn read_capability(
             fields,
         ) {
             Ok(instance_config) => {
-                config.instances.insert(
-                    (capability.to_owned(), instance.to_owned()),
-                    instance_config,
-                );
+                config.instances.insert(instance_config);
             }
             Err(problems) => {
                 for problem in problems {

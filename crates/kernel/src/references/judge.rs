@@ -246,8 +246,13 @@ pub(crate) fn instance_waves(config: &InfraConfig) -> Vec<Vec<(String, String)>>
     let rest = config
         .instances
         .keys()
-        .filter(|key| !waves.iter().flatten().any(|store| store == *key))
-        .cloned()
+        .filter(|&(capability, instance)| {
+            !waves
+                .iter()
+                .flatten()
+                .any(|(c, i)| c == capability && i == instance)
+        })
+        .map(|(capability, instance)| (capability.to_owned(), instance.to_owned()))
         .collect();
     waves.push(rest);
     waves

@@ -32,10 +32,7 @@ pub(crate) struct Wave {
 impl Drop for Wave {
     fn drop(&mut self) {
         for (capability, instance, option) in &self.substituted {
-            if let Some(entry) = self
-                .config
-                .instances
-                .get_mut(&(capability.clone(), instance.clone()))
+            if let Some(entry) = self.config.instances.get_mut((capability, instance))
                 && let Some(toml::Value::String(value)) = entry.options.0.get_mut(option)
             {
                 value.zeroize();
@@ -59,14 +56,17 @@ pub(crate) async fn read_wave(
 ) -> (Wave, Vec<Problem>) {
     let mut part = config.clone();
     part.problems.clear();
-    part.instances.retain(|key, _| keys.contains(key));
+    part.instances.retain(|i| {
+        keys.iter()
+            .any(|(capability, instance)| *capability == i.capability && *instance == i.instance)
+    });
     let mut wave = Wave {
         config: part,
         substituted: Vec::new(),
     };
     let mut problems = Vec::new();
     let mut unread = Vec::new();
-    for (key, entry) in &mut wave.config.instances {
+    for entry in wave.config.instances.values_mut() {
         let references = std::mem::take(&mut entry.references);
         for (option, reference) in references {
             let site = Site {
@@ -97,7 +97,7 @@ pub(crate) async fn read_wave(
                     ));
                 }
                 Err(reason) => {
-                    unread.push(key.clone());
+                    unread.push((entry.capability.clone(), entry.instance.clone()));
                     problems.push(problem(
                         site,
                         (reference.store.clone(), reference.secret.clone()),
@@ -110,7 +110,7 @@ pub(crate) async fn read_wave(
     }
     for key in unread {
         // Its values read so far are zeroed as it drops.
-        if let Some(mut entry) = wave.config.instances.remove(&key) {
+        if let Some(mut entry) = wave.config.instances.remove((&key.0, &key.1)) {
             for (_, value) in &mut entry.options.0 {
                 if let toml::Value::String(text) = value {
                     text.zeroize();

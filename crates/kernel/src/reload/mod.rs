@@ -583,14 +583,16 @@ async fn build_beside(
 ) -> Result<Vec<Fresh>, Vec<Problem>> {
     let mut problems = Vec::new();
     let mut built = Vec::new();
-    for plan in to_build {
+    for mut plan in to_build {
+        let instance: Arc<str> = Arc::from(plan.config.instance);
+        let features = std::mem::take(&mut plan.options.features);
         let context = BuildContext {
-            instance: plan.config.instance,
+            instance: &instance,
+            features: &features,
             telemetry: plan.config.telemetry,
         };
-        let features = plan.options.features.clone();
         match construct(plan.entry.build, plan.options, &context) {
-            Ok(driver) => built.push((plan.config, plan.entry, driver, features)),
+            Ok(driver) => built.push((plan.config, plan.entry, driver, features, instance)),
             Err(failure) => problems.push(unusable(&plan.config, plan.entry, failure)),
         }
     }
@@ -603,9 +605,8 @@ async fn build_beside(
         stop_timeout: new.stop_timeout(),
     };
     let mut fresh = Vec::new();
-    for (names, entry, driver, features) in built {
+    for (names, entry, driver, features, instance) in built {
         let lifecycle: Arc<dyn ErasedLifecycle> = driver.lifecycle;
-        let instance: Arc<str> = Arc::from(names.instance);
         attempts.drivers.push(Attempted {
             capability: entry.capability,
             instance: Arc::clone(&instance),

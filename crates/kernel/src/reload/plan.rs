@@ -165,7 +165,7 @@ impl ReloadPlan {
     /// ```
     pub fn between(old: &InfraConfig, new: &InfraConfig) -> ReloadPlan {
         // Both maps are keyed by (capability, instance): their union, sorted, is the start order.
-        let keys: BTreeSet<&(String, String)> =
+        let keys: BTreeSet<(&str, &str)> =
             old.instances.keys().chain(new.instances.keys()).collect();
         let instances = keys
             .into_iter()
@@ -183,8 +183,8 @@ impl ReloadPlan {
                     (None, _) => Change::Added,
                 };
                 InstanceChange {
-                    capability: key.0.clone(),
-                    instance: key.1.clone(),
+                    capability: key.0.to_owned(),
+                    instance: key.1.to_owned(),
                     change,
                 }
             })
@@ -215,10 +215,7 @@ impl ReloadPlan {
                 .collect();
             let mut changed = false;
             for line in &mut self.instances {
-                let Some(reader) = new
-                    .instances
-                    .get(&(line.capability.clone(), line.instance.clone()))
-                else {
+                let Some(reader) = new.instances.get((&line.capability, &line.instance)) else {
                     continue;
                 };
                 let stores: BTreeSet<&str> = reader
@@ -407,14 +404,14 @@ fn setting_reasons(old: &InfraConfig, new: &InfraConfig) -> Vec<String> {
     }
     // Per instance, but the kernel's alone: the watch of a store's secrets restarts, the store
     // does not.
-    for (key, after) in &new.instances {
-        if let Some(before) = old.instances.get(key)
+    for after in new.instances.values() {
+        if let Some(before) = old.instances.get((&after.capability, &after.instance))
             && before.rotation_poll() != after.rotation_poll()
         {
             reasons.push(format!(
                 "{}.{} rotation_poll_ms {} → {}",
-                key.0,
-                key.1,
+                after.capability,
+                after.instance,
                 before.rotation_poll().as_millis(),
                 after.rotation_poll().as_millis()
             ));

@@ -55,7 +55,7 @@ pub(super) async fn build_reading_secrets(
             };
             if new
                 .instances
-                .get(&key)
+                .get((&key.0, &key.1))
                 .is_some_and(|i| !i.references.is_empty())
             {
                 referring.push(key);

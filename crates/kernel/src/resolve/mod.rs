@@ -106,12 +106,7 @@ fn judge_instances<'a>(inputs: &Inputs<'a>, focus: Option<(&str, &str)>) -> Judg
             judged = every_driver(inputs, &rules, names.capability);
         } else {
             found.clear();
-            found.extend(
-                providers
-                    .iter()
-                    .filter(|&&(i, _)| i == index)
-                    .map(|&(_, entry)| entry),
-            );
+            providers.of((index, names.capability, names.driver), &mut found);
             judged.extend(found.iter().map(|&entry| rules.judge(entry, &found)));
         }
         // The verdicts of the selected name: all of them, or for `why`'s instance those its

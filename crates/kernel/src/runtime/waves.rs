@@ -82,10 +82,19 @@ impl Kernel {
                     return Err(self.fail(problems, attempts).await);
                 }
             };
-            lines.extend(Self::lines_of(&planned));
             if index + 1 == count && last == Last::ResolveOnly {
+                // Nothing is built: the lines get the features declared for the options here.
+                lines.extend(
+                    Self::lines_of(&planned)
+                        .zip(&planned)
+                        .map(|(mut line, plan)| {
+                            line.features.clone_from(&plan.options.features);
+                            line
+                        }),
+                );
                 break;
             }
+            lines.extend(Self::lines_of(&planned));
             let wave = Wave {
                 lines,
                 attempts,
