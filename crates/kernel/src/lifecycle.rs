@@ -1,5 +1,5 @@
 //! Calling driver lifecycles safely: each call is guarded (its panic caught, its time bounded,
-//! and, past its first poll or on a multi-threaded runtime, run as its own task), so a driver
+//! and, on a multi-threaded runtime, run as its own task past its first poll), so a driver
 //! that panics or never finishes cannot crash or stall startup, a driver that blocks its thread is found out
 //! and named, and nothing whose start was attempted is ever forgotten.
 
@@ -25,8 +25,9 @@ pub(crate) enum Stopped {
 }
 
 /// Run the driver's `stop` under `timeout`: its first poll inline (see [`first_poll`]), the
-/// rest, if it waits, as a task. On timeout the task is aborted (it stops at its next await; a
-/// driver blocking a thread keeps that one thread until it returns).
+/// rest, if it waits, inline too on a single-threaded runtime ([`rest_inline`]), else as a
+/// task. On timeout it is cancelled (it stops at its next await; a driver blocking a thread
+/// keeps that one thread until it returns).
 pub(crate) async fn stop(lifecycle: &Arc<dyn ErasedLifecycle>, timeout: Duration) -> Stopped {
     let mut future = Arc::clone(lifecycle).stop_owned();
     match first_poll(&mut future).await {
@@ -34,6 +35,14 @@ pub(crate) async fn stop(lifecycle: &Arc<dyn ErasedLifecycle>, timeout: Duration
         FirstPoll::Ready(Err(error)) => return Stopped::Failed(error_chain(error.as_ref())),
         FirstPoll::Panicked(message) => return Stopped::Panicked(message),
         FirstPoll::Pending => {}
+    }
+    if current_thread() {
+        return match rest_inline(&mut future, timeout).await {
+            Some(Ok(Ok(()))) => Stopped::Done,
+            Some(Ok(Err(error))) => Stopped::Failed(error_chain(error.as_ref())),
+            Some(Err(message)) => Stopped::Panicked(message),
+            None => Stopped::TimedOut,
+        };
     }
     let mut task = tokio::spawn(future);
     match tokio::time::timeout(timeout, &mut task).await {
@@ -71,8 +80,7 @@ enum FirstPoll<T> {
 /// timeout fires on time while another thread is blocked by a `start`, which an inline poll
 /// would prevent. A panic in the poll is caught, as a task's would be.
 async fn first_poll<F: Future + Unpin>(future: &mut F) -> FirstPoll<F::Output> {
-    use tokio::runtime::{Handle, RuntimeFlavor};
-    if Handle::current().runtime_flavor() != RuntimeFlavor::CurrentThread {
+    if !current_thread() {
         return FirstPoll::Pending;
     }
     let polled = std::future::poll_fn(|cx| {
@@ -86,6 +94,35 @@ async fn first_poll<F: Future + Unpin>(future: &mut F) -> FirstPoll<F::Output> {
         Ok(Poll::Pending) => FirstPoll::Pending,
         Err(panic) => FirstPoll::Panicked(panic_message(panic.as_ref())),
     }
+}
+
+fn current_thread() -> bool {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    Handle::current().runtime_flavor() == RuntimeFlavor::CurrentThread
+}
+
+/// On a single-threaded runtime, poll a lifecycle future that waited on its first poll to its
+/// end inline, each poll's panic caught, for at most `left`; `None` when the time ran out (the
+/// caller drops the future: cancelled at its `await`, as an aborted task would be).
+///
+/// A task would run on this same thread, and `start`s and `stop`s are awaited one at a time, so
+/// it would add nothing but its cost: its allocation (with the future moved into it), its
+/// scheduling and its `JoinHandle`, paid at every start of a driver whose `start` waits
+/// (`objectstore.fs` waits for a blocking thread), more than the rest of its start.
+async fn rest_inline<F: Future + Unpin>(
+    future: &mut F,
+    left: Duration,
+) -> Option<Result<F::Output, String>> {
+    let guarded = std::future::poll_fn(|cx| {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            Pin::new(&mut *future).poll(cx)
+        })) {
+            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(panic) => Poll::Ready(Err(panic_message(panic.as_ref()))),
+        }
+    });
+    tokio::time::timeout(left, guarded).await.ok()
 }
 
 /// How a `start` called by [`start`] ended.
@@ -112,7 +149,8 @@ pub(crate) enum Started {
 const BLOCKING_OVERRUN: Duration = Duration::from_millis(10);
 
 /// Run `start` under `timeout`, clocking each poll of it: its first poll inline (see
-/// [`first_poll`]), the rest, if it waits, as a task.
+/// [`first_poll`]), the rest, if it waits, inline too on a single-threaded runtime
+/// ([`rest_inline`]), else as a task.
 ///
 /// A `start` waiting at an `await` is cancelled when the timeout fires. One that blocks its
 /// thread cannot be: on a multi-threaded runtime the timeout fires on time, and the kernel then
@@ -145,6 +183,27 @@ pub(crate) async fn start(
         }
         FirstPoll::Panicked(message) => return Started::Panicked(message),
         FirstPoll::Pending => {}
+    }
+    // On one thread the rest is polled here too (see `rest_inline`), clocked the same way.
+    if current_thread() {
+        let left = timeout.saturating_sub(clocked.clock.elapsed());
+        let ended = rest_inline(&mut clocked, left).await;
+        // It ended, or the timeout fired, but its thread was held past the deadline.
+        if clocked.clock.held_past(timeout) {
+            return Started::Blocked {
+                elapsed: clocked.clock.elapsed(),
+                still_running: None,
+            };
+        }
+        return match ended {
+            Some(Ok(Ok(()))) => Started::Done,
+            Some(Ok(Err(error))) => Started::Failed {
+                message: error_chain(error.as_ref()),
+                transient: crate::transient::transient_kind(error.as_ref()),
+            },
+            Some(Err(message)) => Started::Panicked(message),
+            None => Started::TimedOut,
+        };
     }
     // From here on the task clocks its polls, and this function reads the clock.
     let clock = clocked.clock.share();
@@ -380,4 +439,69 @@ async fn stop_all(mut drivers: Vec<Attempted>, timeout: Duration) -> Vec<Problem
 /// message is printed by the default hook: libraries do not replace global hooks.)
 pub(crate) fn timers_enabled() -> bool {
     std::panic::catch_unwind(|| drop(tokio::time::sleep(Duration::ZERO))).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::{Started, Stopped, start, stop};
+    use crate::registry::{BoxError, BoxFuture, ErasedLifecycle, Health};
+
+    /// A lifecycle whose `start` and `stop` wait once, then panic (or never end).
+    struct WaitsThen {
+        hang: bool,
+    }
+
+    impl WaitsThen {
+        fn call(&self) -> BoxFuture<'_, Result<(), BoxError>> {
+            let hang = self.hang;
+            Box::pin(async move {
+                tokio::task::yield_now().await;
+                if hang {
+                    std::future::pending::<()>().await;
+                }
+                panic!("after its first poll");
+            })
+        }
+    }
+
+    impl ErasedLifecycle for WaitsThen {
+        fn start(&self) -> BoxFuture<'_, Result<(), BoxError>> {
+            self.call()
+        }
+        fn stop(&self) -> BoxFuture<'_, Result<(), BoxError>> {
+            self.call()
+        }
+        fn health(&self) -> BoxFuture<'_, Health> {
+            Box::pin(async { Health::Healthy })
+        }
+    }
+
+    // On one thread the rest of a lifecycle call is polled inline, not as a task: what a task
+    // gave (its panic caught, its time bounded) must hold all the same.
+    #[tokio::test]
+    async fn on_one_thread_a_panic_after_the_first_poll_is_caught_and_a_hang_times_out() {
+        let panics: Arc<dyn ErasedLifecycle> = Arc::new(WaitsThen { hang: false });
+        let second = Duration::from_secs(1);
+        let started = start(&panics, second, second).await;
+        assert!(
+            matches!(&started, Started::Panicked(message) if message == "after its first poll"),
+            "start"
+        );
+        let stopped = stop(&panics, second).await;
+        assert!(
+            matches!(&stopped, Stopped::Panicked(message) if message == "after its first poll"),
+            "stop"
+        );
+
+        let hangs: Arc<dyn ErasedLifecycle> = Arc::new(WaitsThen { hang: true });
+        let short = Duration::from_millis(50);
+        assert!(matches!(
+            start(&hangs, short, short).await,
+            Started::TimedOut
+        ));
+        assert!(matches!(stop(&hangs, short).await, Stopped::TimedOut));
+    }
 }
