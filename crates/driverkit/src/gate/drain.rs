@@ -25,8 +25,17 @@
 //!
 //! A drain begins once: shutdown begins it, and the stop that follows begins it again (as
 //! every stop does, for the instances no drain came before); only the first does the work.
+//!
+//! The `membarrier` of a drain is made by the first count read after its flag was stored, not
+//! when the flag is stored, so that one call serves every drain begun before it: shutdown
+//! begins the drains of all its instances and then reads their counts, and made one system
+//! call per instance (about 2 µs each, the largest cost of a start+shutdown that instruction
+//! counts do not show; `BENCHMARKS.md`, issue 27). What Dekker's pattern needs still holds:
+//! the drain's side has a full fence between its flag store and its count read, since the
+//! read's fence comes after the store (the flag store happens before the `membarrier` call
+//! that covers it: its epoch is published after the store, and read before the call).
 
-use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering, fence};
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU64, AtomicUsize, Ordering, fence};
 use std::sync::{Mutex, Once, OnceLock, PoisonError};
 
 use tokio::sync::Notify;
@@ -63,6 +72,9 @@ pub(crate) struct Drain {
     abandoned: AtomicBool,
     /// The work of [`begin`](Self::begin), done once.
     begun: Once,
+    /// This drain's place among the flags stored in the process (`FLAGGED`), set by `begin`
+    /// when fences are asymmetric; 0 before. A count read fences unless `FENCED` covers it.
+    flag_epoch: AtomicU64,
     /// Allocated by the first [`waiter`](Self::waiter).
     waiters: OnceLock<Box<[Waiters]>>,
 }
@@ -82,6 +94,7 @@ impl Drain {
             draining: AtomicBool::new(false),
             abandoned: AtomicBool::new(false),
             begun: Once::new(),
+            flag_epoch: AtomicU64::new(0),
             waiters: OnceLock::new(),
         }
     }
@@ -109,9 +122,12 @@ impl Drain {
         self.begun.call_once(|| {
             self.draining.store(true, Ordering::SeqCst);
             if asymmetric_fences() {
-                // Every thread runs a full fence: an operation that raised its slot before this
-                // point is seen by `in_flight`, and one that did not sees `draining`.
-                heavy_fence();
+                // The heavy fence that makes every thread run a full fence (an operation that
+                // raised its slot before it is seen by `in_flight`, one that did not sees
+                // `draining`) is left to the first count read, so drains begun together share
+                // it (see the module's documentation). After the flag: its epoch says so.
+                let epoch = FLAGGED.fetch_add(1, Ordering::SeqCst) + 1;
+                self.flag_epoch.store(epoch, Ordering::Release);
             }
             // After the flag: a waiter registered before this sees the wake, one registered
             // after sees the flag (see `waiter`).
@@ -165,6 +181,7 @@ impl Drain {
 
     /// Operations counted in and not yet out.
     pub(crate) fn in_flight(&self) -> usize {
+        self.fence_after_flag();
         // No slots: no operation has ever entered, or one is entering now and either is seen
         // here once it counted itself in, or sees `draining` (the fences of `enter` and
         // `begin` order the allocation as they order the count).
@@ -175,6 +192,20 @@ impl Drain {
                 .sum()
         });
         usize::try_from(total).unwrap_or(0)
+    }
+
+    /// Once this drain has begun, make sure a heavy fence was made after its flag was stored
+    /// and before the counts are read: the first read after `begin` makes one (covering every
+    /// flag stored so far in the process), later ones find it made.
+    fn fence_after_flag(&self) {
+        let mine = self.flag_epoch.load(Ordering::Acquire);
+        if mine == 0 || FENCED.load(Ordering::Acquire) >= mine {
+            return;
+        }
+        // Every flag whose epoch is read here was stored before this call.
+        let covered = FLAGGED.load(Ordering::SeqCst);
+        heavy_fence();
+        FENCED.fetch_max(covered, Ordering::Release);
     }
 
     #[inline]
@@ -238,6 +269,11 @@ impl Drop for ThreadIndex {
 
 /// [`asymmetric_fences`], read by operations without going through its `OnceLock`.
 static ASYMMETRIC: AtomicBool = AtomicBool::new(false);
+
+/// Drains whose flag was stored, in the process: each takes the next epoch after its store.
+static FLAGGED: AtomicU64 = AtomicU64::new(0);
+/// The highest epoch a heavy fence was made after: every drain up to it needs no other.
+static FENCED: AtomicU64 = AtomicU64::new(0);
 
 /// Whether this process registered for expedited `membarrier`, so operations may skip their
 /// own fence. Decided once.
@@ -437,5 +473,36 @@ mod tests {
             assert_eq!(drain.in_flight(), usize::from(entered));
             assert!(counted_at_drain <= usize::from(entered));
         }
+    }
+
+    /// Shutdown begins every instance's drain, then reads their counts: the first read makes
+    /// the one heavy fence (`membarrier`) that all of them need, the others find it made.
+    #[test]
+    fn drains_begun_together_share_one_heavy_fence() {
+        use std::sync::atomic::Ordering;
+
+        use super::{FENCED, asymmetric_fences};
+
+        let drains = [Drain::new(), Drain::new(), Drain::new()];
+        for drain in &drains {
+            drain.begin();
+        }
+        let epochs = drains
+            .each_ref()
+            .map(|drain| drain.flag_epoch.load(Ordering::Acquire));
+        if !asymmetric_fences() {
+            // No `membarrier` here: operations fence themselves and a drain defers nothing.
+            assert_eq!(epochs, [0, 0, 0]);
+            return;
+        }
+        assert!(epochs[0] > 0 && epochs[0] < epochs[1] && epochs[1] < epochs[2]);
+        // Other tests' drains may fence meanwhile: `FENCED` only grows, so "not yet covered"
+        // cannot be asserted before the read, only "covered" after it.
+        assert_eq!(drains[0].in_flight(), 0);
+        assert!(
+            FENCED.load(Ordering::Acquire) >= epochs[2],
+            "the first read's fence covers the drains begun before it"
+        );
+        assert_eq!(drains[1].in_flight() + drains[2].in_flight(), 0);
     }
 }
