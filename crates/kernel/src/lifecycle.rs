@@ -30,13 +30,14 @@ pub(crate) enum Stopped {
 /// keeps that one thread until it returns).
 pub(crate) async fn stop(lifecycle: &Arc<dyn ErasedLifecycle>, timeout: Duration) -> Stopped {
     let mut future = Arc::clone(lifecycle).stop_owned();
-    match first_poll(&mut future).await {
+    let one_thread = current_thread();
+    match first_poll(&mut future, one_thread).await {
         FirstPoll::Ready(Ok(())) => return Stopped::Done,
         FirstPoll::Ready(Err(error)) => return Stopped::Failed(error_chain(error.as_ref())),
         FirstPoll::Panicked(message) => return Stopped::Panicked(message),
         FirstPoll::Pending => {}
     }
-    if current_thread() {
+    if one_thread {
         return match rest_inline(&mut future, timeout).await {
             Some(Ok(Ok(()))) => Stopped::Done,
             Some(Ok(Err(error))) => Stopped::Failed(error_chain(error.as_ref())),
@@ -79,8 +80,10 @@ enum FirstPoll<T> {
 /// way (the clock still finds it out). On a multi-threaded runtime the task is kept: there the
 /// timeout fires on time while another thread is blocked by a `start`, which an inline poll
 /// would prevent. A panic in the poll is caught, as a task's would be.
-async fn first_poll<F: Future + Unpin>(future: &mut F) -> FirstPoll<F::Output> {
-    if !current_thread() {
+///
+/// `one_thread`: [`current_thread`], read once by the caller, which needs it again after.
+async fn first_poll<F: Future + Unpin>(future: &mut F, one_thread: bool) -> FirstPoll<F::Output> {
+    if !one_thread {
         return FirstPoll::Pending;
     }
     let polled = std::future::poll_fn(|cx| {
@@ -166,7 +169,8 @@ pub(crate) async fn start(
         inner: Arc::clone(lifecycle).start_owned(),
         clock: Clock::Own(PollClock::new()),
     };
-    match first_poll(&mut clocked).await {
+    let one_thread = current_thread();
+    match first_poll(&mut clocked, one_thread).await {
         // It ended, but its one poll held the thread past the deadline.
         FirstPoll::Ready(_) | FirstPoll::Panicked(_) if clocked.clock.held_past(timeout) => {
             return Started::Blocked {
@@ -185,7 +189,7 @@ pub(crate) async fn start(
         FirstPoll::Pending => {}
     }
     // On one thread the rest is polled here too (see `rest_inline`), clocked the same way.
-    if current_thread() {
+    if one_thread {
         let left = timeout.saturating_sub(clocked.clock.elapsed());
         let ended = rest_inline(&mut clocked, left).await;
         // It ended, or the timeout fired, but its thread was held past the deadline.
