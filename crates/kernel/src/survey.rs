@@ -8,6 +8,15 @@
 //! its source is the only witness. Cargo locates it (`cargo metadata`, with the `cargo` that
 //! built the application, offline, without writing its lock file); where Cargo or the sources are not there (a deployed
 //! binary), there is no survey, and the errors name no crate rather than guess.
+//!
+//! `cargo metadata` wants every package of the lock file on disk, also those no build of this
+//! target ever fetches (an optional dependency no enabled feature turns on: `lapin`'s
+//! `tcp-stream` on a fresh machine). Offline, it then fails; the survey is then read from what
+//! is on disk instead ([`survey_from_disk`]): the application's manifest as Cargo reads it
+//! (`cargo metadata --no-deps`, which needs no other package), the versions its lock file
+//! pins, and those packages' sources where Cargo unpacked them (a path, or the registry's
+//! `src` directory under `CARGO_HOME`). A dependency that is not on disk is not built here,
+//! and is left out.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -122,19 +131,30 @@ fn take_survey(linked: &LinkedDrivers) -> Option<Survey> {
         .cargo()
         .filter(|cargo| Path::new(cargo).is_file())
         .map_or_else(|| PathBuf::from("cargo"), PathBuf::from);
-    // `--frozen`: offline, and never writing the application's Cargo.lock. `--filter-platform`:
-    // only the packages this target builds need to be on disk (a plain build fetches no more).
+    // `--filter-platform`: no package of another platform needs to be on disk.
+    match cargo_metadata(
+        &cargo,
+        &manifest,
+        &["--filter-platform", env!("SANDLOOM_KERNEL_TARGET")],
+    ) {
+        Some(metadata) => Some(survey_of(&metadata)),
+        // Some package of the lock file is not on disk (see the module's documentation).
+        None => survey_from_disk(&cargo, &manifest),
+    }
+}
+
+/// `cargo metadata` of `manifest` with `args`, offline and without writing its lock file
+/// (`--frozen`), or `None` when Cargo fails.
+fn cargo_metadata<M: serde::de::DeserializeOwned>(
+    cargo: &Path,
+    manifest: &Path,
+    args: &[&str],
+) -> Option<M> {
     let output = Command::new(cargo)
-        .args([
-            "metadata",
-            "--format-version",
-            "1",
-            "--frozen",
-            "--filter-platform",
-            env!("SANDLOOM_KERNEL_TARGET"),
-            "--manifest-path",
-        ])
-        .arg(&manifest)
+        .args(["metadata", "--format-version", "1", "--frozen"])
+        .args(args)
+        .arg("--manifest-path")
+        .arg(manifest)
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .output()
@@ -142,8 +162,148 @@ fn take_survey(linked: &LinkedDrivers) -> Option<Survey> {
     if !output.status.success() {
         return None;
     }
-    let metadata: Metadata = serde_json::from_slice(&output.stdout).ok()?;
-    Some(survey_of(&metadata))
+    serde_json::from_slice(&output.stdout).ok()
+}
+
+/// `cargo metadata --no-deps`: the workspace's own packages, with their dependencies as
+/// declared.
+#[derive(serde::Deserialize)]
+struct Declared {
+    packages: Vec<DeclaredPackage>,
+    workspace_root: PathBuf,
+}
+
+#[derive(serde::Deserialize)]
+struct DeclaredPackage {
+    manifest_path: PathBuf,
+    dependencies: Vec<Dependency>,
+}
+
+#[derive(serde::Deserialize)]
+struct Dependency {
+    name: String,
+    rename: Option<String>,
+    req: String,
+    source: Option<String>,
+    path: Option<PathBuf>,
+}
+
+/// The packages a lock file pins.
+#[derive(serde::Deserialize)]
+struct Lock {
+    #[serde(default)]
+    package: Vec<Locked>,
+}
+
+#[derive(serde::Deserialize)]
+struct Locked {
+    name: String,
+    version: String,
+    source: Option<String>,
+}
+
+/// The survey read from what is on disk, when `cargo metadata` cannot see every package of the
+/// lock file (see the module's documentation).
+fn survey_from_disk(cargo: &Path, manifest: &Path) -> Option<Survey> {
+    let declared: Declared = cargo_metadata(cargo, manifest, &["--no-deps"])?;
+    let manifest = manifest.canonicalize().ok()?;
+    let root = declared
+        .packages
+        .iter()
+        .find(|p| p.manifest_path.canonicalize().ok().as_deref() == Some(manifest.as_path()))?;
+    let lock: Lock = std::fs::read_to_string(declared.workspace_root.join("Cargo.lock"))
+        .ok()
+        .and_then(|text| toml::from_str(&text).ok())
+        .unwrap_or(Lock {
+            package: Vec::new(),
+        });
+    let registry_sources = cargo_home().map(|home| home.join("registry").join("src"));
+    let mut survey = Survey::new();
+    for dependency in &root.dependencies {
+        if SANDLOOM_CRATES.contains(&dependency.name.as_str()) {
+            continue;
+        }
+        let dir = match (&dependency.path, &dependency.source) {
+            (Some(path), _) => Some(path.clone()),
+            (None, Some(source)) if source.starts_with("registry+") => registry_sources
+                .as_deref()
+                .and_then(|sources| unpacked(sources, dependency, &lock)),
+            // A git dependency, or one with no source Cargo reports: not looked for.
+            _ => None,
+        };
+        let Some(dir) = dir.filter(|dir| dir.join("Cargo.toml").is_file()) else {
+            continue;
+        };
+        let (library, sources) = library_of(&dir, &dependency.name);
+        let name = dependency
+            .rename
+            .clone()
+            .unwrap_or(library)
+            .replace('-', "_");
+        survey.insert(name, read_sources(&sources));
+    }
+    Some(survey)
+}
+
+/// Where Cargo unpacked the version of registry `dependency` that `lock` pins (the highest
+/// that its requirement accepts, when several are pinned).
+fn unpacked(sources: &Path, dependency: &Dependency, lock: &Lock) -> Option<PathBuf> {
+    let requirement = semver::VersionReq::parse(&dependency.req).ok()?;
+    let version = lock
+        .package
+        .iter()
+        .filter(|p| {
+            p.name == dependency.name
+                && p.source
+                    .as_deref()
+                    .is_some_and(|s| s.starts_with("registry+"))
+        })
+        .filter_map(|p| semver::Version::parse(&p.version).ok())
+        .filter(|version| requirement.matches(version))
+        .max()?;
+    let directory = format!("{}-{version}", dependency.name);
+    // One directory per registry (`index.crates.io-…`).
+    std::fs::read_dir(sources)
+        .ok()?
+        .flatten()
+        .map(|registry| registry.path().join(&directory))
+        .find(|dir| dir.is_dir())
+}
+
+/// The library name code uses and the directory of its sources, for the package at `dir`:
+/// its manifest's `[lib]` `name` and `path`, or the defaults (`package`, `src/`).
+fn library_of(dir: &Path, package: &str) -> (String, PathBuf) {
+    #[derive(serde::Deserialize, Default)]
+    struct Manifest {
+        #[serde(default)]
+        lib: Library,
+    }
+    #[derive(serde::Deserialize, Default)]
+    struct Library {
+        name: Option<String>,
+        path: Option<PathBuf>,
+    }
+    let manifest: Manifest = std::fs::read_to_string(dir.join("Cargo.toml"))
+        .ok()
+        .and_then(|text| toml::from_str(&text).ok())
+        .unwrap_or_default();
+    let sources = manifest
+        .lib
+        .path
+        .and_then(|path| dir.join(path).parent().map(Path::to_path_buf))
+        .unwrap_or_else(|| dir.join("src"));
+    (
+        manifest.lib.name.unwrap_or_else(|| package.to_owned()),
+        sources,
+    )
+}
+
+/// Cargo's home: `CARGO_HOME`, or `.cargo` in the user's home directory.
+fn cargo_home() -> Option<PathBuf> {
+    std::env::var_os("CARGO_HOME")
+        .filter(|home| !home.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".cargo")))
 }
 
 fn survey_of(metadata: &Metadata) -> Survey {
@@ -231,6 +391,8 @@ pub(crate) fn read_source(text: &str, provides: &mut Provides) {
 
 #[cfg(test)]
 mod tests {
+    use std::path::{Path, PathBuf};
+
     use super::{Provides, read_source};
 
     #[test]
@@ -253,6 +415,39 @@ mod tests {
             &mut provides,
         );
         assert!(provides.drivers);
+    }
+
+    /// Read from disk (as when `cargo metadata` cannot see every locked package): a registry
+    /// dependency is found where Cargo unpacked it, a path dependency at its path, renamed and
+    /// hyphenated names as code writes them, and the macros each one calls.
+    #[test]
+    fn the_survey_from_disk_finds_registry_and_path_dependencies() {
+        let cargo = std::env::var_os("CARGO").map_or_else(|| "cargo".into(), PathBuf::from);
+        let kernel = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let survey = super::survey_from_disk(&cargo, &kernel.join("Cargo.toml"))
+            .expect("cargo and the sources are here");
+        assert_eq!(
+            survey.get("strsim"),
+            Some(&Provides::default()),
+            "{survey:?}"
+        );
+        assert!(survey.contains_key("serde_json"), "{survey:?}");
+        assert!(!survey.contains_key("sandloom_kernel"), "{survey:?}");
+
+        let tests = kernel.join("../integration-tests/Cargo.toml");
+        let survey = super::survey_from_disk(&cargo, &tests).expect("the workspace's tests crate");
+        let console = survey
+            .get("sandloom_example_driver_console")
+            .expect("a path dependency");
+        assert!(console.drivers, "{survey:?}");
+        let contracts = survey
+            .get("sandloom_example_fulltext_contracts")
+            .expect("a path dependency");
+        assert_eq!(contracts.capabilities, ["fulltext"]);
+        assert!(
+            !survey.contains_key("sandloom"),
+            "Sandloom's own crates are left out"
+        );
     }
 
     #[test]
