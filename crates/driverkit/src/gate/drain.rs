@@ -34,6 +34,13 @@
 //! the drain's side has a full fence between its flag store and its count read, since the
 //! read's fence comes after the store (the flag store happens before the `membarrier` call
 //! that covers it: its epoch is published after the store, and read before the call).
+//!
+//! A drain that finds no slots (no operation ever entered: an instance started and stopped
+//! without serving, as in a failed start or a quick restart) needs no fence at all: it seals
+//! the slots, making their one-time initialisation its own, and an operation that comes later
+//! finds them sealed and is refused. Initialisation is decided once, so an operation either
+//! allocated the slots before the seal (and the drain reads them, with the fence) or finds the
+//! seal: no ordering argument is needed, and shutdown makes no system call for that instance.
 
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU64, AtomicUsize, Ordering, fence};
 use std::sync::{Mutex, Once, OnceLock, PoisonError};
@@ -65,8 +72,9 @@ struct Waiters(Notify);
 /// more than the rest of its gate at every start (`BENCHMARKS.md`, issue 27).
 pub(crate) struct Drain {
     /// Allocated by the first operation; see the module's documentation. One per thread of the
-    /// first [`OWNED_SLOTS`], and after them the slot the other threads share.
-    slots: OnceLock<Box<[Slot]>>,
+    /// first [`OWNED_SLOTS`], and after them the slot the other threads share. `None` once a
+    /// drain sealed them before any operation entered.
+    slots: OnceLock<Option<Box<[Slot]>>>,
     draining: AtomicBool,
     /// The drain's budget ended: operations still pending answer `Stopped`.
     abandoned: AtomicBool,
@@ -82,7 +90,7 @@ pub(crate) struct Drain {
 /// Proof that an operation was counted in; counts it out when dropped (also when the
 /// operation's future is dropped before it finishes).
 pub(crate) struct InFlight<'a> {
-    drain: &'a Drain,
+    slots: &'a [Slot],
 }
 
 impl Drain {
@@ -102,17 +110,22 @@ impl Drain {
     /// Count an operation in, or `None` when shutdown has begun.
     #[inline]
     pub(crate) fn enter(&self) -> Option<InFlight<'_>> {
-        self.add(1);
+        // Sealed: a drain began before any operation entered.
+        let slots = self
+            .slots
+            .get_or_init(|| Some((0..=OWNED_SLOTS).map(|_| Slot::default()).collect()))
+            .as_deref()?;
+        add(slots, 1);
         if ASYMMETRIC.load(Ordering::Relaxed) {
             std::sync::atomic::compiler_fence(Ordering::SeqCst);
         } else {
             fence(Ordering::SeqCst);
         }
         if self.draining.load(Ordering::Relaxed) {
-            self.add(-1);
+            add(slots, -1);
             return None;
         }
-        Some(InFlight { drain: self })
+        Some(InFlight { slots })
     }
 
     /// Refuse new operations from now on. Only the first call does anything; a call made
@@ -181,16 +194,25 @@ impl Drain {
 
     /// Operations counted in and not yet out.
     pub(crate) fn in_flight(&self) -> usize {
+        let slots = if self.draining.load(Ordering::SeqCst) {
+            // No operation entered before the seal, and none can after it (module docs).
+            self.slots.get_or_init(|| None)
+        } else {
+            // Not draining: nothing to seal, and a count read before the drain is only a
+            // snapshot (`fence_after_flag` has no flag to fence after).
+            match self.slots.get() {
+                Some(slots) => slots,
+                None => return 0,
+            }
+        };
+        let Some(slots) = slots else {
+            return 0;
+        };
         self.fence_after_flag();
-        // No slots: no operation has ever entered, or one is entering now and either is seen
-        // here once it counted itself in, or sees `draining` (the fences of `enter` and
-        // `begin` order the allocation as they order the count).
-        let total: isize = self.slots.get().map_or(0, |slots| {
-            slots
-                .iter()
-                .map(|slot| slot.0.load(Ordering::Acquire))
-                .sum()
-        });
+        let total: isize = slots
+            .iter()
+            .map(|slot| slot.0.load(Ordering::Acquire))
+            .sum();
         usize::try_from(total).unwrap_or(0)
     }
 
@@ -204,32 +226,32 @@ impl Drain {
         }
         // Every flag whose epoch is read here was stored before this call.
         let covered = FLAGGED.load(Ordering::SeqCst);
+        #[cfg(test)]
+        tests::HEAVY_FENCES.with(|made| made.set(made.get() + 1));
         heavy_fence();
         FENCED.fetch_max(covered, Ordering::Release);
     }
+}
 
-    #[inline]
-    fn add(&self, delta: isize) {
-        let slots = self
-            .slots
-            .get_or_init(|| (0..=OWNED_SLOTS).map(|_| Slot::default()).collect());
-        let index = thread_index();
-        if index < OWNED_SLOTS {
-            // Only this thread writes its slot: a plain load and store cannot lose an update.
-            let slot = &slots[index];
-            let value = slot.0.load(Ordering::Relaxed);
-            slot.0.store(value + delta, Ordering::Release);
-        } else {
-            // The shared slot, last.
-            slots[OWNED_SLOTS].0.fetch_add(delta, Ordering::AcqRel);
-        }
+/// Change this thread's slot among `slots` by `delta`.
+#[inline]
+fn add(slots: &[Slot], delta: isize) {
+    let index = thread_index();
+    if index < OWNED_SLOTS {
+        // Only this thread writes its slot: a plain load and store cannot lose an update.
+        let slot = &slots[index];
+        let value = slot.0.load(Ordering::Relaxed);
+        slot.0.store(value + delta, Ordering::Release);
+    } else {
+        // The shared slot, last.
+        slots[OWNED_SLOTS].0.fetch_add(delta, Ordering::AcqRel);
     }
 }
 
 impl Drop for InFlight<'_> {
     #[inline]
     fn drop(&mut self) {
-        self.drain.add(-1);
+        add(self.slots, -1);
     }
 }
 
@@ -311,9 +333,15 @@ fn heavy_fence() {}
 
 #[cfg(test)]
 mod tests {
+    use std::cell::Cell;
     use std::sync::Arc;
 
     use super::Drain;
+
+    thread_local! {
+        /// Heavy fences this thread made (other tests' threads fence too: counted apart).
+        pub(super) static HEAVY_FENCES: Cell<usize> = const { Cell::new(0) };
+    }
 
     #[test]
     fn operations_are_counted_in_and_out() {
@@ -362,8 +390,9 @@ mod tests {
         assert_eq!(drain.in_flight(), 80);
         let other = Arc::clone(&drain);
         std::thread::spawn(move || {
+            let slots = other.slots.get().unwrap().as_deref().unwrap();
             for _ in 0..80 {
-                other.add(-1);
+                super::add(slots, -1);
             }
         })
         .join()
@@ -384,7 +413,7 @@ mod tests {
         }
         assert_eq!(drain.in_flight(), 300);
         assert_eq!(
-            drain.slots.get().unwrap()[super::OWNED_SLOTS]
+            drain.slots.get().unwrap().as_deref().unwrap()[super::OWNED_SLOTS]
                 .0
                 .load(std::sync::atomic::Ordering::Acquire),
             0,
@@ -393,17 +422,35 @@ mod tests {
     }
 
     /// The slots are allocated by the first operation; a drain that no operation entered
-    /// begins, counts nothing in flight and allocates nothing.
+    /// begins, counts nothing in flight, allocates nothing and makes no heavy fence: it seals
+    /// the slots, and an operation that comes after is refused.
     #[test]
     fn slots_are_allocated_by_the_first_operation() {
         let idle = Drain::new();
         idle.begin();
         assert_eq!(idle.in_flight(), 0);
-        assert!(idle.slots.get().is_none());
+        assert!(
+            matches!(idle.slots.get(), Some(None)),
+            "sealed, not allocated"
+        );
+        assert_eq!(
+            idle.flag_epoch.load(std::sync::atomic::Ordering::Acquire) > 0,
+            super::asymmetric_fences()
+        );
+        assert!(
+            idle.enter().is_none(),
+            "an operation after the seal is refused"
+        );
+        assert_eq!(idle.in_flight(), 0);
+        assert_eq!(HEAVY_FENCES.get(), 0, "a sealed drain makes no heavy fence");
         let drain = Drain::new();
-        assert!(drain.slots.get().is_none());
+        assert_eq!(drain.in_flight(), 0, "a count read before any drain");
+        assert!(
+            drain.slots.get().is_none(),
+            "neither allocated nor sealed by that read"
+        );
         let first = drain.enter().unwrap();
-        assert!(drain.slots.get().is_some());
+        assert!(matches!(drain.slots.get(), Some(Some(_))));
         assert_eq!(drain.in_flight(), 1);
         drop(first);
         assert_eq!(drain.in_flight(), 0);
@@ -485,6 +532,8 @@ mod tests {
 
         let drains = [Drain::new(), Drain::new(), Drain::new()];
         for drain in &drains {
+            // One that an operation entered: a drain that no operation entered needs no fence.
+            drop(drain.enter());
             drain.begin();
         }
         let epochs = drains
@@ -499,10 +548,12 @@ mod tests {
         // Other tests' drains may fence meanwhile: `FENCED` only grows, so "not yet covered"
         // cannot be asserted before the read, only "covered" after it.
         assert_eq!(drains[0].in_flight(), 0);
+        assert_eq!(HEAVY_FENCES.get(), 1, "the first read makes the fence");
         assert!(
             FENCED.load(Ordering::Acquire) >= epochs[2],
             "the first read's fence covers the drains begun before it"
         );
         assert_eq!(drains[1].in_flight() + drains[2].in_flight(), 0);
+        assert_eq!(HEAVY_FENCES.get(), 1, "the others find it made");
     }
 }
