@@ -39,7 +39,18 @@ pub(crate) fn embedded_defaults(root: &std::path::Path) -> String {
 
 /// This thread's CPU time so far.
 pub(crate) fn thread_cpu_time() -> Duration {
-    let now = clock_gettime(ClockId::ThreadCPUTime);
+    cpu_time(ClockId::ThreadCPUTime)
+}
+
+/// The CPU time of all this process's threads so far: what a run costs wherever it ran (a
+/// blocking pool's thread included), without the time a virtual machine's CPU was taken away
+/// by its host ("steal"), which wall-clock time counts.
+pub(crate) fn process_cpu_time() -> Duration {
+    cpu_time(ClockId::ProcessCPUTime)
+}
+
+fn cpu_time(clock: ClockId) -> Duration {
+    let now = clock_gettime(clock);
     let seconds = u64::try_from(now.tv_sec).expect("CPU time is not negative");
     let nanos = u32::try_from(now.tv_nsec).expect("nanoseconds fit");
     Duration::new(seconds, nanos)
