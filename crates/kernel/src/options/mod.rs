@@ -4,6 +4,7 @@ use std::fmt;
 
 use serde::de::DeserializeOwned;
 
+mod borrowed;
 mod probe;
 
 pub use probe::accepts_unknown_keys;
@@ -55,9 +56,12 @@ impl RawOptions {
     /// # Errors
     /// An [`OptionsError`] naming the key path, with a "did you mean" for an unknown key.
     pub fn deserialize<O: DeserializeOwned>(&self) -> Result<O, OptionsError> {
-        // Tracking the key path costs an allocation per key read, and only an error reads it:
-        // options that deserialize (nearly all) skip it; an error is deserialized again with it.
-        O::deserialize(self.0.clone()).or_else(|_| self.deserialize_with_path())
+        // In place first (no copy of the table; see `borrowed`). Tracking the key path costs an
+        // allocation per key read, and only an error reads it: options that deserialize
+        // (nearly all) skip it; an error is deserialized again, by `toml`, with it.
+        O::deserialize(borrowed::TableRef(&self.0))
+            .or_else(|_| O::deserialize(self.0.clone()))
+            .or_else(|_| self.deserialize_with_path())
     }
 
     fn deserialize_with_path<O: DeserializeOwned>(&self) -> Result<O, OptionsError> {

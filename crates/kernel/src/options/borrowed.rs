@@ -1,0 +1,194 @@
+//! Options deserialized from the `INFRA` table in place, without copying it: every start
+//! deserializes every instance's options, and the copy was most of the cost (a string and a
+//! tree node per key).
+//!
+//! It answers as `toml::Value`'s own deserializer does for what options hold (booleans,
+//! integers, floats, strings, arrays, tables, enums written as a string); for anything else (a
+//! datetime, an enum written as a table) and for every error it gives up, and the caller
+//! deserializes a copy with `toml`'s own deserializer, so that behaviour and error messages are
+//! `toml`'s in every case.
+
+use serde::de::value::{Error, MapDeserializer, SeqDeserializer};
+use serde::de::{self, Error as _, IntoDeserializer, Visitor};
+
+/// A `toml::Value`, deserialized where it is.
+#[derive(Clone, Copy)]
+struct ValueRef<'a>(&'a toml::Value);
+
+/// An options table, deserialized where it is.
+#[derive(Clone, Copy)]
+pub(super) struct TableRef<'a>(pub(super) &'a toml::Table);
+
+/// The table's entries as a map, checked to be read to the end.
+fn table<'de, V: Visitor<'de>>(table: &toml::Table, visitor: V) -> Result<V::Value, Error> {
+    let mut map = MapDeserializer::new(table.iter().map(|(k, v)| (k.as_str(), ValueRef(v))));
+    let value = visitor.visit_map(&mut map)?;
+    map.end()?;
+    Ok(value)
+}
+
+impl<'de> de::Deserializer<'de> for ValueRef<'_> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            toml::Value::Boolean(v) => visitor.visit_bool(*v),
+            toml::Value::Integer(n) => visitor.visit_i64(*n),
+            toml::Value::Float(n) => visitor.visit_f64(*n),
+            // Not `visit_borrowed_str`: options are `DeserializeOwned`, as with the copy.
+            toml::Value::String(v) => visitor.visit_str(v),
+            toml::Value::Array(items) => {
+                let mut seq = SeqDeserializer::new(items.iter().map(ValueRef));
+                let value = visitor.visit_seq(&mut seq)?;
+                seq.end()?;
+                Ok(value)
+            }
+            toml::Value::Table(entries) => table(entries, visitor),
+            // `toml` has its own representation for these: left to it.
+            toml::Value::Datetime(_) => Err(Error::custom("a datetime: deserialized by toml")),
+        }
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        match self.0 {
+            toml::Value::String(variant) => {
+                visitor.visit_enum(variant.as_str().into_deserializer())
+            }
+            _ => Err(Error::custom(
+                "an enum not written as a string: deserialized by toml",
+            )),
+        }
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        unit unit_struct seq tuple tuple_struct map struct identifier ignored_any
+    }
+}
+
+impl<'de> de::Deserializer<'de> for TableRef<'_> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        table(self.0, visitor)
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        unit unit_struct seq tuple tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+impl IntoDeserializer<'_, Error> for ValueRef<'_> {
+    type Deserializer = Self;
+
+    fn into_deserializer(self) -> Self {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde::Deserialize;
+    use serde::de::DeserializeOwned;
+
+    /// What `toml` makes of `text` as `O`, from a copy, and what the in-place deserializer
+    /// makes of it: the same, or the latter gave up.
+    fn both<O: DeserializeOwned>(text: &str) -> (Option<O>, Option<O>) {
+        let table: toml::Table = text.parse().unwrap();
+        let owned = O::deserialize(table.clone()).ok();
+        let in_place = O::deserialize(super::TableRef(&table)).ok();
+        (owned, in_place)
+    }
+
+    #[derive(Debug, PartialEq, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    enum Mode {
+        Fast,
+        Safe,
+    }
+
+    #[derive(Debug, PartialEq, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Options {
+        capacity: u32,
+        #[serde(default)]
+        ratio: Option<f64>,
+        name: String,
+        #[serde(default)]
+        tags: Vec<String>,
+        #[serde(default)]
+        tls: Option<Tls>,
+        mode: Mode,
+        #[serde(default)]
+        extra: BTreeMap<String, i64>,
+    }
+
+    #[derive(Debug, PartialEq, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Tls {
+        verify: bool,
+    }
+
+    #[test]
+    fn what_options_hold_deserializes_as_toml_makes_it() {
+        let text = "capacity = 10\nratio = 0.5\nname = \"a\"\ntags = [\"x\", \"y\"]\n\
+                    mode = \"safe\"\n[tls]\nverify = true\n[extra]\nb = 2\na = 1\n";
+        let (owned, in_place) = both::<Options>(text);
+        assert!(owned.is_some());
+        assert_eq!(in_place, owned);
+    }
+
+    /// Errors (wrong type, out of range, unknown key) and what it leaves to `toml` (a
+    /// datetime, an enum written as a table) give up, so the caller asks `toml`.
+    #[derive(Debug, PartialEq, Deserialize)]
+    struct When {
+        at: toml::value::Datetime,
+    }
+
+    #[test]
+    fn errors_and_what_toml_represents_its_own_way_give_up() {
+        for text in [
+            "capacity = -1\nname = \"a\"\nmode = \"fast\"",
+            "capacity = 1\nname = 2\nmode = \"fast\"",
+            "capacity = 1\nname = \"a\"\nmode = \"fast\"\ncapcity = 3",
+            "capacity = 1\nname = \"a\"\nmode = { fast = {} }",
+            "capacity = 1\nname = \"a\"\nmode = \"fast\"\n[tls]\nverify = 1979-05-27",
+        ] {
+            assert!(both::<Options>(text).1.is_none(), "{text}");
+        }
+        let (owned, in_place) = both::<When>("at = 1979-05-27T07:32:00Z");
+        assert!(owned.is_some() && in_place.is_none());
+    }
+}
