@@ -20,7 +20,7 @@
 //! | `start+shutdown/cpu`, `by_hand_start+stop/cpu` | the same two, in the CPU time of all the process's threads rather than wall-clock time |
 //!
 //! The `/cpu` pair is there for machines whose host takes CPU time away (a virtual machine's
-//! "steal", the fourth-from-last column of `/proc/stat`'s `cpu` line): wall-clock time counts
+//! "steal", the eighth value of `/proc/stat`'s `cpu` line): wall-clock time counts
 //! it, unevenly, and a start that hands work to another thread (the blocking pool) waits for
 //! that thread's CPU to be given back. CPU time leaves it out, and leaves out waiting.
 
