@@ -11,34 +11,37 @@
 use serde::de::value::{Error, MapDeserializer, SeqDeserializer};
 use serde::de::{self, Error as _, IntoDeserializer, Visitor};
 
-/// A `toml::Value`, deserialized where it is.
+/// A `toml::Value`, or an options table, deserialized where it is.
 #[derive(Clone, Copy)]
-struct ValueRef<'a>(&'a toml::Value);
-
-/// An options table, deserialized where it is.
-#[derive(Clone, Copy)]
-pub(super) struct TableRef<'a>(pub(super) &'a toml::Table);
+pub(super) enum InPlace<'a> {
+    Value(&'a toml::Value),
+    Table(&'a toml::Table),
+}
 
 /// The table's entries as a map, checked to be read to the end.
 fn table<'de, V: Visitor<'de>>(table: &toml::Table, visitor: V) -> Result<V::Value, Error> {
-    let mut map = MapDeserializer::new(table.iter().map(|(k, v)| (k.as_str(), ValueRef(v))));
+    let mut map = MapDeserializer::new(table.iter().map(|(k, v)| (k.as_str(), InPlace::Value(v))));
     let value = visitor.visit_map(&mut map)?;
     map.end()?;
     Ok(value)
 }
 
-impl<'de> de::Deserializer<'de> for ValueRef<'_> {
+impl<'de> de::Deserializer<'de> for InPlace<'_> {
     type Error = Error;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        match self.0 {
+        let value = match self {
+            Self::Table(entries) => return table(entries, visitor),
+            Self::Value(value) => value,
+        };
+        match value {
             toml::Value::Boolean(v) => visitor.visit_bool(*v),
             toml::Value::Integer(n) => visitor.visit_i64(*n),
             toml::Value::Float(n) => visitor.visit_f64(*n),
             // Not `visit_borrowed_str`: options are `DeserializeOwned`, as with the copy.
             toml::Value::String(v) => visitor.visit_str(v),
             toml::Value::Array(items) => {
-                let mut seq = SeqDeserializer::new(items.iter().map(ValueRef));
+                let mut seq = SeqDeserializer::new(items.iter().map(InPlace::Value));
                 let value = visitor.visit_seq(&mut seq)?;
                 seq.end()?;
                 Ok(value)
@@ -67,8 +70,8 @@ impl<'de> de::Deserializer<'de> for ValueRef<'_> {
         _variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Error> {
-        match self.0 {
-            toml::Value::String(variant) => {
+        match self {
+            Self::Value(toml::Value::String(variant)) => {
                 visitor.visit_enum(variant.as_str().into_deserializer())
             }
             _ => Err(Error::custom(
@@ -83,32 +86,7 @@ impl<'de> de::Deserializer<'de> for ValueRef<'_> {
     }
 }
 
-impl<'de> de::Deserializer<'de> for TableRef<'_> {
-    type Error = Error;
-
-    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        table(self.0, visitor)
-    }
-
-    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        visitor.visit_some(self)
-    }
-
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, Error> {
-        visitor.visit_newtype_struct(self)
-    }
-
-    serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
-        unit unit_struct seq tuple tuple_struct map struct enum identifier ignored_any
-    }
-}
-
-impl IntoDeserializer<'_, Error> for ValueRef<'_> {
+impl IntoDeserializer<'_, Error> for InPlace<'_> {
     type Deserializer = Self;
 
     fn into_deserializer(self) -> Self {
@@ -128,7 +106,7 @@ mod tests {
     fn both<O: DeserializeOwned>(text: &str) -> (Option<O>, Option<O>) {
         let table: toml::Table = text.parse().unwrap();
         let owned = O::deserialize(table.clone()).ok();
-        let in_place = O::deserialize(super::TableRef(&table)).ok();
+        let in_place = O::deserialize(super::InPlace::Table(&table)).ok();
         (owned, in_place)
     }
 

@@ -59,7 +59,7 @@ impl RawOptions {
         // In place first (no copy of the table; see `borrowed`). Tracking the key path costs an
         // allocation per key read, and only an error reads it: options that deserialize
         // (nearly all) skip it; an error is deserialized again, by `toml`, with it.
-        O::deserialize(borrowed::TableRef(&self.0))
+        O::deserialize(borrowed::InPlace::Table(&self.0))
             .or_else(|_| O::deserialize(self.0.clone()))
             .or_else(|_| self.deserialize_with_path())
     }
