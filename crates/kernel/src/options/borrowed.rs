@@ -8,8 +8,8 @@
 //! deserializes a copy with `toml`'s own deserializer, so that behaviour and error messages are
 //! `toml`'s in every case.
 
-use serde::de::value::{Error, MapDeserializer, SeqDeserializer};
-use serde::de::{self, Error as _, IntoDeserializer, Visitor};
+use serde::de::value::{Error, SeqDeserializer};
+use serde::de::{self, DeserializeSeed, Error as _, IntoDeserializer, MapAccess, Visitor};
 
 /// A `toml::Value`, or an options table, deserialized where it is.
 #[derive(Clone, Copy)]
@@ -20,10 +20,50 @@ pub(super) enum InPlace<'a> {
 
 /// The table's entries as a map, checked to be read to the end.
 fn table<'de, V: Visitor<'de>>(table: &toml::Table, visitor: V) -> Result<V::Value, Error> {
-    let mut map = MapDeserializer::new(table.iter().map(|(k, v)| (k.as_str(), InPlace::Value(v))));
+    let mut map = Entries {
+        entries: table.iter(),
+        value: None,
+    };
     let value = visitor.visit_map(&mut map)?;
-    map.end()?;
-    Ok(value)
+    match map.entries.len() {
+        0 => Ok(value),
+        // As `toml` answers: an error, so the caller asks `toml`.
+        _ => Err(Error::custom("entries left unread")),
+    }
+}
+
+/// A table's entries, handed to a visitor. Not serde's `MapDeserializer`: a visitor that asks
+/// for a value before its key gets an error here (as from `toml`), not a panic.
+struct Entries<'a> {
+    entries: toml::map::Iter<'a, String, toml::Value>,
+    value: Option<&'a toml::Value>,
+}
+
+impl<'de> MapAccess<'de> for Entries<'_> {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Error> {
+        let Some((key, value)) = self.entries.next() else {
+            return Ok(None);
+        };
+        self.value = Some(value);
+        seed.deserialize(key.as_str().into_deserializer()).map(Some)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
+        let value = self
+            .value
+            .take()
+            .ok_or_else(|| Error::custom("a value asked for before its key"))?;
+        seed.deserialize(InPlace::Value(value))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.entries.len())
+    }
 }
 
 impl<'de> de::Deserializer<'de> for InPlace<'_> {
@@ -81,7 +121,7 @@ impl<'de> de::Deserializer<'de> for InPlace<'_> {
     }
 
     serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        bool i8 i16 i32 i64 u8 u16 u32 u64 f32 f64 char str string bytes byte_buf
         unit unit_struct seq tuple tuple_struct map struct identifier ignored_any
     }
 }
@@ -168,5 +208,33 @@ mod tests {
         }
         let (owned, in_place) = both::<When>("at = 1979-05-27T07:32:00Z");
         assert!(owned.is_some() && in_place.is_none());
+        // `toml` refuses 128-bit integers (serde's default answer); so must this.
+        let (owned, in_place) = both::<Wide>("a = 5\nb = -3");
+        assert!(owned.is_none() && in_place.is_none());
+    }
+
+    #[derive(Debug, PartialEq, Deserialize)]
+    struct Wide {
+        a: u128,
+        b: i128,
+    }
+
+    /// A visitor that asks for a value before its key gets an error, not a panic.
+    #[test]
+    fn a_value_before_its_key_is_an_error() {
+        struct ValueFirst;
+        impl<'de> serde::de::Visitor<'de> for ValueFirst {
+            type Value = ();
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+                map.next_value::<i64>().map(drop)
+            }
+        }
+        let table: toml::Table = "a = 1".parse().unwrap();
+        let result =
+            serde::Deserializer::deserialize_map(super::InPlace::Table(&table), ValueFirst);
+        assert!(result.is_err());
     }
 }
