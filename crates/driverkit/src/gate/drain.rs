@@ -548,12 +548,17 @@ mod tests {
         // Other tests' drains may fence meanwhile: `FENCED` only grows, so "not yet covered"
         // cannot be asserted before the read, only "covered" after it.
         assert_eq!(drains[0].in_flight(), 0);
-        assert_eq!(HEAVY_FENCES.get(), 1, "the first read makes the fence");
+        // At most one: another test's fence made after these drains began covers them too.
+        let made = HEAVY_FENCES.get();
+        assert!(
+            made <= 1,
+            "the first read makes the fence, if none covers it yet"
+        );
         assert!(
             FENCED.load(Ordering::Acquire) >= epochs[2],
             "the first read's fence covers the drains begun before it"
         );
         assert_eq!(drains[1].in_flight() + drains[2].in_flight(), 0);
-        assert_eq!(HEAVY_FENCES.get(), 1, "the others find it made");
+        assert_eq!(HEAVY_FENCES.get(), made, "the others find it made");
     }
 }
