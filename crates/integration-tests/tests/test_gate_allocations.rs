@@ -81,15 +81,27 @@ fn allocations(f: impl FnOnce()) -> u64 {
     ALLOCATIONS.with(Cell::get) - before
 }
 
-/// Allocations per call of `op`, over [`CALLS`] calls, after one warming call.
+/// Rounds of [`CALLS`] calls measured; the fewest allocations of a round count.
+const ROUNDS: usize = 5;
+
+/// Allocations per call of `op`, rounded up, in the round of [`CALLS`] calls (after one warming
+/// call) that made the fewest. An allocation the gate made would be in every call of every
+/// round; `cache.memory`'s own upkeep (moka's read buffer drained on its schedule, one
+/// allocation now and then) falls in some rounds only, and in one round of one CI run it made a
+/// call through the gate count one more than the bare driver's.
 fn per_call(mut op: impl FnMut()) -> u64 {
     op();
-    let total = allocations(|| {
-        for _ in 0..CALLS {
-            op();
-        }
-    });
-    total.div_ceil(CALLS)
+    let fewest = (0..ROUNDS)
+        .map(|_| {
+            allocations(|| {
+                for _ in 0..CALLS {
+                    op();
+                }
+            })
+        })
+        .min()
+        .unwrap_or(0);
+    fewest.div_ceil(CALLS)
 }
 
 /// The output of `future`, which the embedded drivers' operations have at once (no I/O).
@@ -326,7 +338,10 @@ fn a_future_too_large_for_the_buffer_is_boxed_and_counted() {
         ]
     );
     // The warming call and every measured one.
-    assert_eq!(*value, DebugValue::Counter(CALLS + 1));
+    assert_eq!(
+        *value,
+        DebugValue::Counter(CALLS * u64::try_from(ROUNDS).unwrap() + 1)
+    );
 }
 
 /// Needs `cache.memory` on moka's `sync::Cache` (branch `i27-moka`): on moka's
