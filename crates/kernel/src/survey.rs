@@ -189,7 +189,7 @@ struct Dependency {
 }
 
 /// The packages a lock file pins.
-#[derive(serde::Deserialize)]
+#[derive(serde::Deserialize, Default)]
 struct Lock {
     #[serde(default)]
     package: Vec<Locked>,
@@ -214,9 +214,7 @@ fn survey_from_disk(cargo: &Path, manifest: &Path) -> Option<Survey> {
     let lock: Lock = std::fs::read_to_string(declared.workspace_root.join("Cargo.lock"))
         .ok()
         .and_then(|text| toml::from_str(&text).ok())
-        .unwrap_or(Lock {
-            package: Vec::new(),
-        });
+        .unwrap_or_default();
     let registry_sources = cargo_home().map(|home| home.join("registry").join("src"));
     let mut survey = Survey::new();
     for dependency in &root.dependencies {
@@ -240,7 +238,8 @@ fn survey_from_disk(cargo: &Path, manifest: &Path) -> Option<Survey> {
             .clone()
             .unwrap_or(library)
             .replace('-', "_");
-        survey.insert(name, read_sources(&sources));
+        // A dependency declared twice (normal and dev, or per target) is read once.
+        survey.entry(name).or_insert_with(|| read_sources(&sources));
     }
     Some(survey)
 }
@@ -418,8 +417,8 @@ mod tests {
     }
 
     /// Read from disk (as when `cargo metadata` cannot see every locked package): a registry
-    /// dependency is found where Cargo unpacked it, a path dependency at its path, renamed and
-    /// hyphenated names as code writes them, and the macros each one calls.
+    /// dependency is found where Cargo unpacked it, a path dependency at its path, hyphenated
+    /// names as code writes them, and the macros each one calls.
     #[test]
     fn the_survey_from_disk_finds_registry_and_path_dependencies() {
         let cargo = std::env::var_os("CARGO").map_or_else(|| "cargo".into(), PathBuf::from);

@@ -4,7 +4,7 @@
 //!
 //! It answers as `toml::Value`'s own deserializer does for what options hold (booleans,
 //! integers, floats, strings, arrays, tables, enums written as a string); for anything else (a
-//! datetime, an enum written as a table) and for every error it gives up, and the caller
+//! datetime, an enum written as a table, a 128-bit integer) and for every error it gives up, and the caller
 //! deserializes a copy with `toml`'s own deserializer, so that behaviour and error messages are
 //! `toml`'s in every case.
 
