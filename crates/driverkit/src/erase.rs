@@ -60,8 +60,10 @@ pub fn build<T: Driver, C: ProvidedBy<T>>(
 pub mod lifecycle {
     use std::sync::Arc;
 
+    use std::future::Future;
+
     use sandloom_kernel::Health;
-    use sandloom_kernel::registry::{BoxError, BoxFuture};
+    use sandloom_kernel::registry::{BoxError, BoxFuture, LifecycleFuture};
 
     use crate::driver::Driver;
     use crate::gate::Gate;
@@ -81,18 +83,37 @@ pub mod lifecycle {
         Box::pin(gate.driver().health())
     }
 
-    /// `start` of the driver in `gate`, as a future that owns the gate: one box per `start`
-    /// the kernel calls, not the default's two.
-    pub fn start_owned<T: Driver, G: Gate<T>>(
-        gate: Arc<G>,
-    ) -> BoxFuture<'static, Result<(), BoxError>> {
-        Box::pin(async move { gate.driver().start().await.map_err(BoxError::from) })
+    /// `start` of the driver in `gate`, as a future that owns the gate, held inline when it
+    /// fits ([`LIFECYCLE_FUTURE_BYTES`](sandloom_kernel::registry::LIFECYCLE_FUTURE_BYTES)):
+    /// no allocation per `start` the kernel calls.
+    pub fn start_owned<T: Driver, G: Gate<T>>(gate: Arc<G>) -> LifecycleFuture {
+        owned::<T>(
+            async move { gate.driver().start().await.map_err(BoxError::from) },
+            "start",
+        )
     }
 
-    /// `stop` of the driver in `gate`, as a future that owns the gate.
-    pub fn stop_owned<T: Driver, G: Gate<T>>(
-        gate: Arc<G>,
-    ) -> BoxFuture<'static, Result<(), BoxError>> {
-        Box::pin(async move { gate.driver().stop().await.map_err(BoxError::from) })
+    /// `stop` of the driver in `gate`, as a future that owns the gate; see [`start_owned`].
+    pub fn stop_owned<T: Driver, G: Gate<T>>(gate: Arc<G>) -> LifecycleFuture {
+        owned::<T>(
+            async move { gate.driver().stop().await.map_err(BoxError::from) },
+            "stop",
+        )
+    }
+
+    /// `future`, inline when it fits; a driver author whose future does not sees why at debug
+    /// level, once per call (a `start` or `stop` is called once per instance).
+    fn owned<T>(
+        future: impl Future<Output = Result<(), BoxError>> + Send + 'static,
+        phase: &'static str,
+    ) -> LifecycleFuture {
+        LifecycleFuture::inline_or_box(future, |boxed| {
+            tracing::debug!(
+                target: "sandloom",
+                driver_type = std::any::type_name::<T>(),
+                phase,
+                "the driver's {phase} future is boxed: {boxed}"
+            );
+        })
     }
 }

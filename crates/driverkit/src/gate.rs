@@ -301,7 +301,7 @@ macro_rules! __gate {
 
             fn start_owned(
                 self: ::std::sync::Arc<Self>,
-            ) -> $crate::__private::BoxFuture<'static, ::core::result::Result<(), $crate::__private::BoxError>>
+            ) -> $crate::__private::LifecycleFuture
             where
                 Self: 'static,
             {
@@ -310,7 +310,7 @@ macro_rules! __gate {
 
             fn stop_owned(
                 self: ::std::sync::Arc<Self>,
-            ) -> $crate::__private::BoxFuture<'static, ::core::result::Result<(), $crate::__private::BoxError>>
+            ) -> $crate::__private::LifecycleFuture
             where
                 Self: 'static,
             {

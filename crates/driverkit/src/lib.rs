@@ -176,7 +176,7 @@ pub mod __private {
     pub use sandloom_kernel::__private::linkme;
     pub use sandloom_kernel::registry::{
         BoxError, BoxFuture, BuildContext, BuiltDriver, CAPABILITIES, CapabilitySpec, DRIVERS,
-        DriverEntry, ErasedLifecycle, ParsedOptions, accepts_unknown_keys,
+        DriverEntry, ErasedLifecycle, LifecycleFuture, ParsedOptions, accepts_unknown_keys,
     };
 
     pub use sandloom_sdk_infra::__private::valid_name;

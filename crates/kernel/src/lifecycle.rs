@@ -14,7 +14,7 @@ use tokio::task::JoinHandle;
 
 use crate::error::Problem;
 use crate::error_text::{error_chain, panic_message};
-use crate::registry::{BoxError, ErasedLifecycle};
+use crate::registry::{BoxError, ErasedLifecycle, LifecycleFuture};
 
 /// How a `stop` called by [`stop`] ended.
 pub(crate) enum Stopped {
@@ -29,22 +29,28 @@ pub(crate) enum Stopped {
 /// task. On timeout it is cancelled (it stops at its next await; a driver blocking a thread
 /// keeps that one thread until it returns).
 pub(crate) async fn stop(lifecycle: &Arc<dyn ErasedLifecycle>, timeout: Duration) -> Stopped {
-    let mut future = Arc::clone(lifecycle).stop_owned();
-    let one_thread = current_thread();
-    match first_poll(&mut future, one_thread).await {
+    let future = Arc::clone(lifecycle).stop_owned();
+    if !current_thread() {
+        return stop_as_task(future, timeout).await;
+    }
+    // Polled here to its end: held inline, it must not move once polled.
+    let mut future = std::pin::pin!(future);
+    match first_poll(future.as_mut()).await {
         FirstPoll::Ready(Ok(())) => return Stopped::Done,
         FirstPoll::Ready(Err(error)) => return Stopped::Failed(error_chain(error.as_ref())),
         FirstPoll::Panicked(message) => return Stopped::Panicked(message),
         FirstPoll::Pending => {}
     }
-    if one_thread {
-        return match rest_inline(&mut future, timeout).await {
-            Some(Ok(Ok(()))) => Stopped::Done,
-            Some(Ok(Err(error))) => Stopped::Failed(error_chain(error.as_ref())),
-            Some(Err(message)) => Stopped::Panicked(message),
-            None => Stopped::TimedOut,
-        };
+    match rest_inline(future, timeout).await {
+        Some(Ok(Ok(()))) => Stopped::Done,
+        Some(Ok(Err(error))) => Stopped::Failed(error_chain(error.as_ref())),
+        Some(Err(message)) => Stopped::Panicked(message),
+        None => Stopped::TimedOut,
     }
+}
+
+/// [`stop`] on a multi-threaded runtime: the future, not yet polled, runs as a task.
+async fn stop_as_task(future: LifecycleFuture, timeout: Duration) -> Stopped {
     let mut task = tokio::spawn(future);
     match tokio::time::timeout(timeout, &mut task).await {
         Ok(Ok(Ok(()))) => Stopped::Done,
@@ -66,29 +72,24 @@ enum FirstPoll<T> {
     Ready(T),
     /// Its first poll panicked; the panic's message.
     Panicked(String),
-    /// It waits (or was not polled): a task is to finish it.
+    /// It waits: polled on, inline.
     Pending,
 }
 
-/// Poll `future` once, inline, when the current runtime is single-threaded; otherwise leave it
-/// unpolled, for a task.
+/// Poll `future` once, inline: called on a single-threaded runtime only.
 ///
 /// Most lifecycles of the built-in drivers finish on their first poll, and a task (its
 /// allocation, its scheduling, the timer of its timeout) is most of what starting or stopping
 /// them would otherwise cost. Inline changes nothing on a single-threaded runtime: a task
 /// spawned there runs on the same thread, and a `start` that blocks holds that thread either
-/// way (the clock still finds it out). On a multi-threaded runtime the task is kept: there the
-/// timeout fires on time while another thread is blocked by a `start`, which an inline poll
-/// would prevent. A panic in the poll is caught, as a task's would be.
-///
-/// `one_thread`: [`current_thread`], read once by the caller, which needs it again after.
-async fn first_poll<F: Future + Unpin>(future: &mut F, one_thread: bool) -> FirstPoll<F::Output> {
-    if !one_thread {
-        return FirstPoll::Pending;
-    }
+/// way (the clock still finds it out). On a multi-threaded runtime the task is kept, and the
+/// future goes to it unpolled: there the timeout fires on time while another thread is blocked
+/// by a `start`, which an inline poll would prevent. A panic in the poll is caught, as a task's
+/// would be.
+async fn first_poll<F: Future>(mut future: Pin<&mut F>) -> FirstPoll<F::Output> {
     let polled = std::future::poll_fn(|cx| {
         Poll::Ready(std::panic::catch_unwind(std::panic::AssertUnwindSafe(
-            || Pin::new(&mut *future).poll(cx),
+            || future.as_mut().poll(cx),
         )))
     })
     .await;
@@ -112,14 +113,12 @@ fn current_thread() -> bool {
 /// it would add nothing but its cost: its allocation (with the future moved into it), its
 /// scheduling and its `JoinHandle`, paid at every start of a driver whose `start` waits
 /// (`objectstore.fs` waits for a blocking thread), more than the rest of its start.
-async fn rest_inline<F: Future + Unpin>(
-    future: &mut F,
+async fn rest_inline<F: Future>(
+    mut future: Pin<&mut F>,
     left: Duration,
 ) -> Option<Result<F::Output, String>> {
     let guarded = std::future::poll_fn(|cx| {
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            Pin::new(&mut *future).poll(cx)
-        })) {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| future.as_mut().poll(cx))) {
             Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
             Ok(Poll::Pending) => Poll::Pending,
             Err(panic) => Poll::Ready(Err(panic_message(panic.as_ref()))),
@@ -165,12 +164,16 @@ pub(crate) async fn start(
     timeout: Duration,
     wait: Duration,
 ) -> Started {
-    let mut clocked = Clocked {
-        inner: Arc::clone(lifecycle).start_owned(),
+    let future = Arc::clone(lifecycle).start_owned();
+    if !current_thread() {
+        return start_as_task(future, timeout, wait).await;
+    }
+    // Polled here to its end: held inline, it must not move once polled.
+    let mut clocked = std::pin::pin!(Clocked {
+        inner: future,
         clock: Clock::Own(PollClock::new()),
-    };
-    let one_thread = current_thread();
-    match first_poll(&mut clocked, one_thread).await {
+    });
+    match first_poll(clocked.as_mut()).await {
         // It ended, but its one poll held the thread past the deadline.
         FirstPoll::Ready(_) | FirstPoll::Panicked(_) if clocked.clock.held_past(timeout) => {
             return Started::Blocked {
@@ -188,30 +191,35 @@ pub(crate) async fn start(
         FirstPoll::Panicked(message) => return Started::Panicked(message),
         FirstPoll::Pending => {}
     }
-    // On one thread the rest is polled here too (see `rest_inline`), clocked the same way.
-    if one_thread {
-        let left = timeout.saturating_sub(clocked.clock.elapsed());
-        let ended = rest_inline(&mut clocked, left).await;
-        // It ended, or the timeout fired, but its thread was held past the deadline.
-        if clocked.clock.held_past(timeout) {
-            return Started::Blocked {
-                elapsed: clocked.clock.elapsed(),
-                still_running: None,
-            };
-        }
-        return match ended {
-            Some(Ok(Ok(()))) => Started::Done,
-            Some(Ok(Err(error))) => Started::Failed {
-                message: error_chain(error.as_ref()),
-                transient: crate::transient::transient_kind(error.as_ref()),
-            },
-            Some(Err(message)) => Started::Panicked(message),
-            None => Started::TimedOut,
+    // The rest is polled here too (see `rest_inline`), clocked the same way.
+    let left = timeout.saturating_sub(clocked.clock.elapsed());
+    let ended = rest_inline(clocked.as_mut(), left).await;
+    // It ended, or the timeout fired, but its thread was held past the deadline.
+    if clocked.clock.held_past(timeout) {
+        return Started::Blocked {
+            elapsed: clocked.clock.elapsed(),
+            still_running: None,
         };
     }
-    // From here on the task clocks its polls, and this function reads the clock.
-    let clock = clocked.clock.share();
-    // The timeout counts from the first poll, inline or not.
+    match ended {
+        Some(Ok(Ok(()))) => Started::Done,
+        Some(Ok(Err(error))) => Started::Failed {
+            message: error_chain(error.as_ref()),
+            transient: crate::transient::transient_kind(error.as_ref()),
+        },
+        Some(Err(message)) => Started::Panicked(message),
+        None => Started::TimedOut,
+    }
+}
+
+/// [`start`] on a multi-threaded runtime: the future, not yet polled, runs as a task, which
+/// clocks its polls while this function reads the clock.
+async fn start_as_task(future: LifecycleFuture, timeout: Duration, wait: Duration) -> Started {
+    let clock = Arc::new(PollClock::new());
+    let clocked = Clocked {
+        inner: future,
+        clock: Clock::Shared(Arc::clone(&clock)),
+    };
     let left = timeout.saturating_sub(clock.elapsed());
     let mut task = tokio::spawn(clocked);
     match tokio::time::timeout(left, &mut task).await {
@@ -306,14 +314,16 @@ impl PollClock {
 }
 
 /// A future whose polls are clocked.
-struct Clocked<F: ?Sized> {
-    inner: Pin<Box<F>>,
+#[pin_project::pin_project]
+struct Clocked<F> {
+    #[pin]
+    inner: F,
     clock: Clock,
 }
 
-/// The clock of a [`Clocked`] future: its own while it is polled inline, shared with the
-/// caller once it runs as a task. Most `start`s end on their first, inline poll, and sharing
-/// the clock from the outset cost each of them an allocation.
+/// The clock of a [`Clocked`] future: its own when it is polled inline, shared with the
+/// caller when it runs as a task. Sharing it on a single-threaded runtime, where every `start`
+/// is polled inline, would cost each an allocation.
 enum Clock {
     Own(PollClock),
     Shared(Arc<PollClock>),
@@ -330,33 +340,15 @@ impl std::ops::Deref for Clock {
     }
 }
 
-impl Clock {
-    /// The clock, shared from now on (what it read so far kept).
-    fn share(&mut self) -> Arc<PollClock> {
-        let shared = match self {
-            Self::Shared(clock) => return Arc::clone(clock),
-            Self::Own(clock) => Arc::new(PollClock {
-                base: clock.base,
-                polling: AtomicBool::new(clock.polling.load(Ordering::SeqCst)),
-                last_start: AtomicU64::new(clock.last_start.load(Ordering::SeqCst)),
-                last_end: AtomicU64::new(clock.last_end.load(Ordering::SeqCst)),
-            }),
-        };
-        *self = Self::Shared(Arc::clone(&shared));
-        shared
-    }
-}
-
-impl<F: Future + ?Sized> Future for Clocked<F> {
+impl<F: Future> Future for Clocked<F> {
     type Output = F::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // `Clocked` is `Unpin` (its future is boxed): its fields can be borrowed apart.
-        let this = self.get_mut();
-        let clock = &*this.clock;
+        let this = self.project();
+        let clock = &**this.clock;
         clock.last_start.store(clock.now(), Ordering::SeqCst);
         clock.polling.store(true, Ordering::SeqCst);
-        let output = this.inner.as_mut().poll(cx);
+        let output = this.inner.poll(cx);
         clock.last_end.store(clock.now(), Ordering::SeqCst);
         clock.polling.store(false, Ordering::SeqCst);
         output
