@@ -419,7 +419,8 @@ impl Kernel {
                 {
                     stores.insert(config.instance.to_owned(), Arc::clone(secrets));
                 }
-                infra = infra.with_erased(capability, config.instance, driver.operations);
+                infra =
+                    infra.with_erased_shared(capability, Arc::clone(&instance), driver.operations);
                 slots.push(Slot {
                     capability: entry.capability,
                     instance,

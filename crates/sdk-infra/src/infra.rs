@@ -62,9 +62,28 @@ pub enum AccessError {
 
 struct Slot {
     capability: &'static str,
-    instance: Box<str>,
+    instance: Name,
     // Always an `Arc<P>` for the `P` of the capability's key; see `InfraBuilder::with_erased`.
     operations: Box<dyn Any + Send + Sync>,
+}
+
+/// An instance's name: the caller's own, or one the runtime shares with its other records of
+/// the instance (its report line, its telemetry), which saves a copy per instance at every
+/// start.
+enum Name {
+    Owned(Box<str>),
+    Shared(Arc<str>),
+}
+
+impl std::ops::Deref for Name {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        match self {
+            Self::Owned(name) => name,
+            Self::Shared(name) => name,
+        }
+    }
 }
 
 /// The capabilities an application configured, as modules see them.
@@ -435,7 +454,38 @@ impl InfraBuilder {
     ) -> Self {
         self.slots.push(Slot {
             capability,
-            instance: instance.into().into_boxed_str(),
+            instance: Name::Owned(instance.into().into_boxed_str()),
+            operations,
+        });
+        self
+    }
+
+    /// [`with_erased`](Self::with_erased), with a name the caller shares rather than copies:
+    /// what the kernel adds, its records of the instance holding the same name.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use sandloom_sdk_infra::{CapabilityRef, Infra};
+    /// const NUMBER: CapabilityRef<u32> = CapabilityRef::new("number");
+    /// let name: Arc<str> = Arc::from("default");
+    /// let infra = Infra::builder()
+    ///     .with_erased_shared("number", Arc::clone(&name), Box::new(Arc::new(7_u32)))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(*infra.default_instance(&NUMBER).unwrap(), 7);
+    /// assert_eq!(Arc::strong_count(&name), 2);
+    /// ```
+    #[doc(hidden)]
+    #[must_use]
+    pub fn with_erased_shared(
+        mut self,
+        capability: &'static str,
+        instance: Arc<str>,
+        operations: Box<dyn Any + Send + Sync>,
+    ) -> Self {
+        self.slots.push(Slot {
+            capability,
+            instance: Name::Shared(instance),
             operations,
         });
         self
@@ -453,7 +503,7 @@ impl InfraBuilder {
         self.slots
             .sort_by(|a, b| (a.capability, &*a.instance).cmp(&(b.capability, &*b.instance)));
         if let Some(pair) = self.slots.windows(2).find(|pair| {
-            pair[0].capability == pair[1].capability && pair[0].instance == pair[1].instance
+            pair[0].capability == pair[1].capability && *pair[0].instance == *pair[1].instance
         }) {
             return Err(AccessError::Duplicate {
                 capability: pair[0].capability.to_owned(),
