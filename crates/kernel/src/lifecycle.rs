@@ -1,7 +1,7 @@
 //! Calling driver lifecycles safely: each call is guarded (its panic caught, its time bounded,
-//! and, on a multi-threaded runtime, run as its own task past its first poll), so a driver
-//! that panics or never finishes cannot crash or stall startup, a driver that blocks its thread is found out
-//! and named, and nothing whose start was attempted is ever forgotten.
+//! and, on a multi-threaded runtime, run as its own task), so a driver that panics or never
+//! finishes cannot crash or stall startup, a driver that blocks its thread is found out and
+//! named, and nothing whose start was attempted is ever forgotten.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -24,9 +24,9 @@ pub(crate) enum Stopped {
     TimedOut,
 }
 
-/// Run the driver's `stop` under `timeout`: its first poll inline (see [`first_poll`]), the
-/// rest, if it waits, inline too on a single-threaded runtime ([`rest_inline`]), else as a
-/// task. On timeout it is cancelled (it stops at its next await; a driver blocking a thread
+/// Run the driver's `stop` under `timeout`: on a single-threaded runtime polled inline, its
+/// first poll (see [`first_poll`]) then the rest ([`rest_inline`]); on a multi-threaded one as
+/// a task. On timeout it is cancelled (it stops at its next await; a driver blocking a thread
 /// keeps that one thread until it returns).
 pub(crate) async fn stop(lifecycle: &Arc<dyn ErasedLifecycle>, timeout: Duration) -> Stopped {
     let future = Arc::clone(lifecycle).stop_owned();
@@ -150,9 +150,9 @@ pub(crate) enum Started {
 /// straddles the deadline ends within microseconds.
 const BLOCKING_OVERRUN: Duration = Duration::from_millis(10);
 
-/// Run `start` under `timeout`, clocking each poll of it: its first poll inline (see
-/// [`first_poll`]), the rest, if it waits, inline too on a single-threaded runtime
-/// ([`rest_inline`]), else as a task.
+/// Run `start` under `timeout`, clocking each poll of it: on a single-threaded runtime polled
+/// inline, its first poll (see [`first_poll`]) then the rest ([`rest_inline`]); on a
+/// multi-threaded one as a task ([`start_as_task`]).
 ///
 /// A `start` waiting at an `await` is cancelled when the timeout fires. One that blocks its
 /// thread cannot be: on a multi-threaded runtime the timeout fires on time, and the kernel then

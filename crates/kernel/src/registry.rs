@@ -47,16 +47,16 @@ pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// The bytes a driver's `start` or `stop` future may take to be held inline by the kernel
-/// rather than boxed: room for the built-in drivers' (16 to 40 bytes, `objectstore.fs`'s
-/// `start` the largest) and for any whose lifecycle does little, so that starting and stopping
-/// them allocates nothing of its own. A backend's `start`, which connects, is larger
-/// (`taskqueue.postgres`: 2 KB) and boxed, one allocation beside its round trips, as every
-/// lifecycle future was before.
+/// rather than boxed: room for every built-in driver's (16 to 40 bytes, but 168 for
+/// `secrets.file`'s `start`, which rescans its directory under a lock) and for any whose
+/// lifecycle does little, so that starting and stopping them allocates nothing of its own. A
+/// backend's `start`, which connects, is larger (`cache.redis`: 1.2 KB, `taskqueue.postgres`:
+/// 2 KB) and boxed, one allocation beside its round trips, as every lifecycle future was before.
 #[doc(hidden)]
-pub const LIFECYCLE_FUTURE_BYTES: usize = 128;
+pub const LIFECYCLE_FUTURE_BYTES: usize = 192;
 /// A driver's `start` or `stop` as the kernel runs it: owning the driver, held inline in
 /// [`LIFECYCLE_FUTURE_BYTES`] when it fits. Unpolled, it can still move (into a task, on a
-/// multi-threaded runtime); once polled in place it runs there to its end.
+/// multi-threaded runtime); once polled in place it stays there until it ends or is dropped.
 #[doc(hidden)]
 pub type LifecycleFuture =
     sandloom_sdk_infra::OpFuture<'static, Result<(), BoxError>, LIFECYCLE_FUTURE_BYTES>;
@@ -327,9 +327,10 @@ pub trait ErasedLifecycle: Send + Sync {
     fn stop(&self) -> BoxFuture<'_, Result<(), BoxError>>;
     /// Report health.
     fn health(&self) -> BoxFuture<'_, Health>;
-    /// [`start`](Self::start), as a future that owns the driver: what the kernel polls, and
-    /// spawns as a task when it waits. Override it to hold the driver's future inline (the
-    /// default holds `start`'s boxed future).
+    /// [`start`](Self::start), as a future that owns the driver: what the kernel polls in
+    /// place on a single-threaded runtime, and spawns, unpolled, as a task on a multi-threaded
+    /// one. Override it to hold the driver's future inline (the default holds `start`'s boxed
+    /// future).
     fn start_owned(self: Arc<Self>) -> LifecycleFuture
     where
         Self: 'static,
