@@ -11,6 +11,7 @@ use std::io::{self, ErrorKind as IoKind, Read, Write};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{PoisonError, RwLock};
 use std::time::{Duration, SystemTime};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
@@ -29,6 +30,14 @@ use crate::objectstore_memory::{EtagHasher, check_condition, etag_of};
 /// How often a write makes its directories and renames into them again when a concurrent
 /// `delete` removed one of them as empty in between.
 const RENAME_ATTEMPTS: usize = 8;
+
+/// Held shared by a write while it makes its directories and renames into them, and alone by a
+/// `delete` while it removes the directories it left empty: within this process, a write never
+/// loses its directory to a `delete` between the two (under a `delete` emptying the prefix
+/// without pause, the retries alone lost 8 times in a row on a loaded machine, and the write
+/// failed). One per process, so that instances sharing a root share it too; another process
+/// removing directories is left to the retries.
+static PRUNING: RwLock<()> = RwLock::new(());
 
 /// Staged files are created `rw-rw-rw-` less the umask, as `std::fs::File::create` does.
 const FILE_MODE: Mode = Mode::RUSR
@@ -394,6 +403,7 @@ impl Paths {
         let modified = file.metadata().and_then(|meta| meta.modified()).ok();
         drop(file);
         let mut attempt = 0;
+        let pruning = PRUNING.read().unwrap_or_else(PoisonError::into_inner);
         let dir = loop {
             attempt += 1;
             // A concurrent `delete` removes the directories it leaves empty: one this write is
@@ -412,6 +422,7 @@ impl Paths {
                 Err(err) => return Err(fail(err)),
             }
         };
+        drop(pruning);
         staged.done = true;
         confined::sync(dir.fd());
         let meta = ObjectMeta::new(key, data.len() as u64)
@@ -459,6 +470,7 @@ impl Paths {
         // sync the last directory changed.
         let segments: Vec<&str> = parent.split('/').collect();
         let mut changed = held;
+        let pruning = PRUNING.write().unwrap_or_else(PoisonError::into_inner);
         for depth in (0..segments.len()).rev() {
             let holder = if depth == 0 {
                 Held::Root(root.as_fd())
@@ -478,6 +490,7 @@ impl Paths {
             }
             changed = holder;
         }
+        drop(pruning);
         confined::sync(changed.fd());
         Ok(())
     }
