@@ -36,7 +36,7 @@ pub fn assert_located(problem: &Problem, text: &str, origin: &str, variables: &[
             line,
             column,
         } => {
-            assert_eq!(at, origin, "{problem:?}");
+            assert_eq!(&**at, origin, "{problem:?}");
             let lines = text.split('\n').count();
             assert!(
                 *line >= 1 && *line <= lines,

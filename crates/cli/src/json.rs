@@ -61,8 +61,8 @@ pub(super) fn location(location: &Location) -> Value {
             origin,
             line,
             column,
-        } => json!({"text": text, "file": origin, "line": line, "column": column}),
-        Location::File(origin) => json!({"text": text, "file": origin}),
+        } => json!({"text": text, "file": &**origin, "line": line, "column": column}),
+        Location::File(origin) => json!({"text": text, "file": &**origin}),
         Location::Variable(name) => json!({"text": text, "variable": name}),
         Location::Code => json!({"text": text}),
     }

@@ -74,7 +74,7 @@ fn assert_well_formed(problem: &Problem, text: &str, variables: &[String]) {
             line,
             column,
         }) => {
-            assert_eq!(origin, ORIGIN, "{problem:?}");
+            assert_eq!(&**origin, ORIGIN, "{problem:?}");
             let lines: Vec<&str> = text.split('\n').collect();
             assert!(
                 (1..=lines.len()).contains(line),

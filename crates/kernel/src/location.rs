@@ -4,6 +4,7 @@
 //! problems, so neither may need the other for this type.
 
 use std::fmt;
+use std::sync::Arc;
 
 /// Where in the configuration something was written.
 ///
@@ -16,15 +17,17 @@ use std::fmt;
 pub enum Location {
     /// A line and column (1-based) of a TOML source.
     Source {
-        /// The file path or other name of the source.
-        origin: String,
+        /// The file path or other name of the source: one text, shared by every location in
+        /// the source (a configuration holds dozens, and copies of it were most of what
+        /// dropping one cost).
+        origin: Arc<str>,
         /// 1-based line.
         line: usize,
         /// 1-based column, in characters.
         column: usize,
     },
     /// A whole source.
-    File(String),
+    File(Arc<str>),
     /// An override variable.
     Variable(String),
     /// Given in code, with no source.
@@ -42,7 +45,7 @@ impl Location {
     /// ```
     pub fn at(origin: &str, line: usize, column: usize) -> Self {
         Self::Source {
-            origin: origin.to_owned(),
+            origin: Arc::from(origin),
             line,
             column,
         }
@@ -54,7 +57,7 @@ impl Location {
     /// assert_eq!(sandloom_kernel::Location::file("infra.toml").to_string(), "infra.toml");
     /// ```
     pub fn file(origin: &str) -> Self {
-        Self::File(origin.to_owned())
+        Self::File(Arc::from(origin))
     }
 
     /// An environment variable.
@@ -68,12 +71,16 @@ impl Location {
     }
 
     /// The position of byte `offset` of `text`.
-    pub(crate) fn of_offset(origin: &str, text: &str, offset: usize) -> Self {
+    pub(crate) fn of_offset(origin: &Arc<str>, text: &str, offset: usize) -> Self {
         let before = &text[..offset.min(text.len())];
         let line = before.matches('\n').count() + 1;
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
         let column = before[line_start..].chars().count() + 1;
-        Self::at(origin, line, column)
+        Self::Source {
+            origin: Arc::clone(origin),
+            line,
+            column,
+        }
     }
 }
 

@@ -153,7 +153,8 @@ impl Line {
 /// The lines of a startup, in start order, and what the report says besides them.
 pub(crate) struct ReportParts {
     pub(crate) environment: Environment,
-    pub(crate) origin: String,
+    /// The configuration's, shared.
+    pub(crate) origin: std::sync::Arc<str>,
     pub(crate) lines: Vec<Line>,
 }
 
@@ -162,7 +163,7 @@ impl ReportParts {
     pub(crate) fn report(&self) -> StartupReport {
         StartupReport {
             environment: self.environment,
-            origin: self.origin.clone(),
+            origin: self.origin.to_string(),
             lines: self.lines.iter().map(Line::report_line).collect(),
         }
     }

@@ -173,7 +173,7 @@ impl Kernel {
     fn lines(&self) -> ReportParts {
         ReportParts {
             environment: self.config.environment(),
-            origin: self.config.origin().to_owned(),
+            origin: std::sync::Arc::clone(&self.config.origin),
             lines: Vec::new(),
         }
     }

@@ -138,7 +138,8 @@ pub struct InfraConfig {
     pub(crate) health_timeout: Duration,
     pub(crate) health_interval: Option<Duration>,
     pub(crate) instances: Instances,
-    pub(crate) origin: String,
+    /// Shared with the locations read from it.
+    pub(crate) origin: std::sync::Arc<str>,
     /// SANDLOOM-B010 problems found while reading, each at its place.
     pub(crate) problems: Vec<Problem>,
     /// What those problems left out: top-level keys (`accepted_risks`, a capability `cache`)

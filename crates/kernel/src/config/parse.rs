@@ -6,6 +6,7 @@
 //! and resolved, so one run reports every problem.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize as _;
@@ -36,7 +37,7 @@ pub(super) const TOP_LEVEL_KEYS: &[&str] = &[
 
 struct Source<'a> {
     text: &'a str,
-    origin: &'a str,
+    origin: &'a Arc<str>,
 }
 
 impl Source<'_> {
@@ -88,11 +89,16 @@ impl Source<'_> {
 /// Parse `text`. Only text that is not TOML at all is an error; every other problem is kept in
 /// the configuration, with the part it concerns left out.
 pub(super) fn parse(text: &str, origin: &str) -> Result<InfraConfig, Vec<Problem>> {
-    let source = Source { text, origin };
+    let origin: Arc<str> = Arc::from(origin);
+    let source = Source {
+        text,
+        origin: &origin,
+    };
     let document = DeTable::parse(text).map_err(|err| {
-        let location = err
-            .span()
-            .map_or_else(|| Location::file(origin), |span| source.at(&span));
+        let location = err.span().map_or_else(
+            || Location::File(Arc::clone(&origin)),
+            |span| source.at(&span),
+        );
         vec![Problem::config(
             location,
             format!("INFRA is not valid TOML: {}", err.message().trim_end()),
@@ -100,7 +106,7 @@ pub(super) fn parse(text: &str, origin: &str) -> Result<InfraConfig, Vec<Problem
         )]
     })?;
 
-    let mut config = InfraConfig::empty(origin);
+    let mut config = InfraConfig::empty(Arc::clone(&origin));
     for (key, spanned) in document.get_ref() {
         let name: &str = key.get_ref();
         let location = source.at(&key.span());
@@ -199,7 +205,7 @@ fn read_top_level(
 }
 
 impl InfraConfig {
-    pub(super) fn empty(origin: &str) -> Self {
+    pub(super) fn empty(origin: Arc<str>) -> Self {
         Self {
             environment: Environment::default(),
             accepted_risks: BTreeSet::new(),
@@ -209,7 +215,7 @@ impl InfraConfig {
             health_timeout: DEFAULT_HEALTH_TIMEOUT,
             health_interval: None,
             instances: Instances::default(),
-            origin: origin.to_owned(),
+            origin,
             problems: Vec::new(),
             left_out: BTreeSet::new(),
         }
