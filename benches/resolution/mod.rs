@@ -23,12 +23,19 @@
 //! "steal", the eighth value of `/proc/stat`'s `cpu` line): wall-clock time counts
 //! it, unevenly, and a start that hands work to another thread (the blocking pool) waits for
 //! that thread's CPU to be given back. CPU time leaves it out, and leaves out waiting.
+//!
+//! After criterion's rows, a real run (`--bench`) prints a paired comparison of `start+shutdown`
+//! and `by_hand_start+stop` ([`paired_startup`]): the two timed back to back in alternating
+//! rounds, the ratio taken per round. Two criterion rows are measured seconds apart, and on a
+//! virtual machine their ratio moved by ±0.1 from one run to the next with nothing changed; the
+//! median of per-round ratios does not drift with the machine.
 
 #![allow(dead_code)] // each benchmark binary uses part of this module
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion};
 use sandloom::sdk::{
@@ -270,6 +277,95 @@ pub(crate) fn main(bench: &Bench) {
     });
     group.finish();
     criterion.final_summary();
+    if std::env::args().any(|arg| arg == "--bench") {
+        paired_startup(bench, &config, &root, &runtime);
+    }
+}
+
+/// Rounds of [`paired_startup`] (odd: the median is one round's).
+const PAIRED_ROUNDS: usize = 61;
+/// Runs of each side per round of [`paired_startup`].
+const PAIRED_RUNS: u32 = 100;
+
+/// Time `start+shutdown` and `by_hand_start+stop` back to back, [`PAIRED_RUNS`] runs of each
+/// per round, alternating which goes first, and print the medians of both sides' time per run
+/// and of the per-round ratio (kernel ÷ by hand), in wall-clock and in process CPU time, with
+/// the ratios' quartiles.
+fn paired_startup(
+    bench: &Bench,
+    config: &InfraConfig,
+    root: &Path,
+    runtime: &tokio::runtime::Runtime,
+) {
+    // Wall-clock and CPU time of one side's round.
+    let timed = |run: &mut dyn FnMut()| {
+        let (wall, cpu) = (Instant::now(), support::process_cpu_time());
+        run();
+        (
+            wall.elapsed(),
+            support::process_cpu_time().saturating_sub(cpu),
+        )
+    };
+    let kernel_side = || {
+        // Made outside the time, as criterion's `iter_batched` does.
+        let kernels: Vec<Kernel> = (0..PAIRED_RUNS)
+            .map(|_| Kernel::new(config.clone(), bench.linked))
+            .collect();
+        let mut kernels = kernels.into_iter();
+        timed(&mut || {
+            for kernel in kernels.by_ref() {
+                runtime.block_on(async {
+                    let running = kernel.start().await.expect("starts");
+                    running.shutdown().await.expect("stops");
+                });
+            }
+        })
+    };
+    let by_hand_side = || {
+        timed(&mut || {
+            for _ in 0..PAIRED_RUNS {
+                runtime.block_on(by_hand(root));
+            }
+        })
+    };
+    // Per round, (kernel, by hand): in wall-clock time, and in CPU time.
+    let mut wall: Vec<(Duration, Duration)> = Vec::with_capacity(PAIRED_ROUNDS);
+    let mut cpu: Vec<(Duration, Duration)> = Vec::with_capacity(PAIRED_ROUNDS);
+    for round in 0..PAIRED_ROUNDS {
+        let (kernel, hand) = if round % 2 == 0 {
+            let kernel = kernel_side();
+            (kernel, by_hand_side())
+        } else {
+            let hand = by_hand_side();
+            (kernel_side(), hand)
+        };
+        wall.push((kernel.0, hand.0));
+        cpu.push((kernel.1, hand.1));
+    }
+    let per_run = |time: Duration| time.as_secs_f64() * 1e6 / f64::from(PAIRED_RUNS);
+    for (clock, rounds) in [("wall", &wall), ("cpu", &cpu)] {
+        let [_, kernel, _] = quartiles(rounds.iter().map(|r| per_run(r.0)).collect());
+        let [_, hand, _] = quartiles(rounds.iter().map(|r| per_run(r.1)).collect());
+        let [low, ratio, high] = quartiles(
+            rounds
+                .iter()
+                .map(|r| r.0.as_secs_f64() / r.1.as_secs_f64())
+                .collect(),
+        );
+        println!(
+            "paired resolution/N={}/start+shutdown ({clock}): {kernel:.1} µs/run against \
+             by_hand_start+stop {hand:.1} µs/run; ratio {ratio:.2}× (median of {PAIRED_ROUNDS} \
+             rounds × {PAIRED_RUNS} runs; quartiles {low:.2}–{high:.2})",
+            bench.entries
+        );
+    }
+}
+
+/// The first quartile, the median and the third quartile of `values`.
+fn quartiles(mut values: Vec<f64>) -> [f64; 3] {
+    values.sort_by(f64::total_cmp);
+    let at = |q: usize| values[(values.len() - 1) * q / 4];
+    [at(1), at(2), at(3)]
 }
 
 /// For callgrind (`startup_instructions.rs`): run `operation` (`start+shutdown` or
