@@ -40,6 +40,20 @@ async fn a_reserve_cut_by_a_drain_loses_no_task() {
             let gate = Arc::clone(&gate);
             async move { gate.reserve("jobs", Duration::from_secs(30)).await }
         });
+        // Inside the gate before the drain begins: a drain begun first refuses the `reserve`
+        // rather than cutting it, which is not this test's race. A fixed pause was not enough
+        // on a loaded machine (a clean-clone CI run answered `Refused`).
+        let entered = tokio::time::timeout(Duration::from_secs(10), async {
+            while gate.state().in_flight() == 0 {
+                tokio::time::sleep(Duration::from_micros(100)).await;
+            }
+        })
+        .await;
+        assert!(
+            entered.is_ok(),
+            "round {round}: the reserve never entered the gate"
+        );
+        // And waiting in the driver.
         tokio::time::sleep(Duration::from_millis(2)).await;
 
         // The task, through the driver itself (the gate is about to refuse), from another
