@@ -24,7 +24,8 @@
 //! it, unevenly, and a start that hands work to another thread (the blocking pool) waits for
 //! that thread's CPU to be given back. CPU time leaves it out, and leaves out waiting.
 //!
-//! After criterion's rows, a real run (`--bench`) prints a paired comparison of `start+shutdown`
+//! After criterion's rows, a real run (`--bench`, with no filter or one that keeps
+//! `start+shutdown`) prints a paired comparison of `start+shutdown`
 //! and `by_hand_start+stop` ([`paired_startup`]): the two timed back to back in alternating
 //! rounds, the ratio taken per round. Two criterion rows are measured seconds apart, and on a
 //! virtual machine their ratio moved by ±0.1 from one run to the next with nothing changed; the
@@ -277,9 +278,25 @@ pub(crate) fn main(bench: &Bench) {
     });
     group.finish();
     criterion.final_summary();
-    if std::env::args().any(|arg| arg == "--bench") {
+    if wants_paired(bench.entries) {
         paired_startup(bench, &config, &root, &runtime);
     }
+}
+
+/// Whether to run [`paired_startup`]: in a real run (`--bench`, not `--list`) whose filter, if
+/// any, matches `start+shutdown`'s id. Criterion reads its filter from the arguments that are
+/// not options; numbers are taken for options' values (`--measurement-time 3`), and an option
+/// with a word for its value (`--save-baseline before`) reads as a filter that skips it.
+fn wants_paired(entries: usize) -> bool {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let id = format!("resolution/N={entries}/start+shutdown");
+    let mut filters = args
+        .iter()
+        .filter(|arg| !arg.starts_with('-') && arg.parse::<f64>().is_err())
+        .peekable();
+    args.iter().any(|arg| arg == "--bench")
+        && !args.iter().any(|arg| arg == "--list")
+        && (filters.peek().is_none() || filters.any(|filter| id.contains(filter.as_str())))
 }
 
 /// Rounds of [`paired_startup`] (odd: the median is one round's).

@@ -163,7 +163,7 @@ impl ReportParts {
     pub(crate) fn report(&self) -> StartupReport {
         StartupReport {
             environment: self.environment,
-            origin: self.origin.to_string(),
+            origin: String::from(&*self.origin),
             lines: self.lines.iter().map(Line::report_line).collect(),
         }
     }
