@@ -3,12 +3,15 @@
 //! A TCP proxy a driver's tests put between the driver and its real server, to make the server
 //! "go away" or hang, and come back, without touching the server: what every backend driver
 //! must survive. And [`LogCapture`], the log lines a test asserts on, and [`waits`], what the
-//! tests of waiting operations across a reload check.
+//! tests of waiting operations across a reload check; [`free_port`], a port for a server process
+//! the test starts itself.
 
 mod logs;
+mod ports;
 pub mod waits;
 
 pub use logs::LogCapture;
+pub use ports::free_port;
 
 use std::io;
 use std::net::SocketAddr;

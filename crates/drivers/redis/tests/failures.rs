@@ -23,9 +23,16 @@ fn options(url: String) -> RedisCacheOptions {
     }
 }
 
-async fn started(url: String) -> Arc<RedisCache> {
+/// A started driver against `server`; a failed start says whether the server was running.
+async fn started(url: String, server: &mut OwnRedis) -> Arc<RedisCache> {
     let cache = RedisCache::from_options(options(url)).expect("options are valid");
-    cache.start().await.expect("start against a running server");
+    if let Err(err) = cache.start().await {
+        panic!(
+            "start against a running server: {err:?}; the server: {}; its log:\n{}",
+            server.status(),
+            server.log()
+        );
+    }
     Arc::new(cache)
 }
 
@@ -123,7 +130,7 @@ async fn start_against_a_server_that_never_answers_fails_within_the_connect_time
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_server_gives_typed_errors_and_the_driver_reconnects_after_restart() {
     let mut server = OwnRedis::start();
-    let cache = started(server.url()).await;
+    let cache = started(server.url(), &mut server).await;
     cache.set("k", Bytes::from_static(b"v")).await.unwrap();
     assert_eq!(cache.get("k").await.unwrap().as_deref(), Some(&b"v"[..]));
     assert!(cache.health().await.is_healthy());
@@ -183,8 +190,8 @@ async fn a_killed_server_gives_typed_errors_and_the_driver_reconnects_after_rest
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_frozen_server_gives_timeouts_and_the_driver_works_once_it_thaws() {
-    let server = OwnRedis::start();
-    let cache = started(server.url()).await;
+    let mut server = OwnRedis::start();
+    let cache = started(server.url(), &mut server).await;
     cache.set("k", Bytes::from_static(b"v")).await.unwrap();
 
     server.signal("-STOP");
@@ -207,10 +214,14 @@ async fn a_frozen_server_gives_timeouts_and_the_driver_works_once_it_thaws() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_with_a_password_accepts_the_right_one_and_the_wrong_one_never_leaks() {
-    let server = OwnRedis::start_with(free_port(), &["--requirepass", "right-secret-pw"]);
+    let mut server = OwnRedis::start_with(free_port(), &["--requirepass", "right-secret-pw"]);
     let port = server.port;
 
-    let good = started(format!("redis://:right-secret-pw@127.0.0.1:{port}")).await;
+    let good = started(
+        format!("redis://:right-secret-pw@127.0.0.1:{port}"),
+        &mut server,
+    )
+    .await;
     good.set("k", Bytes::from_static(b"v")).await.unwrap();
     assert_eq!(good.get("k").await.unwrap().as_deref(), Some(&b"v"[..]));
     assert!(!format!("{good:?}").contains("right-secret-pw"));
@@ -238,8 +249,8 @@ async fn a_server_with_a_password_accepts_the_right_one_and_the_wrong_one_never_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn values_of_other_redis_types_are_typed_errors_not_panics() {
-    let server = OwnRedis::start();
-    let cache = started(server.url()).await;
+    let mut server = OwnRedis::start();
+    let cache = started(server.url(), &mut server).await;
     // Make `list` a Redis list with the client crate directly, as another application might.
     let client = redis::Client::open(server.url()).unwrap();
     let mut connection = client.get_multiplexed_async_connection().await.unwrap();

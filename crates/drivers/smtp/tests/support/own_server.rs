@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use sandloom_test_support::free_port;
+
 /// How the private server listens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Listen {
@@ -65,9 +67,12 @@ impl OwnServer {
             .stderr(Stdio::null())
             .spawn()
             .expect("cannot start aiosmtpd from the test services' virtualenv");
-        let server = Self { child, port, dir };
+        let mut server = Self { child, port, dir };
         let deadline = Instant::now() + Duration::from_secs(20);
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Ok(Some(status)) = server.child.try_wait() {
+                panic!("aiosmtpd on port {port} exited at start: {status}");
+            }
             assert!(
                 Instant::now() < deadline,
                 "aiosmtpd did not listen on {port} within 20 s"
@@ -109,11 +114,6 @@ fn python() -> PathBuf {
         python.display()
     );
     python
-}
-
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
-    listener.local_addr().expect("its address").port()
 }
 
 /// A key and a self-signed certificate for `localhost` and 127.0.0.1, valid for a day.
